@@ -1,0 +1,1 @@
+"""The Qt shell and the command line."""

@@ -1,0 +1,1 @@
+"""Strokes, dabs, brush kernels and the edit history."""

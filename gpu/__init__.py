@@ -1,0 +1,1 @@
+"""Torch device choice and the wgpu renderer."""

@@ -1,0 +1,1 @@
+"""Package data: colormaps, icons, example strokes, the demo sound recipe."""

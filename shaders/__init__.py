@@ -1,0 +1,1 @@
+"""WGSL shader sources, loaded with importlib.resources."""

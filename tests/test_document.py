@@ -1,0 +1,149 @@
+"""The document: analysis on a device, region edits, and resynthesis by difference."""
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.errors import AudioFileError, SettingsError
+from spectropaint.transforms.regions import Region
+from spectropaint.transforms.stft import STFTSettings
+
+RATE = 44100
+
+
+def music(seconds=3.0, channels=2, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(RATE * seconds)) / RATE
+    base = 0.4 * np.sin(2 * np.pi * 330 * t) * (0.6 + 0.4 * np.sin(2 * np.pi * 0.5 * t))
+    return np.stack([base + 0.05 * rng.standard_normal(t.size) for _ in range(channels)])
+
+
+def write_source(path, samples, subtype):
+    sf.write(path, samples.T, RATE, subtype=subtype)
+    return path
+
+
+def raw(path):
+    info = sf.info(path)
+    dtype = "float64" if info.subtype in ("FLOAT", "DOUBLE") else "int32"
+    data, _ = sf.read(path, dtype=dtype, always_2d=True)
+    return data
+
+
+def halve(document, region):
+    magnitude, phase = document.read(region)
+    document.write(region, magnitude * 0.5, phase)
+
+
+@pytest.mark.parametrize(
+    "name, subtype",
+    [("a.wav", "PCM_16"), ("b.wav", "PCM_24"), ("c.wav", "FLOAT"), ("d.flac", "PCM_24")],
+)
+def test_unedited_document_exports_identical_pcm_in_the_source_format(tmp_path, name, subtype):
+    source = write_source(tmp_path / name, music(1.0), subtype)
+    document = Document.from_file(source, device="cpu")
+    out = tmp_path / ("out" + source.suffix)
+    report = document.export(out)
+    assert report.subtype == subtype and report.clipped_samples == 0
+    assert sf.info(out).subtype == subtype
+    assert np.array_equal(raw(out), raw(source))
+
+
+def test_edit_changes_only_the_samples_its_frames_reach(tmp_path):
+    source = write_source(tmp_path / "in.wav", music(3.0), "PCM_24")
+    document = Document.from_file(source, device="cpu")
+    frame0, frame1 = 100, 120
+    halve(document, Region(0, 1025, frame0, frame1, (0, 1)))
+    document.export(tmp_path / "out.wav")
+    before, after = raw(source), raw(tmp_path / "out.wav")
+    start, stop = document.transform.samples_reached(0, frame0, frame1, document.n_samples)
+    assert (start, stop) == (frame0 * 512 - 1024, (frame1 - 1) * 512 + 1024)
+    assert np.array_equal(before[:start], after[:start])
+    assert np.array_equal(before[stop:], after[stop:])
+    inside = after[start:stop].astype(np.float64) / before[start:stop]
+    middle = inside[(stop - start) // 2 - 200 : (stop - start) // 2 + 200]
+    assert np.allclose(middle, 0.5, atol=0.01)  # halving every bin halves the signal
+
+
+def test_edited_round_trip_matches_a_full_inverse_to_1e_5(tmp_path):
+    document = Document.from_samples(music(2.0), RATE, device="cpu")
+    block = document.blocks[0]
+    halve(document, Region(10, 400, 30, 60, (0,)))
+    magnitude, phase = document.read(Region(0, 1025, 70, 75, (0, 1)))
+    document.write(Region(0, 1025, 70, 75, (0, 1)), magnitude, phase + 1.0)
+    edited = document.edited_samples()
+    full = (
+        document.transform.synthesise(
+            [torch.polar(block.magnitude, block.phase)], document.n_samples
+        )
+        .double()
+        .numpy()
+    )
+    relative = np.linalg.norm(edited - full) / np.linalg.norm(full)
+    assert relative < 1e-5
+    assert np.linalg.norm(edited - document.audio.samples) / np.linalg.norm(full) > 1e-2
+
+
+def test_edited_span_is_the_same_signal_as_edited_samples():
+    document = Document.from_samples(music(2.0), RATE, device="cpu")
+    halve(document, Region(0, 200, 40, 44, (1,)))
+    halve(document, Region(0, 200, 46, 47, (0, 1)))
+    whole = document.edited_samples()
+    start, span = document.edited_span(41, 45)
+    assert np.abs(span - whole[:, start : start + span.shape[-1]]).max() < 1e-12
+
+
+def test_unedited_document_hands_back_the_original_array():
+    samples = music(1.0)
+    document = Document.from_samples(samples, RATE, device="cpu")
+    assert not document.is_edited
+    assert np.array_equal(document.edited_samples(), samples)
+
+
+def test_coefficients_live_on_the_chosen_device_with_the_documented_shapes():
+    document = Document.from_samples(
+        music(1.0, channels=3), RATE, device="cpu", settings=STFTSettings(n_fft=1024, hop=256)
+    )
+    block = document.blocks[0]
+    assert block.magnitude.device.type == "cpu" and block.magnitude.dtype == torch.float32
+    assert block.magnitude.shape == block.phase.shape == (3, 513, 1 + RATE // 256)
+    assert block.frame_seconds[4] == pytest.approx(4 * 256 / RATE)
+    assert block.band_hz[-1] == pytest.approx(RATE / 2)
+
+
+def test_read_and_write_refuse_regions_outside_the_grid():
+    document = Document.from_samples(music(1.0), RATE, device="cpu")
+    with pytest.raises(ValueError, match="outside"):
+        document.read(Region(0, 2000, 0, 10, (0,)))
+
+
+def test_audio_shorter_than_one_frame_is_refused_naming_the_file(tmp_path):
+    path = write_source(tmp_path / "short.wav", music(1.0)[:, :1000], "PCM_16")
+    with pytest.raises(AudioFileError, match=r"short\.wav.*1000 samples.*2048"):
+        Document.from_file(path, device="cpu")
+
+
+def test_unavailable_device_is_a_settings_error():
+    wanted = "cuda" if not torch.cuda.is_available() else "cuda:99"
+    with pytest.raises(SettingsError, match="not available|only"):
+        Document.from_samples(music(1.0), RATE, device=wanted)
+
+
+def test_export_counts_clipped_samples(tmp_path):
+    source = write_source(tmp_path / "in.wav", music(1.0), "PCM_16")
+    document = Document.from_file(source, device="cpu")
+    region = Region(0, 1025, 20, 40, (0, 1))
+    magnitude, phase = document.read(region)
+    document.write(region, magnitude * 8.0, phase)
+    report = document.export(tmp_path / "loud.wav")
+    assert report.clipped_samples > 0
+    data, _ = sf.read(tmp_path / "loud.wav", dtype="int16")
+    assert np.sum((data == 32767) | (data == -32768)) >= report.clipped_samples * 0.9
+
+
+def test_export_to_an_unknown_suffix_is_refused(tmp_path):
+    document = Document.from_samples(music(1.0), RATE, device="cpu")
+    with pytest.raises(AudioFileError, match=r"out\.xyz.*suffix"):
+        document.export(tmp_path / "out.xyz")

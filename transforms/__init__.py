@@ -1,0 +1,1 @@
+"""Audio files, time-frequency transforms with exact inverses, and the editable document."""

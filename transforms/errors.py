@@ -1,0 +1,31 @@
+"""The project's error types: every message names what failed and why."""
+
+from __future__ import annotations
+
+import os
+
+
+class SpectroPaintError(Exception):
+    """Base of every error SpectroPaint reports to a person (CLI message or dialog)."""
+
+
+class AudioFileError(SpectroPaintError):
+    """An audio file could not be read or written.
+
+    The message always names the file and the reason, e.g.
+    ``cannot open 'take3.wav': not a recognised audio file (starts with b'hello')``.
+    """
+
+    def __init__(self, path: str | os.PathLike, reason: str, *, action: str = "open"):
+        self.path = os.fspath(path)
+        self.reason = reason
+        self.action = action
+        super().__init__(f"cannot {action} '{self.path}': {reason}")
+
+
+class SettingsError(SpectroPaintError, ValueError):
+    """A parameter (transform, brush, export option) is out of its allowed range."""
+
+
+class Cancelled(SpectroPaintError):
+    """Long work (opening, analysing, exporting) was cancelled by the person who started it."""

@@ -1,0 +1,200 @@
+"""The short-time Fourier transform, with two engines (``torch.stft`` and nnAudio) and exact inverses.
+
+Frames are centred (frame ``t`` is centred on sample ``t * hop``, the signal reflected at both ends),
+as in ``torch.stft(center=True)`` and librosa. The inverse is weighted overlap-add divided by the
+summed squared window of *all* frames, so the samples a span of frames produces can be computed alone
+and added to the rest: that is what resynthesis by difference needs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.transform import BlockLayout, Transform
+
+WINDOWS = ("hann", "hamming", "blackman")
+ENGINES = ("torch", "nnaudio")
+
+
+@dataclass(frozen=True)
+class STFTSettings:
+    """Analysis settings: FFT size and hop in samples, window name, engine.
+
+    The default engine is ``torch``: ``tests/benchmarks/bench_transforms.py`` measures it faster than
+    nnAudio in both directions (see the README's numbers).
+    """
+
+    n_fft: int = 2048
+    hop: int = 512
+    window: str = "hann"
+    engine: str = "torch"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n_fft, int) or not 16 <= self.n_fft <= 65536:
+            raise SettingsError(f"n_fft must be an integer from 16 to 65536, not {self.n_fft!r}")
+        if not isinstance(self.hop, int) or not 1 <= self.hop <= self.n_fft // 2:
+            raise SettingsError(
+                f"hop must be an integer from 1 to n_fft/2 = {self.n_fft // 2}, not {self.hop!r}"
+            )
+        if self.window not in WINDOWS:
+            raise SettingsError(f"window must be one of {', '.join(WINDOWS)}, not {self.window!r}")
+        if self.engine not in ENGINES:
+            raise SettingsError(f"engine must be one of {', '.join(ENGINES)}, not {self.engine!r}")
+
+    def to_dict(self) -> dict:
+        return {"n_fft": self.n_fft, "hop": self.hop, "window": self.window, "engine": self.engine}
+
+
+def window_tensor(name: str, n_fft: int, device: torch.device) -> torch.Tensor:
+    """The periodic analysis window, float32."""
+    make = {"hann": torch.hann_window, "hamming": torch.hamming_window}.get(
+        name, torch.blackman_window
+    )
+    return make(n_fft, periodic=True, dtype=torch.float32, device=device)
+
+
+class STFT(Transform):
+    """A centred STFT of ``[C, N]`` float signals into one block ``[C, n_fft/2 + 1, 1 + N // hop]``."""
+
+    name = "stft"
+
+    def __init__(self, settings: STFTSettings | None = None, *, device: torch.device | str = "cpu"):
+        self.settings = settings or STFTSettings()
+        self.device = torch.device(device)
+        self.window = window_tensor(self.settings.window, self.settings.n_fft, self.device)
+        self._nnaudio: dict[bool, torch.nn.Module] = {}
+
+    # ----------------------------------------------------------------------------------- geometry
+    @property
+    def n_fft(self) -> int:
+        return self.settings.n_fft
+
+    @property
+    def hop(self) -> int:
+        return self.settings.hop
+
+    def n_frames(self, n_samples: int) -> int:
+        return 1 + n_samples // self.hop
+
+    def min_samples(self) -> int:
+        return self.n_fft
+
+    def layout(self, n_samples: int, sample_rate: int) -> list[BlockLayout]:
+        band_hz = np.arange(self.n_fft // 2 + 1) * (sample_rate / self.n_fft)
+        return [BlockLayout(band_hz=band_hz, hop=self.hop, n_frames=self.n_frames(n_samples))]
+
+    def samples_reached(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        half = self.n_fft // 2
+        return max(0, frame0 * self.hop - half), min(n_samples, (frame1 - 1) * self.hop + half)
+
+    def frames_reaching(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        reach = math.ceil(self.n_fft / self.hop) - 1
+        return max(0, frame0 - reach), min(self.n_frames(n_samples), frame1 + reach)
+
+    # ------------------------------------------------------------------------------------ forward
+    def _padded(self, samples: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+        """Samples ``[start, stop)`` of the signal reflect-padded by ``n_fft/2`` at both ends."""
+        n = samples.shape[-1]
+        half = self.n_fft // 2
+        if start >= half and stop - half <= n:
+            return samples[:, start - half : stop - half]
+        index = torch.arange(start - half, stop - half, device=samples.device)
+        index = torch.where(index < 0, -index, index)
+        index = torch.where(index >= n, 2 * (n - 1) - index, index)
+        return samples[:, index]
+
+    def analyse_frames(
+        self, samples: torch.Tensor, block: int, frame0: int, frame1: int
+    ) -> torch.Tensor:
+        step = self.chunk_frames
+        first = (frame0 // step) * step
+        total = self.n_frames(samples.shape[-1])
+        if not 0 <= frame0 < frame1 <= total:
+            raise ValueError(f"frames [{frame0}, {frame1}) are outside [0, {total})")
+        pieces = []
+        for chunk0 in range(first, frame1, step):
+            chunk1 = min(total, chunk0 + step)
+            pieces.append(self._analyse_chunk(samples, chunk0, chunk1))
+        out = pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=-1)
+        return out[:, :, frame0 - first : frame1 - first]
+
+    def _analyse_chunk(self, samples: torch.Tensor, frame0: int, frame1: int) -> torch.Tensor:
+        x = self._padded(samples, frame0 * self.hop, (frame1 - 1) * self.hop + self.n_fft)
+        x = x.to(device=self.device, dtype=torch.float32)
+        if self.settings.engine == "nnaudio":
+            spec = self._nnaudio_module(center=False)(x)
+            return torch.view_as_complex(spec.contiguous())
+        return torch.stft(
+            x,
+            self.n_fft,
+            self.hop,
+            window=self.window,
+            center=False,
+            return_complex=True,
+        )
+
+    def _nnaudio_module(self, *, center: bool) -> torch.nn.Module:
+        if center not in self._nnaudio:
+            from nnAudio.features import STFT as NNAudioSTFT
+
+            self._nnaudio[center] = NNAudioSTFT(
+                n_fft=self.n_fft,
+                hop_length=self.hop,
+                window=self.settings.window,
+                freq_scale="no",
+                center=center,
+                pad_mode="reflect",
+                iSTFT=True,
+                output_format="Complex",
+                verbose=False,
+            ).to(self.device)
+        return self._nnaudio[center]
+
+    # ------------------------------------------------------------------------------------ inverse
+    def _overlap_add(self, frames: torch.Tensor) -> torch.Tensor:
+        """Overlap-add ``[C, n_fft, T]`` at hop spacing into ``[C, (T - 1) * hop + n_fft]``."""
+        length = (frames.shape[-1] - 1) * self.hop + self.n_fft
+        return torch.nn.functional.fold(
+            frames, output_size=(1, length), kernel_size=(1, self.n_fft), stride=(1, self.hop)
+        )[:, 0, 0, :]
+
+    def _envelope(self, start: int, stop: int, n_frames: int) -> torch.Tensor:
+        """Sum of squared windows of all ``n_frames`` frames over padded samples ``[start, stop)``."""
+        first = max(0, -(-(start - self.n_fft + 1) // self.hop))
+        last = min(n_frames, (stop - 1) // self.hop + 1)
+        square = (self.window * self.window)[None, :, None].expand(1, self.n_fft, last - first)
+        env = self._overlap_add(square.contiguous())[0]
+        offset = start - first * self.hop
+        return env[offset : offset + stop - start]
+
+    def synthesise_frames(
+        self, coefficients: torch.Tensor, block: int, frame0: int, n_samples: int
+    ) -> tuple[int, torch.Tensor]:
+        coefficients = coefficients.to(self.device)
+        count = coefficients.shape[-1]
+        frames = torch.fft.irfft(coefficients, n=self.n_fft, dim=-2) * self.window[:, None]
+        start, stop = frame0 * self.hop, (frame0 + count - 1) * self.hop + self.n_fft
+        out = self._overlap_add(frames)
+        out = out / self._envelope(start, stop, self.n_frames(n_samples))
+        half = self.n_fft // 2
+        lo, hi = max(start, half), min(stop, n_samples + half)
+        return lo - half, out[:, lo - start : hi - start]
+
+    def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
+        (spec,) = blocks
+        spec = spec.to(self.device)
+        if self.settings.engine == "nnaudio":
+            module = self._nnaudio_module(center=True)
+            return module.inverse(torch.view_as_real(spec), onesided=True, length=n_samples)
+        return torch.istft(
+            spec, self.n_fft, self.hop, window=self.window, center=True, length=n_samples
+        )

@@ -1,0 +1,140 @@
+"""The interface every time-frequency transform of a document implements.
+
+A transform turns samples ``[C, N]`` into one or more **blocks** of complex coefficients
+``[C, F_b, T_b]``. Within a block every band has the same time step (``hop`` samples), so a block is a
+rectangular grid that brushes and textures can address by (bin, frame). The STFT has one block; a
+transform with non-uniform bands and per-band time rates (the NSGT) groups bands of equal rate into
+blocks, and callers that loop over ``layout`` need no change.
+
+Everything is linear, which is what resynthesis by difference relies on: the document asks for the
+original coefficients of a frame span (:meth:`analyse_frames`) and for the samples that a coefficient
+difference over a frame span produces (:meth:`synthesise_frames`), never for the whole file.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+Progress = Callable[[float], object]
+"""Called with the fraction done (0..1); returning ``False`` cancels the work."""
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """The axes of one block of coefficients for a signal of a given length.
+
+    Attributes
+    ----------
+    band_hz : np.ndarray [shape=(F,)]
+        Centre frequency of each band (bin), in Hz, ascending.
+    hop : int
+        Samples between consecutive frames of this block.
+    n_frames : int
+        Frames in the block.
+    frame0_sample : int
+        Sample index of the centre of frame 0 (0 for a centred STFT).
+    """
+
+    band_hz: np.ndarray
+    hop: int
+    n_frames: int
+    frame0_sample: int = 0
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.band_hz)
+
+    def frame_seconds(self, sample_rate: int) -> np.ndarray:
+        """Centre time of each frame in seconds, shape ``(n_frames,)``."""
+        return (self.frame0_sample + self.hop * np.arange(self.n_frames)) / sample_rate
+
+
+class Transform(ABC):
+    """A linear, exactly invertible analysis of multichannel audio into coefficient blocks."""
+
+    name: str
+
+    @abstractmethod
+    def layout(self, n_samples: int, sample_rate: int) -> list[BlockLayout]:
+        """The blocks a signal of ``n_samples`` is analysed into."""
+
+    @abstractmethod
+    def min_samples(self) -> int:
+        """The shortest signal this transform can analyse."""
+
+    @abstractmethod
+    def analyse_frames(
+        self, samples: torch.Tensor, block: int, frame0: int, frame1: int
+    ) -> torch.Tensor:
+        """Coefficients of frames ``[frame0, frame1)`` of ``block``.
+
+        Parameters
+        ----------
+        samples : torch.Tensor [shape=(C, N)]
+            The whole signal (only the samples those frames see are read).
+
+        Returns
+        -------
+        torch.Tensor [shape=(C, F, frame1 - frame0)], complex64
+            Bit-identical to the same frames of a whole-signal analysis made with this method.
+        """
+
+    @abstractmethod
+    def synthesise_frames(
+        self, coefficients: torch.Tensor, block: int, frame0: int, n_samples: int
+    ) -> tuple[int, torch.Tensor]:
+        """Samples produced by ``coefficients`` placed at frames ``frame0...`` of ``block``.
+
+        All other frames are taken as zero, and the normalisation is that of the whole-signal inverse
+        of ``n_samples`` samples, so summing the results of disjoint frame spans gives the full
+        inverse. Returns ``(first_sample, samples [C, n])`` clipped to ``[0, n_samples)``.
+        """
+
+    @abstractmethod
+    def samples_reached(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        """The half-open sample span that frames ``[frame0, frame1)`` of ``block`` contribute to."""
+
+    @abstractmethod
+    def frames_reaching(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        """All frames whose span overlaps that of frames ``[frame0, frame1)``."""
+
+    @abstractmethod
+    def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
+        """The full inverse: samples ``[C, n_samples]`` from every block (a reference path)."""
+
+    def analyse(
+        self, samples: torch.Tensor, *, progress: Progress | None = None
+    ) -> list[torch.Tensor]:
+        """Every block of a whole signal, in chunks, reporting progress; see :meth:`analyse_frames`."""
+        from spectropaint.transforms.errors import Cancelled
+
+        layouts = self.layout(samples.shape[-1], 1)
+        total = sum(layout.n_frames for layout in layouts)
+        done = 0
+        blocks = []
+        for index, layout in enumerate(layouts):
+            out = torch.empty(
+                (samples.shape[0], layout.n_bins, layout.n_frames),
+                dtype=torch.complex64,
+                device=samples.device,
+            )
+            for frame0 in range(0, layout.n_frames, self.chunk_frames):
+                frame1 = min(layout.n_frames, frame0 + self.chunk_frames)
+                out[:, :, frame0:frame1] = self.analyse_frames(samples, index, frame0, frame1)
+                done += frame1 - frame0
+                if progress is not None and progress(done / total) is False:
+                    raise Cancelled("analysis cancelled")
+            blocks.append(out)
+        return blocks
+
+    chunk_frames: int = 256
+    """Frames analysed per call; partial re-analyses use the same chunk grid, so they match."""
