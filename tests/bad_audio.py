@@ -1,0 +1,231 @@
+"""A corpus of bad audio files, generated at test time (the repository holds no binaries).
+
+``make_bad_files(folder)`` writes every case into ``folder`` and returns, per case, the path and a
+piece of the reason ``load_audio`` must give. The expected reasons come from what each file was
+built to contain (declared sizes, where the NaN was put), not from the loader. Tests of the
+command line and the GUI reuse the same corpus.
+
+A file that is unreadable because of its permissions cannot be part of that corpus: root reads it
+anyway. ``make_unreadable_file`` builds one, ``shared_folder`` gives a folder another user can
+enter, and a ``run_python`` child that runs ``DROP_PRIVILEGES`` is a user the file denies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+NOBODY = 65534
+
+
+def wav_bytes(
+    data: bytes = b"",
+    *,
+    sample_rate: int = 44100,
+    channels: int = 2,
+    bits: int = 16,
+    format_tag: int = 1,
+    declared_data_bytes: int | None = None,
+) -> bytes:
+    """A canonical 44-byte-header WAV file around ``data``, with any header fields, even absurd."""
+    block_align = channels * bits // 8
+    fmt = struct.pack(
+        "<HHIIHH",
+        format_tag,
+        channels,
+        sample_rate,
+        (sample_rate * block_align) & 0xFFFFFFFF,
+        block_align & 0xFFFF,
+        bits,
+    )
+    declared = len(data) if declared_data_bytes is None else declared_data_bytes
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt
+    body += b"data" + struct.pack("<I", declared) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def _write(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
+
+
+def _cut(path: Path, keep: int) -> Path:
+    with open(path, "r+b") as file:
+        file.truncate(keep)
+    return path
+
+
+def _noise(frames: int, channels: int, seed: int) -> np.ndarray:
+    """(frames, channels) of quiet noise, as soundfile wants it."""
+    return 0.25 * np.random.default_rng(seed).standard_normal((frames, channels))
+
+
+def _flac_claiming_most_frames(path: Path) -> Path:
+    """A small 8-channel FLAC file whose header claims 2**36 - 1 frames, the most it can state."""
+    sf.write(path, _noise(1000, 8, 7), 8000, format="FLAC", subtype="PCM_16")
+    content = bytearray(path.read_bytes())
+    # 'fLaC', a 4-byte block header, then STREAMINFO, whose bytes 10..17 end in 36 bits of frames
+    fields = int.from_bytes(content[18:26], "big") | (2**36 - 1)
+    content[18:26] = fields.to_bytes(8, "big")
+    return _write(path, bytes(content))
+
+
+def make_bad_files(folder: str | os.PathLike) -> dict[str, tuple[Path, str]]:
+    """Write one file per kind of bad input into ``folder`` (created if missing; empty).
+
+    Returns
+    -------
+    dict
+        name -> (path, a substring the reason of ``AudioFileError`` must contain).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cases: dict[str, tuple[Path, str]] = {}
+
+    cases["empty"] = (_write(folder / "empty.wav", b""), "empty file (0 bytes)")
+    cases["text_named_wav"] = (
+        _write(folder / "notes.wav", b"This is not audio, only words.\n" * 4),
+        "not a recognised audio file (starts with b'This is not",
+    )
+    noise = b"\x00" + np.random.default_rng(0).bytes(4095)  # a leading 0 can start no container
+    cases["random_bytes_flac"] = (
+        _write(folder / "noise.flac", noise),
+        "not a recognised audio file (starts with b'\\x00",
+    )
+    # one second of 44.1 kHz stereo 16-bit declared (176400 bytes), 1000 bytes present
+    cases["truncated_wav"] = (
+        _write(folder / "cut.wav", wav_bytes(b"\x01\x02" * 500, declared_data_bytes=176400)),
+        "truncated: header declares 176400 bytes of audio data, file holds 1000",
+    )
+    # 22050 frames x 2 channels x 2 bytes = 88200 bytes of data declared; cut to half the file
+    aiff = folder / "cut.aiff"
+    sf.write(aiff, _noise(22050, 2, 1), 22050, format="AIFF", subtype="PCM_16")
+    cases["truncated_aiff"] = (
+        _cut(aiff, aiff.stat().st_size // 2),
+        "truncated: header declares 88200 bytes of audio data",
+    )
+    flac = folder / "cut.flac"
+    sf.write(flac, _noise(44100, 2, 2), 44100, format="FLAC", subtype="PCM_16")
+    # 4000 frames x 2 bytes = 8000 bytes declared in the ds64 chunk; cut 3000 of them
+    rf64 = folder / "cut_rf64.wav"
+    sf.write(rf64, _noise(4000, 1, 8), 8000, format="RF64", subtype="PCM_16")
+    cases["truncated_rf64"] = (
+        _cut(rf64, rf64.stat().st_size - 3000),
+        "truncated: header declares 8000 bytes of audio data, file holds 5000",
+    )
+    cases["truncated_flac"] = (_cut(flac, flac.stat().st_size // 2), "truncated")
+    ogg = folder / "cut.ogg"
+    sf.write(ogg, _noise(44100, 2, 3), 44100, format="OGG", subtype="VORBIS")
+    cases["truncated_ogg"] = (_cut(ogg, ogg.stat().st_size // 2 + 1), "truncated")
+    ogg_pages = folder / "no_last_page.ogg"
+    sf.write(ogg_pages, _noise(44100, 2, 4), 44100, format="OGG", subtype="VORBIS")
+    last_page = ogg_pages.read_bytes().rfind(b"OggS")
+    cases["ogg_without_last_page"] = (_cut(ogg_pages, last_page), "truncated")
+
+    (folder / "folder.wav").mkdir()
+    cases["folder"] = (folder / "folder.wav", "is a folder")
+    cases["missing"] = (folder / "missing.wav", "no such file")
+    cases["missing_folder"] = (
+        folder / "nowhere" / "missing.wav",
+        f"folder '{folder / 'nowhere'}' does not exist",
+    )
+    os.mkfifo(folder / "pipe.wav")
+    cases["named_pipe"] = (folder / "pipe.wav", "not a regular file (named pipe)")
+
+    cases["no_audio"] = (_write(folder / "silent.wav", wav_bytes(b"")), "contains no audio")
+    # 8 kHz stereo float: NaN in channel 2 at frame 2000 (0.250 s), +inf in channel 1 later
+    samples = _noise(8000, 2, 5)
+    samples[2000, 1] = np.nan
+    samples[6000, 0] = np.inf
+    nan_wav = folder / "nan.wav"
+    sf.write(nan_wav, samples, 8000, format="WAV", subtype="FLOAT")
+    cases["nan_in_float"] = (
+        nan_wav,
+        "2 samples are NaN or infinite (the first at 0.250 s, channel 2)",
+    )
+    cases["sample_rate_zero"] = (
+        _write(folder / "rate0.wav", wav_bytes(b"\0" * 400, sample_rate=0)),
+        "sample rate 0 Hz",
+    )
+    cases["zero_channels"] = (
+        _write(folder / "ch0.wav", wav_bytes(b"\0" * 400, channels=0)),
+        "absurd header: 0 channels",
+    )
+    cases["channels_65535"] = (
+        _write(folder / "ch65535.wav", wav_bytes(b"\0" * 400, channels=65535)),
+        "absurd header: 65535 channels",
+    )
+    cases["unknown_encoding"] = (
+        _write(folder / "bits0.wav", wav_bytes(b"\0" * 400, bits=0)),
+        "damaged WAV file",
+    )
+    # (2**36 - 1) frames x 8 channels x 8 bytes of float64 = 4.398e12 bytes
+    cases["too_large"] = (
+        _flac_claiming_most_frames(folder / "huge.flac"),
+        "too large: would need 4.4 TB",
+    )
+    return cases
+
+
+def make_unreadable_file(folder: str | os.PathLike) -> tuple[Path, str]:
+    """A valid WAV file with permissions 000, and the reason loading it must give."""
+    path = Path(folder) / "locked.wav"
+    sf.write(path, _noise(800, 1, 6), 8000, format="WAV", subtype="PCM_16")
+    path.chmod(0)
+    return path, "permission denied"
+
+
+@contextlib.contextmanager
+def shared_folder() -> Iterator[Path]:
+    """A new folder that every user may enter (pytest's ``tmp_path`` is private to its owner)."""
+    folder = Path(tempfile.mkdtemp(prefix="spectropaint-"))
+    try:
+        folder.chmod(0o755)
+        yield folder
+    finally:
+        for sub in (folder, *folder.rglob("*")):
+            if sub.is_dir() and not sub.is_symlink():
+                sub.chmod(0o755)  # so that a test's read-only folders can be removed
+        shutil.rmtree(folder)
+
+
+DROP_PRIVILEGES = f"""
+import os
+if os.geteuid() == 0:  # root ignores permission bits: continue as nobody
+    os.setgroups([])
+    os.setgid({NOBODY})
+    os.setuid({NOBODY})
+"""
+"""Code for a ``run_python`` child to run after its imports, before touching the files under test.
+
+The interpreter and the standard library may sit where nobody cannot read them (a pyenv under
+``/root``), so the child starts as root, imports what it needs, and only then gives up root.
+"""
+
+
+def run_python(code: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter of this environment; ``args`` become ``sys.argv[1:]``.
+
+    ``kwargs`` go to ``subprocess.run``. The child starts in ``/``, a folder every user may read.
+    """
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+        env=env,
+        check=False,
+        **kwargs,
+    )

@@ -1,0 +1,76 @@
+"""The ``spectropaint render`` command, run as a person would: a real process, real files."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from spectropaint.app.cli import main
+
+RATE = 44100
+
+
+def run_cli(*args, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "spectropaint", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def source(tmp_path):
+    rng = np.random.default_rng(3)
+    samples = (0.2 * rng.standard_normal((RATE, 2))).clip(-1, 1)
+    path = tmp_path / "in.wav"
+    sf.write(path, samples, RATE, subtype="PCM_16")
+    return path
+
+
+def test_render_without_strokes_writes_identical_audio(tmp_path, source):
+    out = tmp_path / "out.wav"
+    result = run_cli("render", source, "--wav", out)
+    assert result.returncode == 0, result.stderr
+    assert "out.wav" in result.stdout and "PCM_16" in result.stdout
+    original, _ = sf.read(source, dtype="int16")
+    written, rate = sf.read(out, dtype="int16")
+    assert rate == RATE and np.array_equal(original, written)
+
+
+def test_render_converts_to_a_chosen_subtype(tmp_path, source):
+    out = tmp_path / "out.flac"
+    assert main(["render", str(source), "--wav", str(out), "--subtype", "PCM_24"]) == 0
+    info = sf.info(out)
+    assert (info.format, info.subtype, info.channels) == ("FLAC", "PCM_24", 2)
+    original, _ = sf.read(source, dtype="int32")
+    assert np.array_equal(sf.read(out, dtype="int32")[0], original)
+
+
+def test_render_of_a_missing_file_exits_1_naming_it(tmp_path):
+    missing = tmp_path / "nope.wav"
+    result = run_cli("render", missing, "--wav", tmp_path / "out.wav")
+    assert result.returncode == 1
+    assert str(missing) in result.stderr and "not" in result.stderr.lower()
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out.wav").exists()
+
+
+def test_render_of_every_bad_file_exits_1_with_the_reason(tmp_path, capsys):
+    from bad_audio import make_bad_files
+
+    corpus = make_bad_files(tmp_path / "bad")
+    for name, (path, reason) in corpus.items():
+        code = main(["render", str(path), "--wav", str(tmp_path / "out.wav")])
+        err = capsys.readouterr().err
+        assert code == 1, name
+        assert os.fspath(path) in err and reason.lower() in err.lower(), (name, err)
+    assert not (tmp_path / "out.wav").exists()
+
+
+def test_render_needs_an_output(source, capsys):
+    assert main(["render", str(source)]) == 2
+    assert "--wav" in capsys.readouterr().err

@@ -1,0 +1,479 @@
+"""Reading and writing audio files, exactly, and refusing bad files with a specific reason.
+
+Exactness: integer PCM is read as left-justified ``int32`` and scaled by ``2**-31``, and written by
+quantising to the subtype's own bit depth and handing libsndfile left-justified ``int32`` that it
+only has to shift; so ``write_audio(load_audio(f).samples, same format)`` reproduces the audio data
+of ``f`` bit for bit. Float files are read as ``float64`` (exact) and written unchanged.
+
+Bad files: every failure is one :class:`AudioFileError` naming the file and the reason. Before
+libsndfile sees a file, it must be a regular, non-empty file (so a named pipe cannot hang us); WAV,
+RF64 and AIFF chunk headers and Ogg pages are walked to catch truncation that libsndfile would hide
+by silently returning fewer frames; absurd layouts (no channels, more than :data:`MAX_CHANNELS`, a
+sample rate of 0) and audio that would not fit in memory are refused before any sample is read.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from dataclasses import dataclass
+
+import numpy as np
+import soundfile as sf
+
+from .atomic_write import atomic_path, describe_os_error
+from .audio_headers import (
+    MAX_CHANNELS,
+    Refused,
+    check_chunks,
+    check_layout,
+    check_ogg_pages,
+    container_kind,
+)
+from .errors import AudioFileError, SettingsError
+
+_BLOCK_FRAMES = 1 << 15
+"""Frames per read or write call. Bounds the temporary memory next to the float64 samples, and keeps
+libsndfile's Vorbis encoder alive: one call with a few million frames crashes it (libsndfile 1.2.2)."""
+
+_INTEGER_BITS = {
+    "PCM_S8": 8,
+    "PCM_U8": 8,
+    "PCM_16": 16,
+    "PCM_24": 24,
+    "PCM_32": 32,
+    "ULAW": 16,  # companded codes decode to 16-bit integers, and re-encode to the same codes
+    "ALAW": 16,
+}
+_FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE"})
+_LOSSY_SUBTYPES = frozenset({"VORBIS", "OPUS", "MPEG_LAYER_I", "MPEG_LAYER_II", "MPEG_LAYER_III"})
+_PCM_BY_DEPTH = ("PCM_S8", "PCM_U8", "PCM_16", "PCM_24", "PCM_32")
+
+
+@dataclass(frozen=True)
+class AudioFormat:
+    """How a file stores its audio.
+
+    Attributes
+    ----------
+    format : str
+        soundfile major format: ``'WAV'``, ``'FLAC'``, ``'OGG'``, ``'AIFF'``, ``'MP3'``, ...
+    subtype : str
+        soundfile subtype: ``'PCM_16'``, ``'PCM_24'``, ``'FLOAT'``, ``'VORBIS'``, ...
+    sample_rate : int
+        Frames per second (Hz).
+    channels : int
+    """
+
+    format: str
+    subtype: str
+    sample_rate: int
+    channels: int
+
+
+@dataclass
+class AudioData:
+    """Samples and the format they came from.
+
+    Attributes
+    ----------
+    samples : np.ndarray [shape=(channels, frames), dtype=float64]
+        Full scale is ±1.
+    format : AudioFormat
+    path : str or None
+        The file they were read from, if any.
+    """
+
+    samples: np.ndarray
+    format: AudioFormat
+    path: str | None = None
+
+    @property
+    def n_channels(self) -> int:
+        return self.samples.shape[0]
+
+    @property
+    def n_frames(self) -> int:
+        return self.samples.shape[1]
+
+    @property
+    def sample_rate(self) -> int:
+        return self.format.sample_rate
+
+    @property
+    def duration(self) -> float:
+        """Length in seconds."""
+        return self.n_frames / self.sample_rate
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """What :func:`write_audio` wrote.
+
+    ``peak`` is the largest absolute sample value before any clipping (1.0 is full scale).
+    Integer and lossy subtypes clip at full scale and count the clipped samples; ``FLOAT`` and
+    ``DOUBLE`` keep values above full scale, so ``clipped_samples`` is 0 and only ``peak`` tells.
+    """
+
+    path: str
+    format: str
+    subtype: str
+    frames: int
+    channels: int
+    sample_rate: int
+    clipped_samples: int
+    peak: float
+
+    @property
+    def message(self) -> str:
+        """One sentence for a status bar or the command line."""
+        text = (
+            f"wrote '{self.path}' ({self.format} {self.subtype}, {self.channels} ch, "
+            f"{self.sample_rate} Hz, {self.frames / self.sample_rate:.2f} s)"
+        )
+        if self.clipped_samples:
+            noun = "sample" if self.clipped_samples == 1 else "samples"
+            return f"{text}; {self.clipped_samples} {noun} clipped (peak {_dbfs(self.peak)})"
+        if self.peak > 1.0:
+            return f"{text}; peak {_dbfs(self.peak)}, above full scale (kept, not clipped)"
+        return text
+
+
+def load_audio(path: str | os.PathLike, *, max_bytes: int | None = None) -> AudioData:
+    """Read an audio file into float64 samples, exactly.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    max_bytes : int, optional
+        Refuse files whose samples would take more memory than this, before reading any.
+        Default: the memory available now (:func:`available_memory`).
+
+    Returns
+    -------
+    AudioData
+        ``samples`` has shape ``(channels, frames)``; integer PCM arrives as ``k * 2**-31``.
+
+    Raises
+    ------
+    AudioFileError
+        For anything that keeps the file from being read whole and finite; the message names the
+        file and the reason.
+    """
+    try:
+        fd = _open_regular_file(path)
+        try:
+            return _read(fd, os.fstat(fd).st_size, path, max_bytes)
+        finally:
+            os.close(fd)
+    except Refused as refusal:
+        raise AudioFileError(path, str(refusal)) from None
+    except MemoryError:
+        raise AudioFileError(path, "too large: not enough memory for its samples") from None
+    except OSError as err:
+        raise AudioFileError(path, describe_os_error(err)) from err
+
+
+def write_audio(
+    path: str | os.PathLike,
+    samples: np.ndarray,
+    sample_rate: int,
+    *,
+    format: str = "WAV",
+    subtype: str = "PCM_16",
+) -> ExportReport:
+    """Write samples to an audio file, atomically (a failed write leaves any old file untouched).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    samples : np.ndarray [shape=(channels, frames)]
+        Full scale is ±1. Must be finite.
+    sample_rate : int
+        Hz.
+    format, subtype : str
+        soundfile major format and subtype, e.g. ``'FLAC'``, ``'PCM_24'``.
+
+    Returns
+    -------
+    ExportReport
+
+    Raises
+    ------
+    SettingsError
+        Bad shape, sample rate, or a format/subtype pair libsndfile cannot write.
+    AudioFileError
+        Non-finite samples, no frames, or the file system refused (read-only, full, missing folder).
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    if samples.ndim != 2 or not 1 <= samples.shape[0] <= MAX_CHANNELS:
+        raise SettingsError(
+            f"samples must have shape (channels, frames) with 1 to {MAX_CHANNELS} channels, "
+            f"got {samples.shape}"
+        )
+    if int(sample_rate) != sample_rate or sample_rate <= 0:
+        raise SettingsError(f"sample rate must be a positive whole number of Hz, got {sample_rate}")
+    if not sf.check_format(format, subtype):
+        raise SettingsError(f"{format} files cannot hold {subtype} samples")
+    channels, frames = samples.shape
+    if frames == 0:
+        raise AudioFileError(path, "no audio to write (0 frames)", action="write")
+    non_finite = _non_finite_reason(samples, sample_rate)
+    if non_finite:
+        raise AudioFileError(path, non_finite, action="write")
+
+    try:
+        with atomic_path(path) as temporary, open(temporary, "wb") as raw:
+            sink = _ErrorKeepingWriter(raw)
+            try:
+                clipped, peak = _encode(sink, samples, int(sample_rate), format, subtype)
+            finally:
+                if sink.error is not None:  # the real cause of what libsndfile saw as a short write
+                    raise sink.error
+    except OSError as err:
+        raise AudioFileError(path, describe_os_error(err), action="write") from err
+    except sf.LibsndfileError as err:
+        reason = (
+            f"libsndfile cannot encode {channels} ch at {int(sample_rate)} Hz as {format} {subtype}"
+            f" ({_libsndfile_reason(err)})"
+        )
+        raise AudioFileError(path, reason, action="write") from err
+    return ExportReport(
+        path=os.fspath(path),
+        format=format,
+        subtype=subtype,
+        frames=frames,
+        channels=channels,
+        sample_rate=int(sample_rate),
+        clipped_samples=clipped,
+        peak=peak,
+    )
+
+
+def default_export_subtype(source: AudioFormat, target_format: str) -> str:
+    """The subtype to export in ``target_format`` that loses the least of ``source``.
+
+    The source's own subtype when the target holds it (so an unedited file exports bit-identical);
+    otherwise the next integer depth that still holds every source value (``PCM_U8`` to ``PCM_S8``
+    for FLAC), then ``PCM_24`` (FLAC has no float), ``FLOAT``, ``PCM_16``. A lossy source exported to
+    a lossless format gets ``FLOAT`` (WAV, AIFF) or ``PCM_24`` (FLAC), not a lossy re-encoding;
+    a target that only holds lossy data gets its default codec.
+    """
+    if target_format not in sf.available_formats():
+        raise SettingsError(f"unknown audio format {target_format!r}")
+    fallback = sf.default_subtype(target_format)
+    source_bits = _INTEGER_BITS.get(source.subtype, math.inf)
+    wider = [name for name in _PCM_BY_DEPTH if _INTEGER_BITS[name] >= source_bits]
+    candidates = [source.subtype, *wider, "PCM_24", "FLOAT", "PCM_16"]
+    if source.subtype in _LOSSY_SUBTYPES and fallback not in _LOSSY_SUBTYPES:
+        candidates = ["FLOAT", "PCM_24", "PCM_16"]
+    for subtype in candidates:
+        if sf.check_format(target_format, subtype):
+            return subtype
+    return fallback
+
+
+def available_memory() -> int | None:
+    """Bytes of memory a new array could take now, or None where the system does not say.
+
+    Linux's ``MemAvailable`` (free memory plus caches it can drop), else ``os.sysconf``'s free pages.
+    """
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def _open_regular_file(path: str | os.PathLike) -> int:
+    """Open for reading only a non-empty regular file; never block (a FIFO is refused by stat)."""
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise Refused("is a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise Refused(f"not a regular file ({_file_kind(info.st_mode)})")
+    if info.st_size == 0:
+        raise Refused("empty file (0 bytes)")
+    # O_NONBLOCK: should the path become a FIFO after the stat, open and read still return at once.
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISFIFO: "named pipe",
+        stat.S_ISCHR: "character device",
+        stat.S_ISBLK: "block device",
+        stat.S_ISSOCK: "socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "special file")
+
+
+def _read(fd: int, size: int, path: str | os.PathLike, max_bytes: int | None) -> AudioData:
+    head = os.pread(fd, 16, 0)
+    if head[:4] in (b"RIFF", b"RF64", b"FORM"):
+        check_chunks(fd, size, head)
+    elif head[:4] == b"OggS":
+        check_ogg_pages(fd, size)
+    try:
+        audio_file = sf.SoundFile(fd, closefd=False)
+    except sf.LibsndfileError as err:
+        kind = container_kind(head)
+        if kind is None:
+            raise Refused(f"not a recognised audio file (starts with {head!r})") from None
+        raise Refused(f"damaged {kind} file ({_libsndfile_reason(err)})") from None
+    with audio_file:
+        check_layout(audio_file.samplerate, audio_file.channels)
+        frames, channels = audio_file.frames, audio_file.channels
+        if frames == 0:
+            raise Refused("contains no audio (0 frames)")
+        need = frames * channels * 8
+        budget = available_memory() if max_bytes is None else max_bytes
+        if budget is not None and need > budget:
+            raise Refused(
+                f"too large: would need {_format_bytes(need)}, {_format_bytes(budget)} available"
+            )
+        samples = _read_samples(audio_file)
+        audio_format = AudioFormat(
+            audio_file.format, audio_file.subtype, audio_file.samplerate, channels
+        )
+    if audio_format.subtype not in _INTEGER_BITS:  # integers are always finite
+        non_finite = _non_finite_reason(samples, audio_format.sample_rate)
+        if non_finite:
+            raise Refused(non_finite)
+    return AudioData(samples, audio_format, os.fspath(path))
+
+
+def _read_samples(audio_file: sf.SoundFile) -> np.ndarray:
+    """All frames as float64 ``(channels, frames)``: integer PCM through int32, exactly."""
+    frames, channels = audio_file.frames, audio_file.channels
+    integer = audio_file.subtype in _INTEGER_BITS
+    samples = np.empty((channels, frames))
+    buffer = np.empty((min(_BLOCK_FRAMES, frames), channels), np.int32 if integer else np.float64)
+    done = 0
+    try:
+        while done < frames:
+            block = audio_file.read(out=buffer[: min(_BLOCK_FRAMES, frames - done)])
+            if len(block) == 0:
+                break
+            target = samples[:, done : done + len(block)]
+            if integer:
+                np.multiply(block.T, 2.0**-31, out=target)
+            else:
+                target[...] = block.T
+            done += len(block)
+    except sf.LibsndfileError as err:
+        raise Refused(
+            f"truncated or damaged: decoding failed after {done} of {frames} frames "
+            f"({_libsndfile_reason(err)})"
+        ) from None
+    if done < frames:
+        raise Refused(f"truncated: header declares {frames} frames, file holds {done}")
+    return samples
+
+
+def _libsndfile_reason(err: sf.LibsndfileError) -> str:
+    return err.error_string.removeprefix("Error : ").rstrip(".")
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+class _ErrorKeepingWriter:
+    """A file for libsndfile's virtual I/O that keeps the OSError of a failed write.
+
+    libsndfile turns a failed write into a short count and forgets errno; this keeps the original
+    error (disk full, file too large) so the message can say what happened.
+    """
+
+    def __init__(self, raw) -> None:
+        self._raw = raw
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        if self.error is not None:
+            return 0
+        try:
+            return self._raw.write(data)
+        except OSError as err:
+            self.error = err
+            return 0
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+
+def _encode(
+    sink: _ErrorKeepingWriter, samples: np.ndarray, sample_rate: int, format: str, subtype: str
+) -> tuple[int, float]:
+    """Write ``samples`` (channels, frames) block by block; return (clipped samples, peak)."""
+    clipped, peak = 0, 0.0
+    with sf.SoundFile(sink, "w", sample_rate, len(samples), subtype, format=format) as out:
+        for start in range(0, samples.shape[1], _BLOCK_FRAMES):
+            block = samples[:, start : start + _BLOCK_FRAMES].T
+            peak = max(peak, float(np.max(np.abs(block))))
+            values, block_clipped = _to_file_values(block, subtype)
+            clipped += block_clipped
+            out.write(values)
+    return clipped, peak
+
+
+def _to_file_values(block: np.ndarray, subtype: str) -> tuple[np.ndarray, int]:
+    """What to hand libsndfile for ``block`` (frames, channels), and how many samples clipped.
+
+    Integer subtypes of b bits: ``round(x * 2**(b-1))`` clipped to the b-bit range, left-justified
+    in int32 so libsndfile's shift to b bits is exact. Float subtypes: unchanged. Lossy and other
+    codecs: clipped to ±1.
+    """
+    bits = _INTEGER_BITS.get(subtype)
+    if bits is not None:
+        full = 2.0 ** (bits - 1)
+        values = np.rint(block * full)
+        clipped = np.count_nonzero(values < -full) + np.count_nonzero(values > full - 1)
+        np.clip(values, -full, full - 1, out=values)
+        values *= 2.0 ** (32 - bits)
+        return values.astype(np.int32), int(clipped)
+    if subtype in _FLOAT_SUBTYPES:
+        return block, 0
+    return np.clip(block, -1.0, 1.0), int(np.count_nonzero(np.abs(block) > 1.0))
+
+
+# --- shared --------------------------------------------------------------------------------------
+
+
+def _non_finite_reason(samples: np.ndarray, sample_rate: int) -> str | None:
+    """Why ``samples`` (channels, frames) cannot be used, if some are NaN or infinite."""
+    bad = ~np.isfinite(samples)
+    count = int(np.count_nonzero(bad))
+    if count == 0:
+        return None
+    frame = int(np.argmax(bad.any(axis=0)))
+    channel = int(np.argmax(bad[:, frame]))
+    verb = "sample is" if count == 1 else "samples are"
+    return (
+        f"{count} {verb} NaN or infinite (the first at {frame / sample_rate:.3f} s, "
+        f"channel {channel + 1})"
+    )
+
+
+def _format_bytes(n: int) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _dbfs(peak: float) -> str:
+    return f"{20 * math.log10(peak):+.1f} dBFS" if peak > 0 else "silent"
