@@ -1,0 +1,216 @@
+"""Export a spectrogram as a PNG file of any size, rendered on the GPU piece by piece.
+
+The picture is rendered in bands of rows, each band in pieces no wider than the GPU's texture limit,
+read back, and streamed into the PNG encoder; neither the GPU nor the host ever holds the whole
+picture, so a native-resolution export (one pixel per frame and bin) of an hours-long file works.
+Every piece is the same shader with the same uniforms but an offset, so pieces join without seams.
+The file is written atomically: a failure leaves no file behind and an existing one untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import wgpu
+
+from spectropaint.gpu.adapter import shared_device
+from spectropaint.gpu.errors import ImageFileError
+from spectropaint.gpu.png_axes import PictureFrame
+from spectropaint.gpu.png_writer import PngStreamWriter
+from spectropaint.gpu.renderer import TARGET_FORMAT, SpectrogramRenderer
+from spectropaint.gpu.view import ViewSettings
+from spectropaint.transforms.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.errors import Cancelled, SettingsError
+
+PIECE_LIMIT = 4096
+"""Widest and tallest render target used, in pixels (lower if the adapter's limit is lower)."""
+MEMORY_BUDGET = 64 * 2**20
+"""Bytes of RGB rows held on the host at once (one band); bands get shorter for wider pictures."""
+
+
+@dataclass(frozen=True)
+class PngReport:
+    """What :func:`export_png` wrote."""
+
+    path: str
+    width: int
+    height: int
+    pieces: int
+    """GPU renders the picture took."""
+    piece_size: tuple[int, int]
+    """Width and height of the render target (the most of the picture on the GPU at once)."""
+    seconds: float
+
+    @property
+    def message(self) -> str:
+        return (
+            f"wrote '{self.path}': {self.width}x{self.height} PNG "
+            f"({self.pieces} GPU pieces, {self.seconds:.2f} s)"
+        )
+
+
+def _check_size(size: tuple[int, int] | None, native: tuple[int, int]) -> tuple[int, int]:
+    if size is None:
+        return native
+    width, height = size
+    if not (isinstance(width, int) and isinstance(height, int) and width >= 1 and height >= 1):
+        raise SettingsError(f"PNG size must be two positive integers, not {size!r}")
+    if width >= 2**31 or height >= 2**31:
+        raise SettingsError(f"PNG size {width}x{height} is beyond the format's 2**31 - 1 pixels")
+    return width, height
+
+
+def export_png(
+    document,
+    path: str | os.PathLike,
+    *,
+    size: tuple[int, int] | None = None,
+    colormap: str = "magma",
+    range_db: float = 80.0,
+    floor_db: float | None = None,
+    gamma: float = 1.0,
+    freq_scale: str = "linear",
+    channel: int = 0,
+    axes: bool = False,
+    progress: Callable[[float], object] | None = None,
+    renderer: SpectrogramRenderer | None = None,
+    max_texture_dim: int | None = None,
+    memory_budget: int = MEMORY_BUDGET,
+) -> PngReport:
+    """Write ``document``'s spectrogram (block 0, one channel) as an 8-bit RGB PNG.
+
+    Parameters
+    ----------
+    document
+        A ``Document`` (or the renderer's document protocol).
+    path : str or os.PathLike
+        The PNG file; written atomically.
+    size : (int, int), optional
+        Width and height of the spectrogram in pixels; default one pixel per frame and bin.
+    colormap, range_db, floor_db, gamma, freq_scale, channel
+        As in :class:`~spectropaint.gpu.view.ViewSettings`; the whole block is shown.
+    axes : bool
+        Add time and frequency axes with labels and a dB colour bar around the picture.
+    progress : callable, optional
+        Called with the fraction done (0..1) after each piece; returning ``False`` cancels
+        (:class:`~spectropaint.transforms.errors.Cancelled`, and no file is written).
+    renderer : SpectrogramRenderer, optional
+        Reuse a renderer of ``document`` (its textures are already on the GPU); otherwise one is
+        made on the shared device and closed afterwards.
+    max_texture_dim : int, optional
+        Lower tile and piece limit than the adapter's (tests use it to force many pieces).
+    memory_budget : int
+        Bytes of picture rows held on the host at once.
+
+    Raises
+    ------
+    ImageFileError
+        The file could not be written (the message names it and says why).
+    SettingsError
+        A bad size, colormap, range, gamma, frequency scale or channel.
+    """
+    view = ViewSettings(
+        colormap=colormap,
+        floor_db=floor_db,
+        range_db=range_db,
+        gamma=gamma,
+        freq_scale=freq_scale,
+        channel=channel,
+    )
+    started = time.perf_counter()
+    own_renderer = renderer is None
+    if renderer is None:
+        renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=max_texture_dim)
+    try:
+        geometry = renderer.geometry
+        width, height = _check_size(size, (geometry.n_frames, geometry.n_bins))
+        frame = PictureFrame(width, height, view=view, geometry=geometry, axes=axes)
+        limit = min(
+            PIECE_LIMIT,
+            renderer.device.limits["max-texture-dimension-2d"],
+            max_texture_dim or PIECE_LIMIT,
+        )
+        piece_w = min(limit, width)
+        band_h = max(1, min(limit, height, memory_budget // (3 * frame.total_width)))
+        pieces = -(-width // piece_w) * -(-height // band_h)
+        target = renderer.device.create_texture(
+            label="png piece",
+            size=(piece_w, band_h, 1),
+            format=TARGET_FORMAT,
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
+        )
+        bands = _render_bands(renderer, target, view, (width, height), pieces, progress, path)
+        try:
+            with (
+                atomic_path(path) as temporary,
+                open(temporary, "wb") as file,
+                PngStreamWriter(file, frame.total_width, frame.total_height) as png,
+            ):
+                png.write_rows(frame.top)
+                for row0, band in bands:
+                    png.write_rows(frame.rows(band, row0))
+                png.write_rows(frame.bottom)
+        except OSError as err:
+            raise ImageFileError(path, describe_os_error(err)) from err
+        finally:
+            target.destroy()
+    finally:
+        if own_renderer:
+            renderer.close()
+    return PngReport(
+        path=os.fspath(path),
+        width=frame.total_width,
+        height=frame.total_height,
+        pieces=pieces,
+        piece_size=(piece_w, band_h),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _render_bands(
+    renderer: SpectrogramRenderer,
+    target: wgpu.GPUTexture,
+    view: ViewSettings,
+    full_size: tuple[int, int],
+    pieces: int,
+    progress: Callable[[float], object] | None,
+    path: str | os.PathLike,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first_row, rows)`` bands of the ``full_size`` picture, uint8 ``[rows, width, 3]``.
+
+    Each band is rendered in pieces the size of ``target``, each piece read back at once. The bands
+    share one buffer: use each before asking for the next.
+    """
+    width, height = full_size
+    piece_w, band_h = target.size[:2]
+    buffer = np.empty((band_h, width, 3), np.uint8)  # reused: one band in memory at a time
+    done = 0
+    for row0 in range(0, height, band_h):
+        rows = min(band_h, height - row0)
+        band = buffer[:rows]
+        for col0 in range(0, width, piece_w):
+            cols = min(piece_w, width - col0)
+            renderer.render(
+                target.create_view(),
+                piece_w,
+                band_h,
+                view=view,
+                full_size=full_size,
+                offset=(col0, row0),
+            )
+            data = renderer.device.queue.read_texture(
+                {"texture": target, "origin": (0, 0, 0)},
+                {"bytes_per_row": 4 * cols, "rows_per_image": rows},
+                (cols, rows, 1),
+            )
+            band[:, col0 : col0 + cols] = np.frombuffer(data, np.uint8).reshape(rows, cols, 4)[
+                ..., :3
+            ]
+            done += 1
+            if progress is not None and progress(done / pieces) is False:
+                raise Cancelled(f"PNG export to '{os.fspath(path)}' cancelled")
+        yield row0, band

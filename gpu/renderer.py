@@ -1,0 +1,403 @@
+"""The spectrogram renderer: tiled magnitude and phase textures, dirty uploads, one draw per frame.
+
+``SpectrogramRenderer(device, document)`` uploads the block once, then listens to
+``document.region_changed``: each event only marks a rectangle dirty, and the next :meth:`prepare`
+uploads each dirty rectangle of each touched tile once (level 0 and the reduced levels it reaches).
+Changing the view (zoom, pan, colormap, range, frequency scale, overlays) rewrites the uniform block
+and nothing else. :meth:`render` draws into any texture view; :mod:`spectropaint.gpu.canvas` hooks it
+to a rendercanvas canvas, :mod:`spectropaint.gpu.png_export` to PNG files.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import wgpu
+
+from spectropaint.gpu.colormaps import colormap_index, colormap_tables
+from spectropaint.gpu.errors import GPUUnavailableError
+from spectropaint.gpu.geometry import FREQ_SCALES, BlockGeometry, warp
+from spectropaint.gpu.levels import pooled_columns
+from spectropaint.gpu.tiles import DirtyRects, Rect, TileGrid, level_widths, merge_rects
+from spectropaint.gpu.uniforms import VIEW_SIZE, pack_view
+from spectropaint.gpu.view import ViewSettings
+from spectropaint.gpu.wgsl import shader_source
+from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.regions import Region
+
+TARGET_FORMAT = "rgba8unorm"
+"""Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
+_DB_PER_OCTAVE = 20.0 * math.log10(2.0)
+
+
+def full_scale_magnitude(document) -> float:
+    """The magnitude of a full-scale sine in the document's STFT: what the view calls 0 dB.
+
+    For a window ``w`` that is ``sum(w) / 2``; documents without STFT settings get 1.
+    """
+    settings = getattr(document, "settings", None)
+    if settings is None or not hasattr(settings, "window"):
+        return 1.0
+    from spectropaint.transforms.stft import window_tensor
+
+    return float(window_tensor(settings.window, settings.n_fft, torch.device("cpu")).sum()) / 2.0
+
+
+@dataclass
+class UploadStats:
+    """Texture bytes and ``write_texture`` calls of the last frame, and bytes in total."""
+
+    frame_bytes: int = 0
+    frame_writes: int = 0
+    total_bytes: int = 0
+
+    def begin_frame(self) -> None:
+        self.frame_bytes = self.frame_writes = 0
+
+    def count(self, nbytes: int) -> None:
+        self.frame_bytes += nbytes
+        self.total_bytes += nbytes
+        self.frame_writes += 1
+
+
+def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.GPUTexture:
+    return device.create_texture(
+        label=label,
+        size=(grid.tile_width, grid.tile_height, grid.n_layers),
+        format="r32float",
+        usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
+    )
+
+
+@functools.cache
+def _pipeline(
+    device: wgpu.GPUDevice, target_format: str
+) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
+    """The bind group layout and render pipeline, compiled once per device and target format."""
+
+    # An explicit layout, so that r32float binds as unfilterable (no float32-filterable needed).
+    def texture(binding: int, dimension: str) -> dict:
+        return {
+            "binding": binding,
+            "visibility": wgpu.ShaderStage.FRAGMENT,
+            "texture": {"sample_type": "unfilterable-float", "view_dimension": dimension},
+        }
+
+    layout = device.create_bind_group_layout(
+        entries=[
+            {"binding": 0, "visibility": wgpu.ShaderStage.FRAGMENT, "buffer": {"type": "uniform"}},
+            texture(1, "2d-array"),
+            texture(2, "2d-array"),
+            texture(3, "2d"),
+        ]
+    )
+    module = device.create_shader_module(
+        label="spectrogram", code=shader_source("spectrogram.wgsl", "overlay.wgsl")
+    )
+    pipeline = device.create_render_pipeline(
+        label="spectrogram",
+        layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
+        vertex={"module": module, "entry_point": "vs_main"},
+        primitive={"topology": "triangle-list"},
+        fragment={
+            "module": module,
+            "entry_point": "fs_main",
+            "targets": [{"format": target_format}],
+        },
+    )
+    return layout, pipeline
+
+
+class SpectrogramRenderer:
+    """Draws one block of a document; ``view`` is what it shows (replace it to zoom, pan, restyle).
+
+    Parameters
+    ----------
+    device : wgpu.GPUDevice
+    document
+        A ``Document``, or anything with ``blocks[i].magnitude/.phase`` (torch ``[C, F, T]``),
+        ``.band_hz``, ``.frame_seconds``, ``.hop``, and ``.sample_rate`` and ``.region_changed``.
+    view : ViewSettings, optional
+    block : int
+        The coefficient block drawn.
+    max_texture_dim : int, optional
+        Tile size limit below the adapter's ``max_texture_dimension_2d`` (tests shrink it).
+    reference_magnitude : float, optional
+        The magnitude drawn as 0 dB; default :func:`full_scale_magnitude`.
+    target_format : str
+        Texture format of the views :meth:`render` draws into.
+    """
+
+    def __init__(
+        self,
+        device: wgpu.GPUDevice,
+        document,
+        *,
+        view: ViewSettings | None = None,
+        block: int = 0,
+        max_texture_dim: int | None = None,
+        reference_magnitude: float | None = None,
+        target_format: str = TARGET_FORMAT,
+    ):
+        self.device = device
+        self.document = document
+        self.block_index = block
+        self.view = view or ViewSettings()
+        self.target_format = target_format
+        self.reference_magnitude = reference_magnitude or full_scale_magnitude(document)
+        data = document.blocks[block]
+        self.geometry = BlockGeometry.from_block(data, document.sample_rate)
+        n_channels, n_bins, n_frames = data.magnitude.shape
+        max_dim = device.limits["max-texture-dimension-2d"]
+        if max_texture_dim is not None:
+            max_dim = min(max_dim, max_texture_dim)
+        self.grid = TileGrid.create(n_channels, n_bins, level_widths(n_frames), max_dim=max_dim)
+        self.phase_grid = TileGrid.create(n_channels, n_bins, (n_frames,), max_dim=max_dim)
+        layers = device.limits["max-texture-array-layers"]
+        if self.grid.n_layers > layers:
+            raise GPUUnavailableError(
+                f"this document needs {self.grid.n_layers} texture tiles of "
+                f"{self.grid.tile_width}x{self.grid.tile_height}; the GPU allows {layers}"
+            )
+        self.stats = UploadStats()
+        self._magnitude = _array_texture(device, self.grid, "magnitude tiles")
+        self._phase: wgpu.GPUTexture | None = None
+        self._placeholder = _array_texture(device, TileGrid(1, 1, (1,), 1, 1), "no phase")
+        self._colormaps = self._colormap_texture()
+        self._uniforms = device.create_buffer(
+            size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+        )
+        self._layout, self._pipeline = _pipeline(device, target_format)
+        self._bind_group: wgpu.GPUBindGroup | None = None
+        self._dirty = DirtyRects()
+        for channel in range(n_channels):
+            self._dirty.add(channel, self.grid.full_rect())
+        document.region_changed.connect(self._on_region_changed)
+
+    # -------------------------------------------------------------------------------- set-up
+    def _colormap_texture(self) -> wgpu.GPUTexture:
+        tables = np.stack(list(colormap_tables().values()))
+        rgba = np.concatenate([tables, np.ones(tables.shape[:2] + (1,), np.float32)], axis=-1)
+        texture = self.device.create_texture(
+            label="colour tables",
+            size=(rgba.shape[1], rgba.shape[0], 1),
+            format="rgba32float",
+            usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
+        )
+        self.device.queue.write_texture(
+            {"texture": texture},
+            np.ascontiguousarray(rgba, dtype=np.float32),
+            {"bytes_per_row": rgba.shape[1] * 16, "rows_per_image": rgba.shape[0]},
+            texture.size,
+        )
+        return texture
+
+    def _get_bind_group(self) -> wgpu.GPUBindGroup:
+        if self._bind_group is None:
+            phase = self._phase or self._placeholder
+
+            def array_view(texture: wgpu.GPUTexture) -> wgpu.GPUTextureView:
+                return texture.create_view(dimension="2d-array")
+
+            self._bind_group = self.device.create_bind_group(
+                layout=self._layout,
+                entries=[
+                    {"binding": 0, "resource": {"buffer": self._uniforms}},
+                    {"binding": 1, "resource": array_view(self._magnitude)},
+                    {"binding": 2, "resource": array_view(phase)},
+                    {"binding": 3, "resource": self._colormaps.create_view()},
+                ],
+            )
+        return self._bind_group
+
+    # ------------------------------------------------------------------------------- uploads
+    @property
+    def _block(self):
+        return self.document.blocks[self.block_index]
+
+    def _on_region_changed(self, region: Region) -> None:
+        if region.block != self.block_index:
+            return
+        region = region.clipped(self.geometry.n_bins, self.geometry.n_frames)
+        if region.empty:
+            return
+        rect = Rect(region.bin0, region.bin1, region.frame0, region.frame1)
+        for channel in region.channels:
+            self._dirty.add(channel, rect)
+
+    def _write(
+        self, texture: wgpu.GPUTexture, grid: TileGrid, channel: int, level: int, rect: Rect, cells
+    ) -> None:
+        data = cells.detach().to("cpu", torch.float32).numpy()
+        for piece in grid.pieces(channel, level, rect):
+            row, col = piece.source
+            width, height, _ = piece.size
+            part = np.ascontiguousarray(data[row : row + height, col : col + width])
+            self.device.queue.write_texture(
+                {"texture": texture, "origin": piece.origin},
+                part,
+                {"bytes_per_row": 4 * width, "rows_per_image": height},
+                piece.size,
+            )
+            self.stats.count(part.nbytes)
+
+    def _write_phase(self, channel: int, rect: Rect) -> None:
+        cells = self._block.phase[channel, rect.row0 : rect.row1, rect.col0 : rect.col1]
+        self._write(self._phase, self.phase_grid, channel, 0, rect, cells)
+
+    def _flush(self) -> None:
+        for channel, rects in self._dirty.take().items():
+            magnitude = self._block.magnitude[channel]
+            for level in range(len(self.grid.level_widths)):
+                for rect in merge_rects(rect.at_level(level) for rect in rects):
+                    cells = pooled_columns(magnitude, level, rect)
+                    self._write(self._magnitude, self.grid, channel, level, rect, cells)
+            if self._phase is not None:
+                for rect in rects:
+                    self._write_phase(channel, rect)
+
+    def _ensure_phase(self) -> None:
+        if self._phase is not None:
+            return
+        self._phase = _array_texture(self.device, self.phase_grid, "phase tiles")
+        self._bind_group = None
+        for channel in range(self.phase_grid.n_channels):
+            self._write_phase(channel, self.phase_grid.full_rect())
+
+    # ------------------------------------------------------------------------------- drawing
+    def _uniform_values(
+        self, view: ViewSettings, full_size: tuple[int, int], offset: tuple[int, int]
+    ) -> dict:
+        geometry, grid = self.geometry, self.grid
+        if view.channel >= grid.n_channels:
+            raise SettingsError(
+                f"channel {view.channel} asked for; the document has {grid.n_channels}"
+            )
+        t0, t1, low_hz, high_hz = view.visible(geometry)
+        overlays = view.overlays
+        flags = 0
+        playhead, brush, selection = 0.0, (0.0, 0.0, 1.0, 1.0), (0.0, 0.0, 0.0, 0.0)
+        if overlays.playhead_seconds is not None:
+            flags |= 1
+            playhead = float(geometry.frame_position(overlays.playhead_seconds))
+        if (
+            overlays.brush is not None
+            and min(overlays.brush.radius_seconds, overlays.brush.radius_hz) > 0
+        ):
+            flags |= 2
+            b = overlays.brush
+            brush = (
+                float(geometry.frame_position(b.centre_seconds)),
+                b.centre_hz,
+                b.radius_seconds / geometry.step_seconds,
+                b.radius_hz,
+            )
+        if overlays.selection is not None:
+            flags |= 4
+            s = overlays.selection
+            start, stop = geometry.frame_position([s.start_seconds, s.stop_seconds])
+            selection = (float(start), float(stop), s.low_hz, s.high_hz)
+        widths = list(grid.level_widths) + [0] * (16 - len(grid.level_widths))
+        offsets = list(grid.level_offsets) + [0] * (16 - len(grid.level_widths))
+        reference_db = 20.0 * math.log10(self.reference_magnitude)
+        return {
+            "full_size": full_size,
+            "offset": offset,
+            "t0": t0,
+            "t1": t1,
+            "w_lo": float(warp(low_hz, view.freq_scale)),
+            "w_hi": float(warp(high_hz, view.freq_scale)),
+            "hz0": geometry.low_edge_hz,
+            "hz_step": geometry.step_hz,
+            "scale": FREQ_SCALES.index(view.freq_scale),
+            "mode": 1 if view.mode == "phase" else 0,
+            "db_a": _DB_PER_OCTAVE / view.range_db,
+            "db_b": -(view.resolved_floor_db + reference_db) / view.range_db,
+            "gamma": view.gamma,
+            "colormap": colormap_index(view.colormap),
+            "n_frames": geometry.n_frames,
+            "n_bins": geometry.n_bins,
+            "channel": view.channel,
+            "n_levels": len(grid.level_widths),
+            "col_shift": grid.column_shift,
+            "row_shift": grid.row_shift_and_mask[0],
+            "row_mask": grid.row_shift_and_mask[1],
+            "mag_cols": grid.tile_cols,
+            "tile_rows": grid.tile_rows,
+            "phase_col_shift": self.phase_grid.column_shift,
+            "phase_cols": self.phase_grid.tile_cols,
+            "phase_colormap": colormap_index(view.phase_colormap, cyclic=True),
+            "overlay_flags": flags,
+            "playhead": playhead,
+            "level_offset": offsets,
+            "level_width": widths,
+            "brush": brush,
+            "selection": selection,
+        }
+
+    def prepare(
+        self,
+        width: int,
+        height: int,
+        *,
+        view: ViewSettings | None = None,
+        full_size: tuple[int, int] | None = None,
+        offset: tuple[int, int] = (0, 0),
+    ) -> None:
+        """Upload what changed and write the uniforms for a ``width`` x ``height`` target.
+
+        ``full_size`` and ``offset`` make the target one piece of a larger picture: pixel (x, y) of
+        the target is pixel (x + offset[0], y + offset[1]) of a ``full_size`` picture of ``view``.
+        """
+        view = view or self.view
+        self.stats.begin_frame()
+        if view.mode == "phase":
+            self._ensure_phase()
+        self._flush()
+        values = self._uniform_values(view, full_size or (width, height), offset)
+        self.device.queue.write_buffer(self._uniforms, 0, pack_view(values))
+
+    def encode(self, render_pass: wgpu.GPURenderPassEncoder) -> None:
+        """Record the draw into a pass whose target has ``target_format`` (after :meth:`prepare`)."""
+        render_pass.set_pipeline(self._pipeline)
+        render_pass.set_bind_group(0, self._get_bind_group())
+        render_pass.draw(3)
+
+    def render(
+        self,
+        target: wgpu.GPUTextureView,
+        width: int,
+        height: int,
+        *,
+        view: ViewSettings | None = None,
+        full_size: tuple[int, int] | None = None,
+        offset: tuple[int, int] = (0, 0),
+    ) -> None:
+        """:meth:`prepare`, then draw into ``target`` in a pass of its own and submit."""
+        self.prepare(width, height, view=view, full_size=full_size, offset=offset)
+        encoder = self.device.create_command_encoder()
+        render_pass = encoder.begin_render_pass(
+            color_attachments=[
+                {
+                    "view": target,
+                    "load_op": "clear",
+                    "store_op": "store",
+                    "clear_value": (0.0, 0.0, 0.0, 1.0),
+                }
+            ]
+        )
+        self.encode(render_pass)
+        render_pass.end()
+        self.device.queue.submit([encoder.finish()])
+
+    def close(self) -> None:
+        """Stop listening to the document and free the textures."""
+        self.document.region_changed.disconnect(self._on_region_changed)
+        for texture in (self._magnitude, self._phase, self._placeholder, self._colormaps):
+            if texture is not None:
+                texture.destroy()
+        self._uniforms.destroy()

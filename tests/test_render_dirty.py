@@ -1,0 +1,143 @@
+"""Edits upload only their dirty rectangle (bytes counted) and change only the pixels inside it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_render_reference import (
+    FakeDocument,
+    assert_pixels_match,
+    oracle_picture,
+    render_offscreen,
+    sample_magnitudes,
+)
+
+from spectropaint.gpu.adapter import shared_device
+from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.gpu.view import ViewSettings
+from spectropaint.transforms.regions import Region
+
+pytestmark = pytest.mark.gpu
+
+N_CHANNELS, N_BINS, N_FRAMES = 2, 48, 1100
+TILE = 256
+NATIVE = ViewSettings(colormap="inferno")
+
+
+@pytest.fixture
+def document():
+    return FakeDocument(sample_magnitudes(N_CHANNELS, N_BINS, N_FRAMES, seed=3))
+
+
+@pytest.fixture
+def renderer(document):
+    renderer = SpectrogramRenderer(
+        shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0, view=NATIVE
+    )
+    render_offscreen(renderer, N_FRAMES, N_BINS)  # the first frame uploads everything
+    yield renderer
+    renderer.close()
+
+
+def expected_bytes(bins: tuple[int, int], frames: tuple[int, int], n_levels: int) -> int:
+    """float32 cells of a box at level 0 plus the columns of each reduced level it reaches."""
+    total = 0
+    for level in range(n_levels):
+        scale = 4**level
+        columns = math.ceil(frames[1] / scale) - frames[0] // scale
+        total += 4 * (bins[1] - bins[0]) * columns
+    return total
+
+
+def test_the_first_frame_uploads_every_cell_of_every_level(document):
+    renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE)
+    try:
+        render_offscreen(renderer, 40, 30)
+        widths = renderer.grid.level_widths
+        assert widths == (1100, 275, 69, 18, 5)
+        assert renderer.stats.frame_bytes == N_CHANNELS * 4 * N_BINS * sum(widths)
+        render_offscreen(renderer, 40, 30)
+        assert renderer.stats.frame_bytes == 0  # nothing changed, nothing uploaded
+    finally:
+        renderer.close()
+
+
+def test_an_edit_uploads_only_its_rectangle_and_changes_only_its_pixels(document, renderer):
+    before = render_offscreen(renderer, N_FRAMES, N_BINS)
+    region = Region(
+        bin0=10, bin1=30, frame0=240, frame1=270, channels=(0,)
+    )  # crosses a tile border
+    document.write(region, np.full((1, 20, 30), 0.5, np.float32))
+    after = render_offscreen(renderer, N_FRAMES, N_BINS)
+
+    n_levels = len(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == expected_bytes((10, 30), (240, 270), n_levels)
+    tile_bytes = 4 * renderer.grid.tile_width * renderer.grid.tile_height
+    assert renderer.stats.frame_bytes < tile_bytes / 10
+
+    changed = (after != before).any(axis=-1)
+    rows = slice(N_BINS - 30, N_BINS - 10)  # bins 10 .. 29, low frequencies at the bottom
+    assert not changed[:, :240].any() and not changed[:, 270:].any()
+    assert not changed[: rows.start].any() and not changed[rows.stop :].any()
+    assert changed[rows, 240:270].mean() > 0.9  # 0.5 is -6 dB: nearly every cell got brighter
+    assert_pixels_match(after, oracle_picture(document, NATIVE, N_FRAMES, N_BINS))
+
+
+def test_overlapping_edits_before_a_frame_upload_their_union_once(document, renderer):
+    document.write(Region(0, 10, 100, 120, (1,)), np.ones((1, 10, 20), np.float32))
+    document.write(Region(5, 15, 110, 130, (1,)), np.ones((1, 10, 20), np.float32))
+    render_offscreen(renderer, N_FRAMES, N_BINS)
+    n_levels = len(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == expected_bytes((0, 15), (100, 130), n_levels)
+
+
+def test_separate_edits_upload_separately_and_other_channels_not_at_all(document, renderer):
+    document.write(Region(0, 4, 10, 14, (1,)), np.ones((1, 4, 4), np.float32))
+    document.write(Region(40, 44, 900, 904, (1,)), np.ones((1, 4, 4), np.float32))
+    render_offscreen(renderer, N_FRAMES, N_BINS, ViewSettings(channel=1))
+    n_levels = len(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == (
+        expected_bytes((0, 4), (10, 14), n_levels) + expected_bytes((40, 44), (900, 904), n_levels)
+    )
+    render_offscreen(renderer, N_FRAMES, N_BINS, NATIVE)  # channel 0 was never touched
+    assert_pixels_match(
+        render_offscreen(renderer, N_FRAMES, N_BINS),
+        oracle_picture(document, NATIVE, N_FRAMES, N_BINS),
+    )
+
+
+def test_reduced_levels_stay_current_after_an_edit(document, renderer):
+    zoomed_out = ViewSettings(colormap="grayscale")
+    document.write(Region(0, N_BINS, 777, 778, (0,)), np.ones((1, N_BINS, 1), np.float32))
+    picture = render_offscreen(renderer, 50, 24, zoomed_out)  # 22 frames per pixel: level 2
+    assert_pixels_match(picture, oracle_picture(document, zoomed_out, 50, 24))
+    assert (picture[:, int(777 / N_FRAMES * 50)] == 255).all()
+
+
+def test_the_phase_texture_is_made_on_first_use_and_kept_current(document, renderer):
+    assert renderer.stats.total_bytes == N_CHANNELS * 4 * N_BINS * sum(renderer.grid.level_widths)
+    phase_view = ViewSettings(mode="phase")
+    render_offscreen(renderer, 100, 48, phase_view)
+    assert renderer.stats.frame_bytes == N_CHANNELS * 4 * N_BINS * N_FRAMES
+    block = document.blocks[0]
+    block.phase[0, 20:22, 50:60] = 3.0
+    document.region_changed.emit(Region(20, 22, 50, 60, (0,)))
+    picture = render_offscreen(renderer, 100, 48, phase_view)
+    n_levels = len(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == expected_bytes((20, 22), (50, 60), n_levels) + 4 * 2 * 10
+    assert_pixels_match(picture, oracle_picture(document, phase_view, 100, 48))
+
+
+def test_regions_of_other_blocks_and_outside_the_grid_are_ignored_or_clipped(document, renderer):
+    document.region_changed.emit(Region(0, 5, 0, 5, (0,), block=1))
+    document.region_changed.emit(Region(N_BINS, N_BINS + 5, 0, 5, (0,)))
+    render_offscreen(renderer, 20, 20)
+    assert renderer.stats.frame_bytes == 0
+    document.region_changed.emit(Region(N_BINS - 2, N_BINS + 5, N_FRAMES - 1, N_FRAMES + 9, (0,)))
+    render_offscreen(renderer, 20, 20)
+    n_levels = len(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == expected_bytes(
+        (N_BINS - 2, N_BINS), (N_FRAMES - 1, N_FRAMES), n_levels
+    )
