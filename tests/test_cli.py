@@ -74,3 +74,33 @@ def test_render_of_every_bad_file_exits_1_with_the_reason(tmp_path, capsys):
 def test_render_needs_an_output(source, capsys):
     assert main(["render", str(source)]) == 2
     assert "--wav" in capsys.readouterr().err
+
+
+def test_render_writes_a_native_resolution_png(tmp_path, source):
+    from PIL import Image
+
+    out = tmp_path / "spec.png"
+    assert main(["render", str(source), "--png", str(out), "--colormap", "viridis"]) == 0
+    with Image.open(out) as image:
+        assert image.size == (1 + RATE // 512, 1025)  # one pixel per frame and bin
+        pixels = np.asarray(image.convert("RGB"))
+    assert pixels.std() > 5  # noise renders as texture, not a flat fill
+
+
+def test_render_png_at_a_chosen_size_with_axes_and_log_scale(tmp_path, source):
+    from PIL import Image
+
+    plain, framed = tmp_path / "plain.png", tmp_path / "framed.png"
+    common = ["--size", "320x200", "--freq-scale", "log", "--range", "60"]
+    assert main(["render", str(source), "--png", str(plain), *common]) == 0
+    assert main(["render", str(source), "--png", str(framed), *common, "--axes"]) == 0
+    with Image.open(plain) as image:
+        assert image.size == (320, 200)
+    with Image.open(framed) as image:
+        assert image.size[0] > 320 and image.size[1] > 200  # margins for labels and the dB bar
+
+
+def test_render_png_to_a_missing_folder_exits_1_naming_it(tmp_path, source, capsys):
+    out = tmp_path / "no" / "such" / "spec.png"
+    assert main(["render", str(source), "--png", str(out)]) == 1
+    assert str(tmp_path / "no") in capsys.readouterr().err
