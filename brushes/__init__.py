@@ -1,1 +1,15 @@
-"""Strokes, dabs, brush kernels and the edit history."""
+"""Strokes, dabs, brush kernels and the edit history.
+
+- :mod:`.stroke`: input events and the spacing of dabs along them (leftover carried between events).
+- :mod:`.settings`: :class:`~.settings.BrushSettings` (radius, hardness, strength, spacing, pressure,
+  channel) and the validation shared with each kernel's parameters.
+- :mod:`.mask`: the elliptical dab and its hardness falloff.
+- :mod:`.kernels`: blur, warp, spectral filter, gain, clone and pen as pure torch functions of one
+  dab's region; :mod:`.registry` maps brush names to them.
+- :mod:`.dab`: the one function that applies a dab to a document.
+- :mod:`.engine`: :class:`~.engine.StrokeSession`, a stroke in progress, one region-changed event
+  per input event.
+- :mod:`.history`: undo and redo per stroke, bit-exact, within a byte budget; :mod:`.tiles` holds
+  a stroke's touched tiles.
+- :mod:`.recorded`: recorded strokes as JSON (format in ``STROKES.md``).
+"""

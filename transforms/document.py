@@ -162,7 +162,11 @@ class Document:
             raise ValueError(
                 f"region {region} is empty or outside the {block.n_bins}x{block.n_frames} grid"
             )
-        channels = list(region.channels)
+        first, count = region.channels[0], len(region.channels)
+        if region.channels == tuple(range(first, first + count)):
+            channels = slice(first, first + count)  # a view, not an advanced-indexing gather
+        else:
+            channels = list(region.channels)
         return block, (
             channels,
             slice(region.bin0, region.bin1),
@@ -172,7 +176,7 @@ class Document:
     def read(self, region: Region) -> tuple[torch.Tensor, torch.Tensor]:
         """Copies of magnitude and phase in ``region``: ``[len(channels), bins, frames]``."""
         block, index = self._box(region)
-        return block.magnitude[index], block.phase[index]
+        return block.magnitude[index].clone(), block.phase[index].clone()
 
     def write(self, region: Region, magnitude: torch.Tensor, phase: torch.Tensor) -> None:
         """Store magnitude and phase for ``region`` and mark its frames edited (does not emit)."""

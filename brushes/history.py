@@ -1,0 +1,213 @@
+"""Undo and redo per stroke, exact to the bit, storing only the tiles a stroke touched.
+
+An open step (:class:`OpenStep`) records the original magnitude and phase of every tile just before a
+stroke first writes into it; brushes that compute from the stroke's starting state read them back
+from it too. Committing turns those tiles into :class:`Atom` objects. Undo and redo swap each atom's
+stored values with the document's current ones, so a step holds one copy of its tiles, not two, and
+restoring is a plain copy: bit-identical both ways.
+
+The history is bounded by a byte budget: when the undo and redo steps together exceed it, the oldest
+steps are dropped (a step larger than the whole budget is not kept at all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from spectropaint.brushes.tiles import TILE, TileMap
+from spectropaint.transforms.regions import EMPTY, Region
+
+DEFAULT_BYTE_BUDGET = 512 * 2**20
+STORAGE_DEVICE = torch.device("cpu")
+"""Committed steps live in host memory, so undo never competes with the document for GPU memory."""
+
+
+def read_stacked(document, region: Region) -> torch.Tensor:
+    """Magnitude and phase of ``region`` stacked: ``[2, channels, bins, frames]`` (a copy).
+
+    The same values as ``document.read(region)``, read from the block's tensors by slicing (a
+    stroke's channels are all of them or one, a contiguous run), which copies once instead of three
+    times: on a 513 x 513 stereo region that is a quarter of the time.
+    """
+    block = document.blocks[region.block]
+    channels = region.channels
+    if channels != tuple(range(channels[0], channels[-1] + 1)):
+        return torch.stack(document.read(region))
+    index = (
+        slice(channels[0], channels[-1] + 1),
+        slice(region.bin0, region.bin1),
+        slice(region.frame0, region.frame1),
+    )
+    return torch.stack((block.magnitude[index], block.phase[index]))
+
+
+class OpenStep:
+    """The stroke in progress: original values of every tile it has written to, kept on the device.
+
+    Parameters
+    ----------
+    document : Document
+        The document the stroke edits.
+    channels : tuple of int
+        The channels the stroke edits.
+    label : str
+        A name for the step (the brush's), shown in an Undo menu.
+    tile : int
+        Tile side in cells (see :func:`~spectropaint.brushes.tiles.tile_for`).
+    """
+
+    def __init__(self, document, channels: tuple[int, ...], *, label: str = "", tile: int = TILE):
+        block = document.blocks[0]
+        self.document = document
+        self.channels = channels
+        self.label = label
+        self.region: Region = EMPTY
+        """The union of every box recorded (about to be written)."""
+        self.originals = TileMap(block.n_bins, block.n_frames, tile=tile)
+
+    def record(self, box: Region) -> None:
+        """Keep the original values of ``box``'s tiles (first touch only); call before writing it."""
+        self.originals.ensure(box, lambda tile: read_stacked(self.document, tile))
+        self.region = self.region.union(box)
+
+    def original(self, box: Region) -> torch.Tensor:
+        """Values of ``box`` as they were when the stroke began: ``[2, channels, bins, frames]``."""
+        return self.originals.paste_into(read_stacked(self.document, box), box)
+
+    def abort(self) -> None:
+        """Write every recorded tile back; emits ``region_changed`` once if anything was written."""
+        for key, values in self.originals.tiles.items():
+            self.document.write(self.originals.tile_box(key, self.channels), values[0], values[1])
+        if not self.region.empty:
+            self.document.region_changed.emit(self.region)
+
+
+@dataclass
+class Atom:
+    """One tile of one step: its box and the values it does not currently hold, ``[2, C, b, f]``."""
+
+    region: Region
+    values: torch.Tensor
+
+    def swap(self, document) -> None:
+        """Put the stored values into the document and keep the ones they replace."""
+        current = read_stacked(document, self.region).to(STORAGE_DEVICE)
+        document.write(self.region, self.values[0], self.values[1])
+        self.values = current
+
+
+@dataclass
+class Step:
+    """A committed stroke: its tiles, the box it changed, and its size in bytes."""
+
+    label: str
+    atoms: list[Atom]
+    region: Region
+
+    @property
+    def nbytes(self) -> int:
+        return sum(atom.values.nbytes for atom in self.atoms)
+
+    def swap(self, document) -> Region:
+        for atom in reversed(self.atoms):
+            atom.swap(document)
+        return self.region
+
+
+class History:
+    """The undo and redo stacks of one document.
+
+    Parameters
+    ----------
+    document : Document
+        The document whose strokes are recorded; undo and redo write into it and emit its
+        ``region_changed`` once per step.
+    byte_budget : int
+        Most bytes the stored steps may hold together.
+    """
+
+    def __init__(self, document, *, byte_budget: int = DEFAULT_BYTE_BUDGET):
+        self.document = document
+        self.byte_budget = byte_budget
+        self._undo: list[Step] = []
+        self._redo: list[Step] = []
+        self._open: OpenStep | None = None
+
+    # ------------------------------------------------------------------------------- recording
+    def begin(self, channels: tuple[int, ...], *, label: str = "", tile: int = TILE) -> OpenStep:
+        """Open a step for a new stroke (one at a time)."""
+        if self._open is not None:
+            raise RuntimeError("a stroke is already open in this history; commit or abort it first")
+        self._open = OpenStep(self.document, channels, label=label, tile=tile)
+        return self._open
+
+    def commit(self) -> bool:
+        """Close the open step and push it; False when it was empty or larger than the budget."""
+        step, self._open = self._open, None
+        if step is None:
+            raise RuntimeError("no stroke is open in this history")
+        if step.region.empty:
+            return False
+        atoms = [
+            Atom(step.originals.tile_box(key, step.channels), values.to(STORAGE_DEVICE))
+            for key, values in step.originals.tiles.items()
+        ]
+        new = Step(step.label, atoms, step.region)
+        self._redo.clear()
+        self._undo.append(new)
+        self._trim()
+        return bool(self._undo) and self._undo[-1] is new
+
+    def abort(self) -> None:
+        """Undo the open step's writes and forget it; emits ``region_changed`` if it wrote anything."""
+        step, self._open = self._open, None
+        if step is None:
+            raise RuntimeError("no stroke is open in this history")
+        step.abort()
+
+    def _trim(self) -> None:
+        while self._undo and self.bytes_used > self.byte_budget:
+            self._undo.pop(0)
+
+    # ---------------------------------------------------------------------------- undo and redo
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def undo(self) -> Region | None:
+        """Restore the state before the latest step; the box it changed, or None if none is left."""
+        return self._move(self._undo, self._redo)
+
+    def redo(self) -> Region | None:
+        """Re-apply the latest undone step; the box it changed, or None if none is left."""
+        return self._move(self._redo, self._undo)
+
+    def _move(self, source: list[Step], target: list[Step]) -> Region | None:
+        if self._open is not None:
+            raise RuntimeError("cannot undo or redo while a stroke is open")
+        if not source:
+            return None
+        step = source.pop()
+        region = step.swap(self.document)
+        target.append(step)
+        self.document.region_changed.emit(region)
+        return region
+
+    # ----------------------------------------------------------------------------------- budget
+    @property
+    def bytes_used(self) -> int:
+        """Bytes held by the undo and redo steps together."""
+        return sum(step.nbytes for step in self._undo) + sum(step.nbytes for step in self._redo)
+
+    def usage(self) -> str:
+        """A one-line report of the budget's use, e.g. ``'3.1 MiB of 512.0 MiB in 4 undo, 1 redo steps'``."""
+        return (
+            f"{self.bytes_used / 2**20:.1f} MiB of {self.byte_budget / 2**20:.1f} MiB in "
+            f"{len(self._undo)} undo, {len(self._redo)} redo steps"
+        )

@@ -1,0 +1,78 @@
+"""Clone: copy magnitude and phase from a source offset in time and frequency (a clone stamp).
+
+The source is read as it was when the stroke began, so a source that overlaps the painted area does
+not copy the stroke into itself. Copied energy is re-based to the destination bin's frequency (heard
+at its new pitch) and, in ``continue`` mode, carried forward in phase over the time offset by its
+measured advance, so background tones stay in phase with themselves around the patch (see
+:mod:`.phase`). Where the source falls outside the grid nothing is copied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
+from spectropaint.brushes.kernels.phase import PHASE_MODES, phase_ramp, wrap
+from spectropaint.brushes.kernels.select import select
+from spectropaint.brushes.settings import check_choice, check_integer
+from spectropaint.transforms.errors import SettingsError
+
+MAX_OFFSET = 10_000_000
+
+
+@dataclass(frozen=True)
+class CloneParams(PointwiseParams):
+    """Source minus destination in whole frames and bins (not both zero), and the phase mode."""
+
+    offset_frames: int = -64
+    offset_bins: int = 0
+    phase: str = "continue"
+
+    def __post_init__(self) -> None:
+        check_integer("offset_frames", self.offset_frames, -MAX_OFFSET, MAX_OFFSET)
+        check_integer("offset_bins", self.offset_bins, -MAX_OFFSET, MAX_OFFSET)
+        check_choice("phase", self.phase, PHASE_MODES)
+        if self.offset_frames == 0 and self.offset_bins == 0:
+            raise SettingsError("the clone offset must not be zero in both frames and bins")
+
+
+def clone(
+    magnitude: torch.Tensor,
+    phase: torch.Tensor,
+    mask: torch.Tensor,
+    params: CloneParams,
+    context: DabContext,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The source's values on the box, phase re-based; the box's own values where it has none.
+
+    ``context.source`` holds the source cells with one frame of history in front (``[C, B, T + 1]``).
+    Terms that grow with the frame index or the offset are reduced modulo one cycle in float64 per
+    row or column; the per-cell arithmetic stays in float32.
+    """
+    source = context.source
+    rows, columns = context.inner
+    inner = (slice(None), rows, columns)
+    hop, rate = context.hop, context.sample_rate
+    shift = context.bin_hz[rows] - source.bin_hz
+    theta = source.phase[..., 1:] + phase_ramp(
+        shift, context.frames[columns], hop=hop, sample_rate=rate
+    ).to(torch.float32)
+    if params.phase == "continue":
+        # carried forward over -offset_frames at the measured advance: the bin centre's part
+        # (exact, per row) plus the deviation from it (per cell)
+        offset = torch.full((1,), -params.offset_frames, device=source.bin_hz.device)
+        centre = phase_ramp(source.bin_hz, offset, hop=hop, sample_rate=rate).to(torch.float32)
+        one = torch.ones(1, device=source.bin_hz.device)
+        omega = phase_ramp(source.bin_hz, one, hop=hop, sample_rate=rate).to(torch.float32)
+        deviation = wrap(source.phase[..., 1:] - source.phase[..., :-1] - omega)
+        if abs(params.offset_frames) > 2048:  # keep the product exact to float32 rounding
+            carried = wrap(deviation.double() * -params.offset_frames).to(torch.float32)
+        else:
+            carried = deviation * -params.offset_frames
+        theta = theta + centre + carried
+    return (
+        select(source.valid, source.magnitude[..., 1:], magnitude[inner]),
+        select(source.valid, wrap(theta), phase[inner]),
+    )

@@ -1,0 +1,94 @@
+"""What a kernel is given besides the region's values, and the kernel signature itself.
+
+A kernel is a pure torch function of one dab's region (no document inside)::
+
+    kernel(magnitude, phase, mask, params, context) -> (magnitude, phase)
+
+``magnitude`` and ``phase`` are ``[C, Bm, Tm]``: the dab's bounding box plus the margin the kernel
+asked for (reflected where the grid ends, never wrapped). ``mask`` is the dab's weight ``[B, T]`` on
+the box alone, ``context.inner`` locates that box inside the region, and the kernel returns the fully
+applied result on the box, ``[C, B, T]``. Blending through the weight is the caller's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Source:
+    """The clone source for one dab: the box's ``B x T`` cells moved by the offset.
+
+    Attributes
+    ----------
+    magnitude, phase : torch.Tensor [shape=(C, B, T + 1)]
+        Values at the source cells with the frame before them in front (column 0), so the phase
+        advance can be measured; zeros where the source leaves the grid.
+    valid : torch.Tensor [shape=(B, T)], bool
+        Where the source cell (of columns 1..T) lies inside the grid.
+    bin_hz : torch.Tensor [shape=(B,)], float64
+        Centre frequency of each source row, Hz.
+    """
+
+    magnitude: torch.Tensor
+    phase: torch.Tensor
+    valid: torch.Tensor
+    bin_hz: torch.Tensor
+
+
+@dataclass(frozen=True)
+class DabContext:
+    """Geometry and signal facts of one dab's region.
+
+    Attributes
+    ----------
+    inner : tuple of slice
+        (bins, frames) slices of the dab's box inside the region arrays.
+    bin_hz : torch.Tensor [shape=(Bm,)], float64
+        Centre frequency of each region row (the reflected row's, in the margin past the grid).
+    frames : torch.Tensor [shape=(Tm,)], int64
+        Frame index of each region column (the reflected column's past the grid).
+    hop : int
+        Samples per frame step.
+    sample_rate : int
+        Samples per second.
+    radius : tuple of float
+        The brush's full-size radii (frames, bins).
+    step : tuple of float
+        Motion (frames, bins) since the stroke's previous dab.
+    full_scale : float
+        Magnitude of the peak bin of a full-scale (amplitude 1) sinusoid in this transform.
+    source : Source or None
+        The clone source, for brushes that read one.
+    original : torch.Tensor or None [shape=(2, C, Bm, Tm)]
+        Dragging brushes only: the region's magnitude and phase as they were when the stroke began
+        (measurements taken from these do not drift as the dabs pile up).
+    """
+
+    inner: tuple[slice, slice]
+    bin_hz: torch.Tensor
+    frames: torch.Tensor
+    hop: int
+    sample_rate: int
+    radius: tuple[float, float]
+    step: tuple[float, float] = (0.0, 0.0)
+    full_scale: float = 1.0
+    source: Source | None = None
+    original: torch.Tensor | None = None
+
+
+Kernel = Callable[
+    [torch.Tensor, torch.Tensor, torch.Tensor, object, DabContext],
+    tuple[torch.Tensor, torch.Tensor],
+]
+
+
+class PointwiseParams:
+    """Mixin for the parameters of kernels that read no cell beyond the dab's box."""
+
+    def margin(self, settings) -> tuple[int, int]:
+        """Cells of context (bins, frames) the kernel reads around the box: none."""
+        return 0, 0

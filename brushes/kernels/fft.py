@@ -1,0 +1,45 @@
+"""FFT filtering of region images: the cost grows with the region's area, not the kernel's width."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+
+def fast_length(n: int) -> int:
+    """The smallest ``2^a 3^b 5^c`` at least ``n``: a length the FFT handles quickly."""
+    best = 1
+    while best < n:
+        best *= 2
+    power5 = 1
+    while power5 < 2 * n:
+        power35 = power5
+        while power35 < 2 * n:
+            candidate = power35
+            while candidate < n:
+                candidate *= 2
+            best = min(best, candidate)
+            power35 *= 3
+        power5 *= 5
+    return best
+
+
+def fft_filter(x: torch.Tensor, transfer: Callable[[int, int], torch.Tensor]) -> torch.Tensor:
+    """Filter the last two axes of ``x`` by a transfer function, circularly on a zero-padded grid.
+
+    Parameters
+    ----------
+    x : torch.Tensor [shape=(..., B, T)], float32
+    transfer : callable
+        ``transfer(n_b, n_t)`` returns the (real or complex) response ``[n_b, n_t // 2 + 1]`` on the
+        ``rfft2`` grid of the padded size ``n_b x n_t`` (each a :func:`fast_length`).
+
+    Returns
+    -------
+    torch.Tensor [shape=(..., B, T)]
+    """
+    n_b, n_t = fast_length(x.shape[-2]), fast_length(x.shape[-1])
+    spectrum = torch.fft.rfft2(x, s=(n_b, n_t))
+    out = torch.fft.irfft2(spectrum * transfer(n_b, n_t), s=(n_b, n_t))
+    return out[..., : x.shape[-2], : x.shape[-1]]

@@ -1,0 +1,35 @@
+"""Gain: raise or lower magnitude by a number of dB, phase untouched. Erase is gain towards silence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
+from spectropaint.brushes.settings import check_number
+
+ERASE_DB = -150.0
+"""The erase brush's default: below the noise floor of every integer sample format."""
+
+
+@dataclass(frozen=True)
+class GainParams(PointwiseParams):
+    """``gain_db``: change of magnitude at full weight, -150..+48 dB."""
+
+    gain_db: float = -12.0
+
+    def __post_init__(self) -> None:
+        check_number("gain_db", self.gain_db, ERASE_DB, 48.0)
+
+
+def gain(
+    magnitude: torch.Tensor,
+    phase: torch.Tensor,
+    mask: torch.Tensor,
+    params: GainParams,
+    context: DabContext,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Magnitude of the box times ``10^(gain_db / 20)``; phase as it was."""
+    inner = (slice(None), *context.inner)
+    return magnitude[inner] * 10.0 ** (params.gain_db / 20.0), phase[inner]

@@ -1,0 +1,86 @@
+"""The brush table: each name maps to its kernel, its parameters and how its dabs combine.
+
+Like napari's mode-to-tool table, this is the one place that knows which brushes exist; the GUI lists
+``BRUSHES`` and recorded strokes name them.
+
+Two ways of combining dabs:
+
+- **stamping** brushes (everything but warp) compute from the stroke's starting values and blend by
+  the stroke's *coverage*, the maximum weight any of its dabs gave a cell. A -12 dB gain stroke lowers
+  what it covers by 12 dB however many dabs overlap there, and the result does not depend on the
+  spacing or on how events were merged.
+- **dragging** brushes (warp) work on the current values, dab after dab, so content is carried along.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spectropaint.brushes.kernels.blur import BlurParams, blur
+from spectropaint.brushes.kernels.clone import CloneParams, clone
+from spectropaint.brushes.kernels.context import Kernel
+from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain
+from spectropaint.brushes.kernels.pen import PenParams, pen
+from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
+from spectropaint.brushes.kernels.warp import WarpParams, warp
+from spectropaint.brushes.settings import from_mapping
+from spectropaint.transforms.errors import SettingsError
+
+
+@dataclass(frozen=True)
+class BrushKind:
+    """One brush of the table.
+
+    Attributes
+    ----------
+    name : str
+    kernel : Kernel
+    params_type : type
+        The frozen dataclass of the kernel's parameters (validated when made).
+    keeps_phase : bool
+        The kernel changes magnitude only: blending leaves phase bit-identical.
+    drags : bool
+        Dabs work on the current values (warp) instead of the stroke's starting values.
+    reads_source : bool
+        The kernel reads a clone source at ``params.offset_frames``, ``params.offset_bins``.
+    defaults : Mapping
+        Parameter values this brush starts from when they differ from ``params_type``'s.
+    """
+
+    name: str
+    kernel: Kernel
+    params_type: type
+    keeps_phase: bool
+    drags: bool = False
+    reads_source: bool = False
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def params(self, values: Mapping[str, Any] | None = None) -> Any:
+        """This brush's parameters: its defaults overridden by ``values`` (validated)."""
+        return from_mapping(
+            self.params_type, {**self.defaults, **(values or {})}, what=f"{self.name} parameter"
+        )
+
+
+BRUSHES: dict[str, BrushKind] = {
+    kind.name: kind
+    for kind in (
+        BrushKind("gain", gain, GainParams, keeps_phase=True),
+        BrushKind("erase", gain, GainParams, keeps_phase=True, defaults={"gain_db": ERASE_DB}),
+        BrushKind("blur", blur, BlurParams, keeps_phase=True),
+        BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True),
+        BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True),
+        BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
+        BrushKind("pen", pen, PenParams, keeps_phase=False),
+    )
+}
+
+
+def brush_kind(name: str) -> BrushKind:
+    """The brush called ``name``; :class:`SettingsError` naming the known ones otherwise."""
+    try:
+        return BRUSHES[name]
+    except (KeyError, TypeError):
+        raise SettingsError(f"unknown brush {name!r} (known: {', '.join(BRUSHES)})") from None

@@ -1,0 +1,185 @@
+"""Strokes on a document: one region-changed event per input event, channels, opacity, merging."""
+
+import numpy as np
+import pytest
+import torch
+
+from spectropaint.brushes.engine import StrokeSession, paint
+from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels.gain import GainParams
+from spectropaint.brushes.registry import BRUSHES
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.regions import Region
+from spectropaint.transforms.stft import STFTSettings
+
+RATE = 16000
+
+
+def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
+    samples = 0.1 * np.random.default_rng(seed).standard_normal((channels, int(RATE * seconds)))
+    return Document.from_samples(
+        samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device=device
+    )
+
+
+def line(x0, y0, x1, y1, n, pressure=1.0):
+    return [
+        InputEvent(i / 60, x0 + (x1 - x0) * i / (n - 1), y0 + (y1 - y0) * i / (n - 1), pressure)
+        for i in range(n)
+    ]
+
+
+def grids(document):
+    block = document.blocks[0]
+    return torch.stack((block.magnitude, block.phase)).clone()
+
+
+def test_each_add_events_call_emits_once_with_the_box_it_changed():
+    document = small_document()
+    emitted = []
+    document.region_changed.connect(emitted.append)
+    session = StrokeSession(document, "erase", BrushSettings(radius_frames=5, radius_bins=4))
+    events = line(30, 40, 90, 70, 12)
+    for previous, event in zip([events[0], *events], events, strict=False):
+        before = grids(document)
+        region = session.add_events([event])
+        assert emitted[-1] == region
+        bins, frames = np.nonzero((grids(document) != before).any(dim=(0, 1)).numpy())
+        assert region.bin0 <= bins.min() and bins.max() < region.bin1
+        assert region.frame0 <= frames.min() and frames.max() < region.frame1
+        # the dabs of one event lie on the segment from the previous event, radius around it
+        assert (
+            region.frame0 >= min(previous.x, event.x) - 5
+            and region.frame1 <= max(previous.x, event.x) + 6
+        )
+        assert (
+            region.bin0 >= min(previous.y, event.y) - 4
+            and region.bin1 <= max(previous.y, event.y) + 5
+        )
+    assert len(emitted) == len(events)
+
+
+def test_an_event_that_adds_no_dab_emits_nothing():
+    document = small_document()
+    emitted = []
+    document.region_changed.connect(emitted.append)
+    session = StrokeSession(document, "blur")
+    session.add_events([InputEvent(0.0, 50.0, 50.0)])
+    assert session.add_events([InputEvent(0.1, 50.0, 50.0), InputEvent(0.2, 50.5, 50.0)]).empty
+    assert len(emitted) == 1
+
+
+def test_a_stroke_on_one_channel_leaves_the_other_bit_identical():
+    document = small_document()
+    before = grids(document)
+    paint(document, "gain", line(20, 30, 120, 30, 20), BrushSettings(channel=1))
+    after = grids(document)
+    assert torch.equal(after[:, 0], before[:, 0])
+    assert not torch.equal(after[:, 1], before[:, 1])
+
+
+def test_linked_channels_get_the_same_edit():
+    document = small_document()
+    before = grids(document)
+    paint(document, "gain", line(20, 30, 120, 30, 20), params=GainParams(gain_db=6.0))
+    ratio = grids(document)[0] / before[0]
+    torch.testing.assert_close(ratio[0], ratio[1])
+    assert ratio.max().item() == pytest.approx(10 ** (6 / 20), rel=1e-5)
+
+
+@pytest.mark.parametrize("spacing", [0.05, 0.3])
+def test_overlapping_dabs_do_not_compound_a_gain_beyond_the_stroke_strength(spacing):
+    document = small_document()
+    before = grids(document)
+    settings = BrushSettings(
+        radius_frames=6, radius_bins=6, hardness=0.6, strength=0.5, spacing=spacing
+    )
+    paint(document, "gain", line(40, 60, 160, 60, 30), settings, params={"gain_db": -12.0})
+    ratio = (grids(document)[0] / before[0]).numpy()
+    full = 1 + (10 ** (-12 / 20) - 1) * 0.5
+    np.testing.assert_allclose(ratio[:, 60, 50:150], full, rtol=1e-5)
+    assert ratio.min() >= full * (1 - 1e-5)
+
+
+def test_merged_events_paint_the_same_as_the_unmerged_stroke():
+    fine = line(20, 20, 200, 100, 97, pressure=0.8)
+    merged = fine[::4]
+    settings = BrushSettings(radius_frames=7, radius_bins=5, spacing=0.2, pressure_size=0.5)
+    results = []
+    for events in (fine, merged):
+        document = small_document()
+        session = StrokeSession(document, "blur", settings)
+        for event in events:
+            session.add_events([event])
+        session.end()
+        results.append(grids(document))
+    torch.testing.assert_close(results[0], results[1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("brush", ["warp", "pen", "clone"])
+def test_events_batched_or_one_by_one_give_bit_identical_documents(brush):
+    events = line(20, 20, 180, 90, 40, pressure=0.6)
+    results = []
+    for batches in ([events], [[e] for e in events]):
+        document = small_document()
+        session = StrokeSession(document, brush, BrushSettings(radius_frames=8, radius_bins=6))
+        for batch in batches:
+            session.add_events(batch)
+        session.end()
+        results.append(grids(document))
+    assert torch.equal(results[0], results[1])
+
+
+def test_abort_restores_the_document_and_reports_the_box():
+    document = small_document()
+    before = grids(document)
+    emitted = []
+    session = StrokeSession(document, "warp", BrushSettings(radius_frames=8, radius_bins=8))
+    session.add_events(line(30, 30, 120, 80, 20))
+    document.region_changed.connect(emitted.append)
+    session.abort()
+    assert torch.equal(grids(document), before)
+    assert emitted == [session.region]
+
+
+def test_bad_brush_parameters_and_channels_are_refused():
+    document = small_document(channels=1)
+    with pytest.raises(SettingsError, match="unknown brush 'smear'"):
+        StrokeSession(document, "smear")
+    with pytest.raises(SettingsError, match="unknown gain parameter 'sigma'"):
+        StrokeSession(document, "gain", params={"sigma": 2})
+    with pytest.raises(SettingsError, match="takes GainParams"):
+        StrokeSession(document, "erase", params=object())
+    with pytest.raises(SettingsError, match="channel must be below 1"):
+        StrokeSession(document, "gain", BrushSettings(channel=1))
+    with pytest.raises(SettingsError, match="hardness must be from 0 to 1"):
+        BrushSettings(hardness=1.5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("brush", sorted(BRUSHES))
+def test_a_stroke_on_cuda_matches_the_cpu_and_undoes_exactly(brush):
+    events = line(20, 20, 180, 90, 40, pressure=0.6)
+    settings = BrushSettings(radius_frames=8, radius_bins=6)
+    reference = small_document()
+    block = reference.blocks[0]
+    everything = Region(0, block.n_bins, 0, block.n_frames, (0, 1))
+    results = {}
+    for device in ("cpu", "cuda"):
+        document = small_document(device=device)
+        # the same coefficients on both devices: only the brushes' arithmetic may differ
+        document.write(everything, block.magnitude, block.phase)
+        before = grids(document)
+        history = History(document)
+        paint(document, brush, events, settings, history=history)
+        results[device] = grids(document).cpu()
+        history.undo()
+        assert torch.equal(grids(document), before)
+    magnitude_error = (results["cuda"][0] - results["cpu"][0]).abs().max()
+    assert magnitude_error <= 1e-4 * results["cpu"][0].abs().max()
+    phase_error = torch.remainder(results["cuda"][1] - results["cpu"][1] + np.pi, 2 * np.pi) - np.pi
+    loud = results["cpu"][0] > 1e-3 * results["cpu"][0].max()
+    assert phase_error[loud].abs().max() < 1e-3

@@ -1,0 +1,138 @@
+"""Undo and redo per stroke: bit-identical both ways, only touched tiles stored, a byte budget."""
+
+import numpy as np
+import pytest
+import torch
+
+from spectropaint.brushes.engine import StrokeSession, paint
+from spectropaint.brushes.history import History
+from spectropaint.brushes.registry import BRUSHES
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.brushes.tiles import TILE
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.stft import STFTSettings
+
+RATE = 16000
+TILE_BYTES = 2 * 2 * TILE * TILE * 4
+"""One tile of a stereo document: magnitude and phase, float32."""
+
+
+def small_document(seconds=1.0, channels=2, seed=0):
+    samples = 0.1 * np.random.default_rng(seed).standard_normal((channels, int(RATE * seconds)))
+    return Document.from_samples(
+        samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device="cpu"
+    )
+
+
+def grids(document):
+    block = document.blocks[0]
+    return torch.stack((block.magnitude, block.phase)).clone()
+
+
+def stroke(document, history, brush="gain", x0=20.0, y0=30.0, x1=150.0, y1=90.0, **settings):
+    events = [
+        InputEvent(i / 60, x0 + (x1 - x0) * i / 19, y0 + (y1 - y0) * i / 19, 0.5 + i / 40)
+        for i in range(20)
+    ]
+    settings = BrushSettings(**{"radius_frames": 9, "radius_bins": 7, **settings})
+    paint(document, brush, events, settings, history=history)
+
+
+@pytest.mark.parametrize("brush", sorted(BRUSHES))
+def test_undo_and_redo_restore_every_bit(brush):
+    document = small_document()
+    history = History(document)
+    before = grids(document)
+    stroke(document, history, brush)
+    after = grids(document)
+    assert not torch.equal(after, before)
+    history.undo()
+    assert torch.equal(grids(document), before)
+    history.redo()
+    assert torch.equal(grids(document), after)
+
+
+def test_several_strokes_undo_and_redo_in_order():
+    document = small_document()
+    history = History(document)
+    states = [grids(document)]
+    for brush, y in [("blur", 30.0), ("warp", 40.0), ("pen", 50.0)]:
+        stroke(document, history, brush, y0=y, y1=y + 30)
+        states.append(grids(document))
+    for expected in reversed(states[:-1]):
+        history.undo()
+        assert torch.equal(grids(document), expected)
+    assert history.undo() is None
+    for expected in states[1:]:
+        history.redo()
+        assert torch.equal(grids(document), expected)
+    assert history.redo() is None
+
+
+def test_undo_emits_once_with_the_strokes_box():
+    document = small_document()
+    history = History(document)
+    session = StrokeSession(document, "erase", history=history)
+    session.add_events([InputEvent(0.0, 40.0, 40.0), InputEvent(0.1, 80.0, 50.0)])
+    session.end()
+    emitted = []
+    document.region_changed.connect(emitted.append)
+    assert history.undo() == session.region
+    assert emitted == [session.region]
+
+
+def test_only_the_tiles_a_stroke_touched_are_stored():
+    document = small_document()
+    history = History(document)
+    stroke(document, history, x0=80.0, y0=80.0, x1=110.0, y1=100.0, radius_frames=4, radius_bins=4)
+    assert history.bytes_used == TILE_BYTES
+    stroke(document, history, x0=10.0, y0=10.0, x1=200.0, y1=10.0, radius_frames=3, radius_bins=3)
+    # frames 7..203 meet tile columns 0-3; the last is cut to the grid's 251 frames (59 of 64)
+    assert document.blocks[0].n_frames == 251
+    assert history.bytes_used == TILE_BYTES + 3 * TILE_BYTES + TILE_BYTES * 59 // 64
+
+
+def test_the_byte_budget_drops_the_oldest_steps():
+    document = small_document()
+    history = History(document, byte_budget=3 * TILE_BYTES)
+    states = [grids(document)]
+    for y in (80.0, 90.0, 100.0, 110.0):
+        stroke(document, history, x0=70.0, y0=y, x1=120.0, y1=y, radius_frames=3, radius_bins=3)
+        states.append(grids(document))
+    assert history.bytes_used == 3 * TILE_BYTES
+    assert history.usage() == "0.2 MiB of 0.2 MiB in 3 undo, 0 redo steps"
+    for _ in range(3):
+        history.undo()
+    assert torch.equal(grids(document), states[1])
+    assert not history.can_undo
+
+
+def test_a_step_larger_than_the_budget_is_not_kept():
+    document = small_document()
+    history = History(document, byte_budget=TILE_BYTES // 2)
+    session = StrokeSession(document, "erase", history=history)
+    session.add_events([InputEvent(0.0, 90.0, 90.0)])
+    assert session.end() is False
+    assert not history.can_undo and history.bytes_used == 0
+
+
+def test_a_new_stroke_clears_redo():
+    document = small_document()
+    history = History(document)
+    stroke(document, history, "gain")
+    history.undo()
+    assert history.can_redo
+    stroke(document, history, "blur")
+    assert not history.can_redo
+
+
+def test_undo_is_refused_while_a_stroke_is_open():
+    document = small_document()
+    history = History(document)
+    stroke(document, history)
+    session = StrokeSession(document, "gain", history=history)
+    with pytest.raises(RuntimeError, match="stroke is open"):
+        history.undo()
+    session.abort()
+    assert history.can_undo
