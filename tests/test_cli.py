@@ -104,3 +104,43 @@ def test_render_png_to_a_missing_folder_exits_1_naming_it(tmp_path, source, caps
     out = tmp_path / "no" / "such" / "spec.png"
     assert main(["render", str(source), "--png", str(out)]) == 1
     assert str(tmp_path / "no") in capsys.readouterr().err
+
+
+def test_render_applies_example_strokes_the_same_way_every_run(tmp_path):
+    from importlib.resources import files
+
+    rng = np.random.default_rng(5)
+    source = tmp_path / "noise.wav"
+    sf.write(source, (0.1 * rng.standard_normal((3 * RATE, 2))), RATE, subtype="PCM_24")
+    strokes = files("spectropaint.resources") / "strokes" / "erase_band.json"
+    first, second = tmp_path / "a.wav", tmp_path / "b.wav"
+    for out in (first, second):
+        assert main(["render", str(source), "--strokes", str(strokes), "--wav", str(out)]) == 0
+    a, _ = sf.read(first, dtype="int32")
+    b, _ = sf.read(second, dtype="int32")
+    original, _ = sf.read(source, dtype="int32")
+    assert np.array_equal(a, b)  # deterministic
+    changed = np.flatnonzero(np.any(a != original, axis=1))
+    assert changed.size > 0
+
+    # The erased band sits around bin 46 (~990 Hz): energy there drops, far from it does not.
+    def band_db(x, lo, hi):
+        spectrum = np.abs(np.fft.rfft(x[changed[0] : changed[-1] + 1, 0].astype(float)))
+        freqs = np.fft.rfftfreq(changed[-1] + 1 - changed[0], 1 / RATE)
+        return 10 * np.log10(np.sum(spectrum[(freqs >= lo) & (freqs < hi)] ** 2))
+
+    assert band_db(original, 900, 1080) - band_db(a, 900, 1080) > 6
+    assert abs(band_db(original, 5000, 8000) - band_db(a, 5000, 8000)) < 1
+
+
+def test_render_with_a_broken_stroke_file_exits_1_naming_it(tmp_path, source, capsys):
+    broken = tmp_path / "broken.json"
+    broken.write_text(
+        '{"format": "spectropaint-strokes", "version": 1, "strokes": [{"brush": "nope"'
+    )
+    assert (
+        main(["render", str(source), "--strokes", str(broken), "--wav", str(tmp_path / "o.wav")])
+        == 1
+    )
+    assert "broken.json" in capsys.readouterr().err
+    assert not (tmp_path / "o.wav").exists()
