@@ -1,0 +1,114 @@
+"""What each menu action does: ``on_<name>`` for every row of :data:`.actions.ACTIONS`.
+
+:func:`~spectropaint.app.actions.build_menus` connects the actions to an instance of
+:class:`Commands`; each handler works on the main window's current document, canvas and transport.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from spectropaint.app import file_actions
+from spectropaint.app.brush_panel import SIZE_STEP
+
+if TYPE_CHECKING:
+    from spectropaint.app.main_window import MainWindow
+
+
+class Commands:
+    """The menu handlers of one main window."""
+
+    def __init__(self, window: MainWindow):
+        self.window = window
+
+    def on_open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open Audio", self.window.store.last_folder, file_actions.OPEN_FILTER
+        )
+        if path:
+            self.window.open_path(path)
+
+    def on_export_audio(self) -> None:
+        self.window.job = file_actions.export_audio(self.window)
+
+    def on_export_image(self) -> None:
+        self.window.job = file_actions.export_image(self.window)
+
+    def on_quit(self) -> None:
+        self.window.close()
+
+    def _history_step(self, step) -> None:
+        if self.window.canvas is None or self.window.canvas.painting:
+            return
+        with self.window.lock:
+            region = step()
+        if region is not None:
+            self.window.canvas.request_draw()
+            self.window.edited(region)
+
+    def on_undo(self) -> None:
+        self._history_step(self.window.history.undo)
+
+    def on_redo(self) -> None:
+        self._history_step(self.window.history.redo)
+
+    def on_clear_selection(self) -> None:
+        self.window.canvas.set_selection(None)
+
+    def on_zoom_in(self) -> None:
+        self.window.canvas.zoom(2.0)
+
+    def on_zoom_out(self) -> None:
+        self.window.canvas.zoom(0.5)
+
+    def on_zoom_in_freq(self) -> None:
+        self.window.canvas.zoom(2.0, time=False, freq=True)
+
+    def on_zoom_out_freq(self) -> None:
+        self.window.canvas.zoom(0.5, time=False, freq=True)
+
+    def on_fit(self) -> None:
+        self.window.canvas.fit()
+
+    def _transport_call(self, method) -> None:
+        if self.window.transport is None:
+            return
+        if not self.window.transport.available:
+            self.window.statusBar().showMessage(f"Playback is off: {self.window.transport.reason}")
+            return
+        try:
+            method()
+        except RuntimeError as exc:
+            self.window.statusBar().showMessage(str(exc))
+            self.window.set_document_actions(True)
+
+    def on_play_pause(self) -> None:
+        self._transport_call(lambda: self.window.transport.toggle())
+
+    def on_play_from_cursor(self) -> None:
+        self._transport_call(lambda: self.window.transport.play_from_cursor())
+
+    def on_rewind(self) -> None:
+        self._transport_call(lambda: self.window.transport.rewind())
+
+    def on_loop(self, checked: bool) -> None:
+        if self.window.transport is not None:
+            self.window.transport.set_looping(checked)
+
+    def on_bypass(self, checked: bool) -> None:
+        if self.window.transport is not None:
+            self.window.transport.set_bypass(checked)
+            self.window.statusBar().showMessage(
+                "Playing the original (B)" if checked else "Playing the edit (A)", 3000
+            )
+
+    def on_brush_smaller(self) -> None:
+        self.window.brush_panel.scale_size(1 / SIZE_STEP)
+
+    def on_brush_bigger(self) -> None:
+        self.window.brush_panel.scale_size(SIZE_STEP)
+
+    def on_about(self) -> None:
+        QMessageBox.about(self.window, "About SpectroPaint", file_actions.about_text(self.window))

@@ -1,0 +1,196 @@
+"""Opening and exporting, as background jobs of the main window, and the About text.
+
+The file dialogs are Qt's static functions (``QFileDialog.getSaveFileName``...), which tests answer by
+replacing them. Work runs on a :class:`~spectropaint.app.workers.Job`; errors come back as one dialog
+naming the file and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from spectropaint.app.workers import Job
+from spectropaint.transforms.errors import SpectroPaintError
+
+if TYPE_CHECKING:
+    from spectropaint.app.main_window import MainWindow
+
+OPEN_FILTER = "Audio files (*.wav *.flac *.ogg *.oga *.aif *.aiff *.mp3);;All files (*)"
+AUDIO_FILTERS = {
+    "WAV (*.wav)": ".wav",
+    "FLAC (*.flac)": ".flac",
+    "Ogg Vorbis (*.ogg)": ".ogg",
+    "AIFF (*.aiff)": ".aiff",
+}
+IMAGE_FILTERS = {"PNG image (*.png)": ".png"}
+DEMO_RATE = 44100
+
+
+def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
+    window.after_export = None
+    text = str(exc) if isinstance(exc, SpectroPaintError) else f"{type(exc).__name__}: {exc}"
+    QMessageBox.critical(window, title, text)
+
+
+def _start(
+    window: MainWindow, label: str, work, on_success, title: str, *, cancellable: bool
+) -> Job:
+    def done() -> None:
+        window.job = None
+
+    job = Job(
+        window,
+        label,
+        work,
+        on_success=on_success,
+        on_failure=lambda exc: _fail(window, title, exc),
+        on_cancel=lambda: window.statusBar().showMessage(f"{title}: cancelled", 5000),
+        cancellable=cancellable,
+    )
+    job.done.connect(done)
+    return job.start()
+
+
+def start_open(window: MainWindow, path: str | None) -> Job:
+    """Load and analyse ``path`` (the demo sound when None), then show it."""
+    from spectropaint.transforms.document import Document
+
+    device = window.torch_device
+    if path is None:
+
+        def work(progress):
+            from spectropaint.transforms.demo_sound import demo_samples
+
+            return Document.from_samples(demo_samples(DEMO_RATE), DEMO_RATE, device=device)
+
+        label = "Making the demo sound..."
+    else:
+
+        def work(progress):
+            return Document.from_file(path, device=device, progress=progress)
+
+        label = f"Opening {os.path.basename(path)}..."
+
+    def success(document) -> None:
+        window.set_document(document, path)
+        if path is not None:
+            window.store.add_recent(path)
+
+    return _start(window, label, work, success, "Cannot open", cancellable=True)
+
+
+def _ask_save_path(
+    window: MainWindow, title: str, filters: dict[str, str], stem: str
+) -> str | None:
+    """The path chosen in a save dialog, with the chosen filter's suffix added when missing."""
+    default = os.path.join(window.store.last_folder, stem + next(iter(filters.values())))
+    path, chosen = QFileDialog.getSaveFileName(window, title, default, ";;".join(filters))
+    if not path:
+        return None
+    if not os.path.splitext(path)[1]:
+        path += filters.get(chosen, next(iter(filters.values())))
+    return path
+
+
+def _stem(window: MainWindow) -> str:
+    base = os.path.splitext(os.path.basename(window.path))[0] if window.path else "demo"
+    return f"{base}-edited"
+
+
+def export_audio(window: MainWindow) -> Job | None:
+    """Ask where, then write the edited sound (format from the suffix, the source's sample format)."""
+    path = _ask_save_path(window, "Export Audio", AUDIO_FILTERS, _stem(window))
+    if path is None:
+        window.after_export = None
+        return None
+    document = window.document
+    window.canvas.setEnabled(False)  # no strokes while the document is read
+
+    def success(report) -> None:
+        window.modified = False
+        window.setWindowModified(False)
+        window.store.last_folder = os.path.dirname(path)
+        window.statusBar().showMessage(report.message, 10000)
+        then, window.after_export = window.after_export, None
+        if then is not None:
+            then()
+
+    job = _start(
+        window,
+        f"Exporting {os.path.basename(path)}...",
+        lambda progress: document.export(path),
+        success,
+        "Cannot export audio",
+        cancellable=False,
+    )
+    job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
+    return job
+
+
+def export_image(window: MainWindow) -> Job | None:
+    """Ask where, then write the whole spectrogram as shown (colormap, levels, scale, channel)."""
+    from spectropaint.gpu.png_export import export_png
+
+    path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
+    if path is None:
+        return None
+    document, view = window.document, window.canvas.view
+    window.canvas.setEnabled(False)
+
+    def work(progress):
+        return export_png(
+            document,
+            path,
+            colormap=view.colormap,
+            range_db=view.range_db,
+            floor_db=view.floor_db,
+            gamma=view.gamma,
+            freq_scale=view.freq_scale,
+            channel=view.channel,
+            axes=True,
+            progress=progress,
+        )
+
+    def success(report) -> None:
+        window.store.last_folder = os.path.dirname(path)
+        window.statusBar().showMessage(report.message, 10000)
+
+    job = _start(
+        window,
+        f"Exporting {os.path.basename(path)}...",
+        work,
+        success,
+        "Cannot export image",
+        cancellable=True,
+    )
+    job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
+    return job
+
+
+def about_text(window: MainWindow) -> str:
+    from spectropaint.app.about import about_html
+    from spectropaint.gpu.adapter import describe_adapter, shared_device
+    from spectropaint.gpu.torch_device import choose_device, describe
+
+    device = (
+        window.document.device
+        if window.document is not None
+        else choose_device(window.torch_device)
+    )
+    transport = window.transport
+    if transport is not None and transport.available:
+        audio = transport.engine.device.name
+    else:
+        audio = (
+            f"none ({transport.reason})"
+            if transport is not None
+            else window.output_device.name or "none"
+        )
+    return about_html(
+        torch_device=describe(device),
+        gpu_adapter=describe_adapter(shared_device().adapter),
+        audio_output=audio,
+    )

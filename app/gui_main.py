@@ -1,0 +1,73 @@
+"""Starting the window: ``run_gui(path)`` is what ``spectropaint [FILE]`` calls."""
+
+from __future__ import annotations
+
+import sys
+
+from spectropaint.transforms.errors import SpectroPaintError
+
+QT_PROBE_CALLS = 64
+
+
+def qt_reference_problem() -> str | None:
+    """Why the installed PySide6 cannot run the app, or None when it can.
+
+    PySide6 6.12.0 on Python 3.11 returns ``None`` from every void method without a reference (and
+    ``True`` from ``Signal.emit``), so the interpreter aborts ("none_dealloc") after a few thousand
+    Qt calls: about a minute of use. Measured, not looked up by version: a few calls of a void
+    method must leave the count of ``None`` where it was (it is immortal from Python 3.12 on).
+    """
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtCore import QObject
+
+    probe = QObject()
+    before = sys.getrefcount(None)
+    for _ in range(QT_PROBE_CALLS):
+        probe.setObjectName("probe")
+    if sys.getrefcount(None) > before - QT_PROBE_CALLS // 2:
+        return None
+    return (
+        f"PySide6 {pyside_version} loses references to None on Python "
+        f"{sys.version_info.major}.{sys.version_info.minor} and would crash within minutes; "
+        "install another version (pip install 'PySide6-Essentials<6.12') or use Python 3.12 or later"
+    )
+
+
+def run_gui(path: str | None, *, device: str | None = None) -> int:
+    """Open the main window on ``path`` (the built-in demo sound when None) and run until it closes.
+
+    Parameters
+    ----------
+    path : str or None
+        An audio file to open; errors opening it are shown in a dialog, and the window stays.
+    device : str, optional
+        The torch device (``cpu``, ``cuda``, ``cuda:1``, ``mps``); checked before the window opens,
+        so a device that is not there is a :class:`SettingsError` the command line reports.
+
+    Returns
+    -------
+    int
+        The Qt event loop's exit status.
+
+    Raises
+    ------
+    SpectroPaintError
+        The Qt binding is one that would crash (:func:`qt_reference_problem`).
+    """
+    from PySide6.QtWidgets import QApplication
+
+    from spectropaint.app.main_window import MainWindow
+    from spectropaint.app.settings_store import APPLICATION, ORGANIZATION
+    from spectropaint.gpu.torch_device import choose_device
+
+    problem = qt_reference_problem()
+    if problem is not None:
+        raise SpectroPaintError(problem)
+    choose_device(device)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    window = MainWindow(torch_device=device)
+    window.show()
+    window.open_path(path)
+    return app.exec()

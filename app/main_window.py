@@ -1,0 +1,454 @@
+"""The main window: canvas with rulers and colour bar, tools, brush and view panels, menus, status.
+
+A document is opened on a worker thread (:mod:`.workers`); when it arrives the window builds a
+canvas for it, a :class:`~spectropaint.app.transport.Transport` for playback and an undo
+:class:`~spectropaint.brushes.history.History`. Strokes and undo steps are written under one lock
+that the playback resynthesis also takes while it reads the document. The menus' handlers live in
+:mod:`.commands`, opening and exporting in :mod:`.file_actions`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+
+import numpy as np
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QScrollArea,
+    QTextEdit,
+    QWidget,
+)
+
+from spectropaint.app import file_actions
+from spectropaint.app.actions import build_menus
+from spectropaint.app.brush_panel import BrushPanel
+from spectropaint.app.canvas_widget import SpectrogramCanvas
+from spectropaint.app.commands import Commands
+from spectropaint.app.playback import OutputDevice, find_output_device
+from spectropaint.app.rulers import ColorBar, FrequencyRuler, TimeRuler, note_label
+from spectropaint.app.settings_store import SettingsStore
+from spectropaint.app.tool_palette import ToolPalette
+from spectropaint.app.transport import Transport
+from spectropaint.app.view_mapping import Point
+from spectropaint.app.view_panel import STORED_FIELDS, ViewPanel
+from spectropaint.brushes.registry import BRUSHES, brush_kind
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.gpu.view import ViewSettings
+from spectropaint.transforms.errors import SettingsError
+
+TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
+DEFAULT_TOOL = "gain"
+DEFAULT_VIEW = ViewSettings(freq_scale="log")
+
+
+class MainWindow(QMainWindow):
+    """SpectroPaint's window.
+
+    Parameters
+    ----------
+    settings : SettingsStore, optional
+        Preferences (the user's by default; tests pass a store on a temporary INI file).
+    torch_device : str, optional
+        Where documents compute (``choose_device`` semantics).
+    output_device : OutputDevice, optional
+        Where playback goes; by default PortAudio's default output (or none, with a reason).
+    """
+
+    document_loaded = Signal()
+
+    def __init__(
+        self,
+        *,
+        settings: SettingsStore | None = None,
+        torch_device: str | None = None,
+        output_device: OutputDevice | None = None,
+    ):
+        super().__init__()
+        self.store = settings or SettingsStore()
+        self.torch_device = torch_device
+        self.output_device = output_device if output_device is not None else find_output_device()
+        self.lock = threading.Lock()
+        self.document = None
+        self.history = None
+        self.canvas: SpectrogramCanvas | None = None
+        self.transport: Transport | None = None
+        self.path: str | None = None
+        self.modified = False
+        self.job = None
+        self.after_export = None
+        """What to do once the export that an 'unsaved edits' question asked for succeeds."""
+        self.brush_settings: dict[str, BrushSettings] = {}
+        self.brush_params: dict[str, dict] = {}
+        self.setWindowTitle("SpectroPaint")
+        self.setAcceptDrops(True)
+        self.resize(1280, 800)
+        self.commands = Commands(self)
+        self.actions_by_name, self.menus = build_menus(self, self.commands)
+        self.recent_menu = self.menus["&File"].addMenu("Open &Recent")
+        self.menus["&File"].insertMenu(self.actions_by_name["export_audio"], self.recent_menu)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self._build_editor()
+        self._build_panels()
+        self._build_status()
+        self._load_preferences()
+        self.set_document_actions(False)
+        self.store.restore_window(self)
+        QApplication.instance().installEventFilter(self)
+
+    # ------------------------------------------------------------------------------- building
+    def _build_editor(self) -> None:
+        self.editor = QWidget()
+        self.grid = QGridLayout(self.editor)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setSpacing(0)
+        self.time_ruler = TimeRuler()
+        self.freq_ruler = FrequencyRuler()
+        self.color_bar = ColorBar()
+        self.placeholder = QLabel("Open a sound (Ctrl+O) or drop a file here")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.grid.addWidget(self.time_ruler, 0, 1)
+        self.grid.addWidget(self.freq_ruler, 1, 0)
+        self.grid.addWidget(self.placeholder, 1, 1)
+        self.grid.addWidget(self.color_bar, 1, 2)
+        self.grid.setColumnStretch(1, 1)
+        self.grid.setRowStretch(1, 1)
+        self.time_ruler.clicked.connect(self._set_cursor)
+        self.setCentralWidget(self.editor)
+
+    def _build_panels(self) -> None:
+        self.palette = ToolPalette(self)
+        self.addToolBar(Qt.ToolBarArea.LeftToolBarArea, self.palette)
+        self.palette.tool_chosen.connect(self._choose_tool)
+        self.brush_panel = BrushPanel()
+        self.brush_panel.changed.connect(self._brush_edited)
+        self.view_panel = ViewPanel()
+        self.view_panel.changed.connect(self._view_edited)
+        for title, widget in (("Brush", self.brush_panel), ("View", self.view_panel)):
+            dock = QDockWidget(title, self)
+            dock.setObjectName(f"dock_{title.lower()}")
+            scroll = QScrollArea()  # a tall panel scrolls instead of growing the window
+            scroll.setWidget(widget)
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+            dock.setWidget(scroll)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+
+    def _build_status(self) -> None:
+        self.readout = QLabel()
+        self.readout.setObjectName("readout")
+        self.readout.setTextFormat(Qt.TextFormat.PlainText)
+        self.statusBar().addPermanentWidget(self.readout)
+
+    def _load_preferences(self) -> None:
+        for name, kind in BRUSHES.items():
+            stored = self.store.brush(name)
+            try:
+                settings = BrushSettings.from_dict(stored.get("common", {}))
+                params = dataclasses.asdict(kind.params(stored.get("params", {})))
+            except SettingsError:
+                settings, params = BrushSettings(), dataclasses.asdict(kind.params())
+            self.brush_settings[name], self.brush_params[name] = settings, params
+        stored_view = {k: v for k, v in self.store.view().items() if k in STORED_FIELDS}
+        try:
+            self.initial_view = dataclasses.replace(DEFAULT_VIEW, **stored_view)
+        except (SettingsError, TypeError):
+            self.initial_view = DEFAULT_VIEW
+        self.view_panel.set_values(self.initial_view, 1)
+        self._update_color_bar(self.initial_view)
+        tool = self.store.tool
+        self.palette.select(tool if tool in self.palette.actions_by_tool else DEFAULT_TOOL)
+
+    def save_preferences(self) -> None:
+        view = self.canvas.view if self.canvas is not None else self.initial_view
+        self.store.set_view({field: getattr(view, field) for field in STORED_FIELDS})
+        for name in BRUSHES:
+            self.store.set_brush(
+                name,
+                {"common": self.brush_settings[name].to_dict(), "params": self.brush_params[name]},
+            )
+        self.store.tool = self.palette.group.checkedAction().objectName().removeprefix("tool_")
+        self.store.save_window(self)
+        self.store.sync()
+
+    # ------------------------------------------------------------------------------- documents
+    def open_path(self, path: str | None) -> None:
+        """Open ``path`` (the demo sound when None) on a worker thread, asking about unsaved edits."""
+        if self._may_discard_edits(then=lambda: self.open_path(path)):
+            self.job = file_actions.start_open(self, path)
+
+    def set_document(self, document, path: str | None) -> None:
+        """Show ``document`` (replacing the current one) and get playback ready."""
+        from spectropaint.brushes.history import History
+        from spectropaint.gpu.adapter import shared_device
+
+        view = self.canvas.view if self.canvas is not None else self.initial_view
+        self.close_document()
+        self.document, self.path, self.modified = document, path, False
+        self.history = History(document)
+        view = dataclasses.replace(
+            view,
+            time_range=None,
+            freq_range=None,
+            channel=min(view.channel, document.n_channels - 1),
+        )
+        self.canvas = SpectrogramCanvas(
+            document, history=self.history, device=shared_device(), lock=self.lock, view=view
+        )
+        self.canvas.setObjectName("canvas")
+        self.placeholder.hide()
+        self.grid.addWidget(self.canvas, 1, 1)
+        self.canvas.view_changed.connect(self._update_rulers)
+        self.canvas.cursor_moved.connect(self._show_readout)
+        self.canvas.stroke_finished.connect(self.edited)
+        self.canvas.time_clicked.connect(self._set_cursor)
+        self.canvas.selection_changed.connect(self._selection_changed)
+        self.canvas.message.connect(self.statusBar().showMessage)
+        self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
+        self.view_panel.set_values(view, document.n_channels)
+        self.brush_panel.set_channel_count(document.n_channels)
+        self._refresh_brush_panel()
+        self.transport = Transport(document, self.lock, self.output_device, self)
+        self.transport.playhead_moved.connect(self.canvas.set_playhead)
+        self.transport.state_changed.connect(self._transport_state)
+        self.transport.set_looping(self.actions_by_name["loop"].isChecked())
+        self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
+        self.canvas.set_playhead(0.0)
+        self._update_rulers()
+        self.set_document_actions(True)
+        self._update_title()
+        self.canvas.setFocus()
+        if not self.transport.available:
+            self.statusBar().showMessage(f"Playback is off: {self.transport.reason}")
+        self.document_loaded.emit()
+
+    def close_document(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+            self.transport = None
+        if self.canvas is not None:
+            self.grid.removeWidget(self.canvas)
+            self.canvas.close_renderer()
+            self.canvas.close()
+            self.canvas.deleteLater()
+            self.canvas = None
+        self.placeholder.show()
+        self.document = self.history = None
+
+    def _update_title(self) -> None:
+        name = os.path.basename(self.path) if self.path else "Demo sound"
+        self.setWindowTitle(f"{name}[*] — SpectroPaint")
+        self.setWindowModified(self.modified)
+
+    def set_document_actions(self, enabled: bool) -> None:
+        for name in (
+            "export_audio",
+            "export_image",
+            "zoom_in",
+            "zoom_out",
+            "zoom_in_freq",
+            "zoom_out_freq",
+            "fit",
+            "clear_selection",
+            "brush_smaller",
+            "brush_bigger",
+        ):
+            self.actions_by_name[name].setEnabled(enabled)
+        transport = enabled and self.transport is not None and self.transport.available
+        reason = "" if transport or not enabled else f" (off: {self.transport.reason})"
+        for name in ("play_pause", "play_from_cursor", "rewind", "loop", "bypass"):
+            action = self.actions_by_name[name]
+            action.setEnabled(transport)
+            action.setToolTip(action.statusTip() + reason)
+        self._update_undo_actions()
+
+    def _update_undo_actions(self) -> None:
+        history = self.history
+        self.actions_by_name["undo"].setEnabled(history is not None and history.can_undo)
+        self.actions_by_name["redo"].setEnabled(history is not None and history.can_redo)
+
+    def edited(self, region) -> None:
+        self.transport.edited(region)
+        self.modified = True
+        self.setWindowModified(True)
+        self._update_undo_actions()
+
+    # -------------------------------------------------------------------------------- panels
+    def _choose_tool(self, name: str) -> None:
+        if self.canvas is not None:
+            self.canvas.set_tool(name)
+        if name in BRUSHES:
+            self._refresh_brush_panel(name)
+
+    def _refresh_brush_panel(self, name: str | None = None) -> None:
+        name = name or self.brush_panel.brush or DEFAULT_TOOL
+        brush_kind(name)
+        settings = self.brush_settings[name]
+        if (
+            self.document is not None
+            and settings.channel is not None
+            and settings.channel >= self.document.n_channels
+        ):
+            settings = self.brush_settings[name] = dataclasses.replace(settings, channel=None)
+        self.brush_panel.set_brush(name, settings, self.brush_params[name])
+        self._apply_brush()
+
+    def _brush_edited(self) -> None:
+        name = self.brush_panel.brush
+        self.brush_settings[name] = self.brush_panel.settings()
+        self.brush_params[name] = self.brush_panel.params()
+        self._apply_brush()
+
+    def _apply_brush(self) -> None:
+        if self.canvas is not None:
+            self.canvas.brush_settings = self.brush_panel.settings()
+            self.canvas.brush_params = self.brush_panel.params()
+
+    def _view_edited(self, fields: dict) -> None:
+        if self.canvas is None:
+            self.initial_view = dataclasses.replace(self.initial_view, **fields)
+            self._update_color_bar(self.initial_view)
+            return
+        if fields["freq_scale"] != self.canvas.view.freq_scale:
+            fields = dict(fields, freq_range=None)
+        try:
+            self.canvas.update_view(**fields)
+        except SettingsError as exc:
+            self.statusBar().showMessage(str(exc))
+
+    def _update_color_bar(self, view: ViewSettings) -> None:
+        self.color_bar.set_mapping(view.colormap, view.resolved_floor_db, view.range_db, view.gamma)
+
+    def _update_rulers(self) -> None:
+        mapping = self.canvas.mapping()
+        self.time_ruler.set_span(*mapping.seconds_span)
+        _, _, low, high = mapping.visible
+        self.freq_ruler.set_span(low, high, mapping.view.freq_scale)
+        self._update_color_bar(mapping.view)
+
+    def _show_readout(self, point: Point | None) -> None:
+        if point is None or self.document is None:
+            self.readout.clear()
+            return
+        text = f"{point.seconds:8.3f} s   {point.hz:8.1f} Hz   {note_label(point.hz):>9}"
+        block = self.document.blocks[0]
+        frame, bin_ = round(point.frame), round(point.bin)
+        if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
+            reference = self.canvas.renderer.reference_magnitude
+            values = block.magnitude[:, bin_, frame].cpu().numpy()
+            db = 20 * np.log10(np.maximum(values, 1e-30) / reference)
+            shown = self.canvas.view.channel
+            text += f"   {db[shown]:6.1f} dB   " + "  ".join(
+                f"ch{index + 1} {value:6.1f}" for index, value in enumerate(db)
+            )
+        self.readout.setText(text)
+
+    def _set_cursor(self, seconds: float) -> None:
+        if self.transport is not None:
+            self.transport.set_cursor(seconds)
+            self.statusBar().showMessage(f"Cursor at {seconds:.3f} s", 3000)
+
+    def _selection_changed(self, span) -> None:
+        if self.transport is not None:
+            self.transport.set_selection(span)
+
+    def _transport_state(self) -> None:
+        playing = self.transport is not None and self.transport.playing
+        self.actions_by_name["play_pause"].setText(("&Pause" if playing else "&Play") + "\tSpace")
+
+    # --------------------------------------------------------------------------------- keys
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        """Space: play/pause on a tap, pan the canvas while held and dragged."""
+        kind = event.type()
+        if (
+            kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease)
+            or event.key() != Qt.Key.Key_Space
+        ):
+            return False
+        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier or self.canvas is None:
+            return False
+        focus = QApplication.focusWidget()
+        if (
+            isinstance(focus, TEXT_INPUTS)
+            or watched is not (focus or self)
+            or not self.isActiveWindow()
+        ):
+            return False
+        if event.isAutoRepeat():
+            return True
+        if kind == QEvent.Type.KeyPress:
+            self.canvas.space_held, self.canvas.space_pan_used = True, False
+        else:
+            self.canvas.space_held = False
+            if not self.canvas.space_pan_used:
+                self.commands.on_play_pause()
+        return True
+
+    # -------------------------------------------------------------------------- drag and drop
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.open_path(files[0])
+
+    # --------------------------------------------------------------------------------- menus
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for path in self.store.recent_files():
+            action = QAction(os.path.basename(path), self.recent_menu)
+            action.setToolTip(path)
+            action.triggered.connect(lambda checked=False, path=path: self.open_path(path))
+            self.recent_menu.addAction(action)
+        self.recent_menu.addSeparator()
+        demo = self.recent_menu.addAction("Demo Sound")
+        demo.triggered.connect(lambda: self.open_path(None))
+
+    # ---------------------------------------------------------------------------------- close
+    def _may_discard_edits(self, *, then) -> bool:
+        """True when there are no unexported edits or the person discards them.
+
+        Choosing Save starts an export and returns False; ``then`` runs when the export succeeded.
+        """
+        if not self.modified:
+            return True
+        answer = QMessageBox.warning(
+            self,
+            "Unsaved edits",
+            "The edits to this sound have not been exported. Export them first?",
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Save,
+        )
+        if answer == QMessageBox.StandardButton.Save:
+            self.after_export = then
+            self.commands.on_export_audio()
+            return False
+        return answer == QMessageBox.StandardButton.Discard
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        if self.job is not None and not self.job.finished:
+            self.job.cancel()
+            event.ignore()
+            return
+        if not self._may_discard_edits(then=self.close):
+            event.ignore()
+            return
+        self.save_preferences()
+        QApplication.instance().removeEventFilter(self)
+        self.close_document()
+        event.accept()

@@ -1,0 +1,294 @@
+"""Audio output of the edited signal through a PortAudio stream (sounddevice).
+
+The stream callback runs on PortAudio's thread. It only copies from preallocated float32 buffers
+``[N, C]`` into the block PortAudio hands it and advances an integer position: no array allocation,
+no locks, no Qt. Everything the GUI changes (play, pause, seek, loop range, bypass) is published as a
+single attribute assignment, which is atomic under the GIL; the GUI polls :attr:`PlaybackEngine.position`
+to draw the playhead.
+
+Updating samples while they play (:meth:`PlaybackEngine.update_span`) must never let the callback hand
+out a block that mixes old and new samples. The choice here is a **published patch**:
+
+1. the writer publishes ``(start, new_samples)`` as the pending patch,
+2. copies the new samples into the buffer (one numpy copy, which may run while the callback copies),
+3. waits until every callback that entered before the copy finished has left, then clears the patch.
+
+The callback copies a segment from the buffer and *then* reads the pending patch; where the segment
+overlaps it, the patch's samples overwrite what was copied. A segment copy that overlapped step 2 in
+time necessarily reads the patch (published before step 2, cleared only after that callback left), so
+it hands out new samples only; a segment copied before step 1 or after step 3 reads a buffer that is
+wholly old or wholly new. Writers are serialised by a lock that the callback never touches; a writer
+waits at most one callback period. The bypass (A/B) buffer holds the original; the edited buffer is
+shared with it until the first update (copy on first write, on the writer's thread).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+WRITER_WAIT_S = 0.5
+"""Longest a writer waits for a callback in flight to finish (a stalled stream must not hang it)."""
+
+
+@dataclass(frozen=True)
+class OutputDevice:
+    """The output device a stream would open, or why there is none (``index`` is None then)."""
+
+    index: int | None
+    name: str
+    max_channels: int
+    reason: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.index is not None
+
+
+def find_output_device(*, refresh: bool = False) -> OutputDevice:
+    """The default output device, or an unavailable one whose ``reason`` says why.
+
+    ``refresh`` re-initialises PortAudio so that devices which appeared after sounddevice was first
+    imported (a JACK server started later) are seen; PortAudio only enumerates devices when it starts.
+    """
+    try:
+        import sounddevice as sd
+    except OSError as exc:  # the PortAudio library itself is missing
+        return OutputDevice(None, "", 0, f"PortAudio is not installed ({exc})")
+    try:
+        if refresh:
+            sd._terminate()
+            sd._initialize()
+        info = sd.query_devices(kind="output")
+    except (sd.PortAudioError, ValueError) as exc:
+        return OutputDevice(None, "", 0, f"no audio output device ({exc})")
+    if int(info["max_output_channels"]) < 1:
+        return OutputDevice(None, "", 0, f"device {info['name']!r} has no output channels")
+    return OutputDevice(int(info["index"]), str(info["name"]), int(info["max_output_channels"]))
+
+
+def _frames_major(samples: np.ndarray) -> np.ndarray:
+    """``[C, n]`` samples as a new C-contiguous float32 ``[n, C]`` array."""
+    return np.ascontiguousarray(np.atleast_2d(samples).T, dtype=np.float32)
+
+
+class PlaybackEngine:
+    """Play, pause, seek, loop and A/B-compare a multichannel signal.
+
+    Parameters
+    ----------
+    samples : np.ndarray [shape=(C, N)]
+        The signal to play (the original; the edited signal starts equal to it), float in [-1, 1].
+    sample_rate : int
+        Samples per second; the stream is opened at this rate.
+    device : OutputDevice, optional
+        Where to play; by default :func:`find_output_device`. When it is unavailable the engine still
+        works as a buffer (updates, seeks) and :attr:`reason` says why transport is off.
+    blocksize : int
+        Frames per callback (0 lets PortAudio choose).
+    """
+
+    def __init__(
+        self,
+        samples: np.ndarray,
+        sample_rate: int,
+        *,
+        device: OutputDevice | None = None,
+        blocksize: int = 0,
+    ):
+        self.sample_rate = int(sample_rate)
+        self._original = _frames_major(samples)
+        self._edited = self._original
+        self.n_samples, self.n_channels = self._original.shape
+        self.device = device if device is not None else find_output_device()
+        self._blocksize = blocksize
+        self._stream = None
+        self._open_error = ""
+        self._playing = False
+        self._bypass = False
+        self._position = 0
+        self._seek_request: tuple[int, int] = (0, 0)
+        self._seek_served = 0
+        self._loop: tuple[int, int] | None = None
+        self._patch: tuple[int, np.ndarray] | None = None
+        self._entered = 0
+        self._left = 0
+        self._write_lock = threading.Lock()
+        self.underflows = 0
+
+    # ---------------------------------------------------------------------------------- state
+    @property
+    def available(self) -> bool:
+        """Whether there is an output device and a stream could be opened on it."""
+        return self.device.available and not self._open_error
+
+    @property
+    def reason(self) -> str:
+        """Why transport is off ('' when it is available)."""
+        return self.device.reason or self._open_error
+
+    @property
+    def playing(self) -> bool:
+        return self._playing
+
+    @property
+    def position(self) -> int:
+        """The next sample to be played (the playhead), published by the callback."""
+        request = self._seek_request
+        return request[1] if request[0] != self._seek_served else self._position
+
+    @property
+    def bypass(self) -> bool:
+        return self._bypass
+
+    @bypass.setter
+    def bypass(self, value: bool) -> None:
+        """True plays the original (B), False the edited signal (A)."""
+        self._bypass = bool(value)
+
+    @property
+    def loop(self) -> tuple[int, int] | None:
+        return self._loop
+
+    def set_loop(self, span: tuple[int, int] | None) -> None:
+        """Loop samples ``[start, stop)`` (None: play to the end and stop)."""
+        if span is None:
+            self._loop = None
+            return
+        start, stop = max(0, int(span[0])), min(self.n_samples, int(span[1]))
+        if stop <= start:
+            raise ValueError(f"empty loop range {span}")
+        self._loop = (start, stop)
+
+    def seek(self, sample: int) -> None:
+        """Move the playhead to ``sample`` (clipped to the signal)."""
+        sample = min(max(0, int(sample)), self.n_samples)
+        self._seek_request = (self._seek_request[0] + 1, sample)
+
+    def edited(self) -> np.ndarray:
+        """A read-only view of the edited buffer ``[N, C]`` float32."""
+        view = self._edited.view()
+        view.flags.writeable = False
+        return view
+
+    # ------------------------------------------------------------------------------- transport
+    def play(self, *, from_sample: int | None = None) -> None:
+        """Start playing (from ``from_sample`` when given); raises RuntimeError if unavailable."""
+        if from_sample is not None:
+            self.seek(from_sample)
+        position, loop = self.position, self._loop
+        if loop is not None and not loop[0] <= position < loop[1]:
+            self.seek(loop[0])
+        elif loop is None and position >= self.n_samples:
+            self.seek(0)
+        stream = self._ensure_stream()
+        self._playing = True
+        if not stream.active:
+            if not stream.stopped:
+                stream.stop()
+            stream.start()
+
+    def pause(self) -> None:
+        """Stop sound at once; the playhead stays where it is."""
+        self._playing = False
+        if self._stream is not None and self._stream.active:
+            self._stream.stop()
+
+    def close(self) -> None:
+        """Stop and release the stream (the engine can play again later)."""
+        self._playing = False
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def _ensure_stream(self):
+        if not self.available:
+            raise RuntimeError(f"playback is unavailable: {self.reason}")
+        if self._stream is None:
+            import sounddevice as sd
+
+            try:
+                self._stream = sd.OutputStream(
+                    samplerate=self.sample_rate,
+                    blocksize=self._blocksize,
+                    device=self.device.index,
+                    channels=min(self.n_channels, self.device.max_channels),
+                    dtype="float32",
+                    callback=self._fill,
+                )
+            except sd.PortAudioError as exc:
+                self._open_error = (
+                    f"cannot open {self.device.name!r} at {self.sample_rate} Hz ({exc})"
+                )
+                raise RuntimeError(f"playback is unavailable: {self.reason}") from exc
+        return self._stream
+
+    # ---------------------------------------------------------------------------------- writer
+    def update_span(self, start_sample: int, samples: np.ndarray) -> None:
+        """Replace the edited signal's samples ``[start, start + n)`` with ``samples [C, n]``.
+
+        Safe to call from any thread except the audio callback's, while playing: see the module
+        docstring for why no block handed to the device mixes old and new samples.
+        """
+        new = _frames_major(samples)
+        if new.shape[1] != self.n_channels:
+            raise ValueError(f"expected {self.n_channels} channels, got {new.shape[1]}")
+        start = int(start_sample)
+        if start < 0 or start + len(new) > self.n_samples:
+            raise ValueError(f"span [{start}, {start + len(new)}) is outside [0, {self.n_samples})")
+        with self._write_lock:
+            if self._edited is self._original:
+                self._edited = self._original.copy()
+            self._patch = (start, new)
+            self._edited[start : start + len(new)] = new
+            entered, deadline = self._entered, time.monotonic() + WRITER_WAIT_S
+            while self._left < entered and time.monotonic() < deadline:
+                time.sleep(0.0005)
+            self._patch = None
+
+    # -------------------------------------------------------------------------- audio callback
+    def _fill(self, outdata: np.ndarray, frames: int, time_info, status) -> None:
+        """PortAudio's callback: copy ``frames`` samples from the current buffer and advance."""
+        self._entered += 1
+        try:
+            if status.output_underflow:
+                self.underflows += 1
+            request = self._seek_request
+            if request[0] != self._seek_served:
+                self._seek_served = request[0]
+                self._position = request[1]
+            if not self._playing:
+                outdata.fill(0)
+                return
+            bypass = self._bypass
+            source = self._original if bypass else self._edited
+            channels = outdata.shape[1]
+            position, loop, written = self._position, self._loop, 0
+            while written < frames:
+                end = loop[1] if loop is not None else self.n_samples
+                if position >= end:
+                    if loop is None:
+                        outdata[written:].fill(0)
+                        self._playing = False
+                        break
+                    position = loop[0]
+                    continue
+                count = min(frames - written, end - position)
+                outdata[written : written + count] = source[position : position + count, :channels]
+                patch = None if bypass else self._patch
+                if patch is not None:
+                    lo = max(position, patch[0])
+                    hi = min(position + count, patch[0] + len(patch[1]))
+                    if lo < hi:
+                        out0 = written + lo - position
+                        outdata[out0 : out0 + hi - lo] = patch[1][
+                            lo - patch[0] : hi - patch[0], :channels
+                        ]
+                position += count
+                written += count
+            self._position = position
+        finally:
+            self._left += 1

@@ -1,0 +1,111 @@
+"""Preferences that outlive a session, kept with QSettings: folders, recent files, view and brush
+settings, the chosen tool and the window's layout.
+
+Structured values are stored as JSON text, so every platform's QSettings back end (INI, registry,
+plist) gives them back with the same types. A value that no longer validates (edited by hand, written
+by another version) is dropped and the default used: preferences never stop the app from starting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QMainWindow
+
+ORGANIZATION = "SpectroPaint"
+APPLICATION = "SpectroPaint"
+MAX_RECENT = 10
+
+
+class SettingsStore:
+    """Typed access to the app's QSettings.
+
+    Parameters
+    ----------
+    qsettings : QSettings, optional
+        Where to keep values; by default the user's SpectroPaint settings. Tests pass an INI file.
+    """
+
+    def __init__(self, qsettings: QSettings | None = None):
+        self.qsettings = qsettings or QSettings(ORGANIZATION, APPLICATION)
+
+    # ------------------------------------------------------------------------------ JSON values
+    def _get_json(self, key: str, default: Any) -> Any:
+        text = self.qsettings.value(key, None)
+        if not isinstance(text, str):
+            return default
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return default
+        return value if isinstance(value, type(default)) else default
+
+    def _set_json(self, key: str, value: Any) -> None:
+        self.qsettings.setValue(key, json.dumps(value))
+
+    # ---------------------------------------------------------------------------------- folders
+    @property
+    def last_folder(self) -> str:
+        """The folder of the last file opened or written (the home folder at first)."""
+        folder = self._get_json("files/last_folder", "")
+        return folder if folder and os.path.isdir(folder) else os.path.expanduser("~")
+
+    @last_folder.setter
+    def last_folder(self, folder: str) -> None:
+        self._set_json("files/last_folder", os.fspath(folder))
+
+    def recent_files(self) -> list[str]:
+        """Recently opened files, newest first, without those that no longer exist."""
+        files = self._get_json("files/recent", [])
+        return [path for path in files if isinstance(path, str) and os.path.isfile(path)]
+
+    def add_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        files = [path] + [other for other in self.recent_files() if other != path]
+        self._set_json("files/recent", files[:MAX_RECENT])
+        self.last_folder = os.path.dirname(path)
+
+    # ------------------------------------------------------------------------ view and brushes
+    def view(self) -> dict[str, Any]:
+        """The stored view fields (colormap, floor, range, gamma, scale, channel), possibly empty."""
+        return self._get_json("view/settings", {})
+
+    def set_view(self, values: dict[str, Any]) -> None:
+        self._set_json("view/settings", values)
+
+    def brush(self, name: str) -> dict[str, Any]:
+        """``{"common": {...}, "params": {...}}`` stored for brush ``name``, possibly empty."""
+        return self._get_json(f"brushes/{name}", {})
+
+    def set_brush(self, name: str, values: dict[str, Any]) -> None:
+        self._set_json(f"brushes/{name}", values)
+
+    @property
+    def tool(self) -> str:
+        return self._get_json("tools/current", "")
+
+    @tool.setter
+    def tool(self, name: str) -> None:
+        self._set_json("tools/current", name)
+
+    # ----------------------------------------------------------------------------------- layout
+    def save_window(self, window: QMainWindow) -> None:
+        self.qsettings.setValue("window/geometry", window.saveGeometry())
+        self.qsettings.setValue("window/state", window.saveState())
+
+    def restore_window(self, window: QMainWindow) -> bool:
+        """Restore geometry and dock layout; False when none was stored."""
+        geometry = self.qsettings.value("window/geometry")
+        state = self.qsettings.value("window/state")
+        if not isinstance(geometry, QByteArray):
+            return False
+        window.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            window.restoreState(state)
+        return True
+
+    def sync(self) -> None:
+        self.qsettings.sync()

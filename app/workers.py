@@ -1,0 +1,157 @@
+"""Long work (opening, analysing, exporting) on a QThread, with a progress dialog and a Cancel button.
+
+The work is a plain function ``work(progress) -> result``; ``progress(fraction)`` reports 0..1 and
+returns False once the person pressed Cancel (the same contract as ``transforms.transform.Progress``),
+so the work stops at its next check by raising :class:`~spectropaint.transforms.errors.Cancelled`.
+The window keeps handling events meanwhile; results come back through queued signals on the GUI
+thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtWidgets import QProgressDialog, QWidget
+
+from spectropaint.transforms.errors import Cancelled
+
+log = logging.getLogger(__name__)
+PROGRESS_STEPS = 1000
+SHOW_AFTER_MS = 300
+"""Work shorter than this never shows a dialog."""
+
+
+class Worker(QObject):
+    """Runs ``work(progress)`` once on whatever thread it lives on and reports how it ended."""
+
+    progressed = Signal(float)
+    succeeded = Signal(object)
+    failed = Signal(object)
+    cancelled = Signal()
+
+    def __init__(self, work: Callable[[Callable[[float], bool]], Any]):
+        super().__init__()
+        self._work = work
+        self._cancel_requested = False
+
+    def cancel(self) -> None:
+        """Ask the work to stop at its next progress report (any thread)."""
+        self._cancel_requested = True
+
+    def _progress(self, fraction: float) -> bool:
+        self.progressed.emit(float(fraction))
+        return not self._cancel_requested
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._work(self._progress)
+        except Cancelled:
+            self.cancelled.emit()
+        except Exception as exc:  # reported to the person by the job's owner
+            log.debug("background work failed:\n%s", traceback.format_exc())
+            self.failed.emit(exc)
+        else:
+            if self._cancel_requested:
+                self.cancelled.emit()
+            else:
+                self.succeeded.emit(result)
+
+
+class Job(QObject):
+    """One piece of background work with its thread and progress dialog.
+
+    Parameters
+    ----------
+    parent : QWidget
+        The window the dialog belongs to; the job is its child, so it lives until done.
+    label : str
+        What the dialog says ("Opening take3.wav...").
+    work : callable
+        ``work(progress) -> result``, run on a new thread.
+    on_success, on_failure, on_cancel : callable
+        Called on the GUI thread with the result, the exception, or nothing.
+    cancellable : bool
+        False for work that cannot stop part way (the dialog then has no Cancel button).
+    """
+
+    done = Signal()
+
+    def __init__(
+        self,
+        parent: QWidget,
+        label: str,
+        work: Callable[[Callable[[float], bool]], Any],
+        *,
+        on_success: Callable[[Any], None],
+        on_failure: Callable[[BaseException], None],
+        on_cancel: Callable[[], None] | None = None,
+        cancellable: bool = True,
+    ):
+        super().__init__(parent)
+        self.thread = QThread(self)
+        self.worker = Worker(work)
+        self.worker.moveToThread(self.thread)
+        self.dialog = QProgressDialog(
+            label, "Cancel" if cancellable else "", 0, PROGRESS_STEPS, parent
+        )
+        self.dialog.setWindowTitle("SpectroPaint")
+        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        self.dialog.setMinimumDuration(SHOW_AFTER_MS)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        if not cancellable:  # work that cannot stop reports no progress either: a busy bar
+            self.dialog.setCancelButton(None)
+            self.dialog.setRange(0, 0)
+        self.dialog.canceled.connect(self.worker.cancel)
+        self._on_success, self._on_failure, self._on_cancel = on_success, on_failure, on_cancel
+        # bound slots of this GUI-thread object: Qt queues the worker's signals onto the GUI thread
+        self.worker.progressed.connect(self._show_progress)
+        self.worker.succeeded.connect(self._succeeded)
+        self.worker.failed.connect(self._failed)
+        self.worker.cancelled.connect(self._cancelled)
+        self.thread.started.connect(self.worker.run)
+        self.finished = False
+
+    def start(self) -> Job:
+        self.dialog.setValue(0)
+        self.thread.start()
+        return self
+
+    def cancel(self) -> None:
+        self.worker.cancel()
+
+    @Slot(float)
+    def _show_progress(self, fraction: float) -> None:
+        if self.dialog.maximum():
+            self.dialog.setValue(round(min(max(fraction, 0.0), 1.0) * PROGRESS_STEPS))
+
+    @Slot(object)
+    def _succeeded(self, result: Any) -> None:
+        self._finish(self._on_success, result)
+
+    @Slot(object)
+    def _failed(self, exc: BaseException) -> None:
+        self._finish(self._on_failure, exc)
+
+    @Slot()
+    def _cancelled(self) -> None:
+        self._finish(self._on_cancel)
+
+    def _finish(self, callback: Callable[..., None] | None, *args: Any) -> None:
+        self.dialog.reset()
+        self.dialog.hide()
+        self.thread.quit()
+        self.thread.wait()
+        self.finished = True
+        try:
+            if callback is not None:
+                callback(*args)
+        finally:
+            self.done.emit()
+            self.dialog.deleteLater()
+            self.deleteLater()

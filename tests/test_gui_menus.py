@@ -1,0 +1,89 @@
+"""Every menu action runs without a crash; the About box names the devices; no audio device is fine."""
+
+from __future__ import annotations
+
+import pytest
+from gui_fixtures import NO_OUTPUT, open_window, write_test_sound
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from spectropaint.gpu.adapter import describe_adapter, shared_device
+from spectropaint.gpu.torch_device import describe
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
+]
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    path = tmp_path / "tones.wav"
+    write_test_sound(path, seconds=1.0)
+    return open_window(qtbot, tmp_path, path)
+
+
+@pytest.fixture
+def dialogs(monkeypatch) -> list:
+    """Every dialog answered at once ("cancel" for files, "discard" for questions), and recorded."""
+    shown = []
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", lambda *a, **k: (shown.append("open"), ("", ""))[1]
+    )
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", lambda *a, **k: (shown.append("save"), ("", ""))[1]
+    )
+    monkeypatch.setattr(
+        QMessageBox, "about", lambda parent, title, text: shown.append(("about", text))
+    )
+    monkeypatch.setattr(
+        QMessageBox, "critical", lambda parent, title, text: shown.append(("critical", text))
+    )
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a: QMessageBox.StandardButton.Discard)
+    return shown
+
+
+def test_every_menu_action_runs(window, qtbot, dialogs):
+    actions = [action for menu in window.menus.values() for action in menu.actions()]
+    actions = [
+        a for a in actions if not a.isSeparator() and a.menu() is None and a.objectName() != "quit"
+    ]
+    window.recent_menu.aboutToShow.emit()
+    recent = [a for a in window.recent_menu.actions() if not a.isSeparator()]
+    assert {a.text() for a in recent} >= {"Demo Sound"}
+    for action in actions + list(window.palette.actions_by_tool.values()):
+        action.trigger()
+        if action.isCheckable() and action.isEnabled():
+            action.trigger()  # and back
+        qtbot.waitUntil(lambda: window.job is None, timeout=20000)
+    assert "open" in dialogs and "save" in dialogs
+    assert not [entry for entry in dialogs if entry[0] == "critical"]
+    with qtbot.waitSignal(window.document_loaded, timeout=20000):
+        recent[-1].trigger()  # the demo sound
+    assert window.path is None and window.document.n_channels == 2
+    window.actions_by_name["quit"].trigger()
+    qtbot.waitUntil(lambda: not window.isVisible())
+
+
+def test_about_box_lists_versions_and_devices(window, dialogs):
+    window.actions_by_name["about"].trigger()
+    (kind, text) = dialogs[-1]
+    assert kind == "about"
+    assert describe(window.document.device) in text
+    assert describe_adapter(shared_device().adapter) in text
+    for name in ("torch", "wgpu", "PySide6", "PortAudio", "libsndfile"):
+        assert name in text
+
+
+def test_without_an_output_device_transport_is_off_and_says_why(window, qtbot):
+    reason = NO_OUTPUT.reason
+    for name in ("play_pause", "play_from_cursor", "loop", "bypass"):
+        action = window.actions_by_name[name]
+        assert not action.isEnabled() and reason in action.toolTip()
+    assert reason in window.statusBar().currentMessage()
+    window.statusBar().clearMessage()
+    window.canvas.setFocus()
+    QTest.keyClick(window.canvas, Qt.Key.Key_Space)
+    assert reason in window.statusBar().currentMessage()
+    assert window.transport.engine.position == 0

@@ -1,0 +1,148 @@
+"""The window end to end: drag each brush across the canvas, then undo and redo with the keyboard."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from gui_fixtures import (
+    canvas_pixels,
+    drag,
+    open_window,
+    send_mouse,
+    wait_for_fresh_frame,
+    write_test_sound,
+)
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtTest import QTest
+
+from spectropaint.brushes.registry import BRUSHES
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
+]
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    path = tmp_path / "tones.wav"
+    write_test_sound(path)
+    return open_window(qtbot, tmp_path, path)
+
+
+def snapshot(document) -> tuple[torch.Tensor, torch.Tensor]:
+    block = document.blocks[0]
+    return block.magnitude.clone(), block.phase.clone()
+
+
+def stroke_points(canvas, *, y_fraction: float = 0.45) -> list[tuple[float, float]]:
+    """A left-to-right path across the middle of the canvas, with a small rise."""
+    width, height = canvas.width(), canvas.height()
+    return [(width * (0.35 + 0.3 * k / 8), height * (y_fraction - 0.05 * k / 8)) for k in range(9)]
+
+
+def expected_box(canvas, points) -> tuple[int, int, int, int]:
+    """Cells (bin0, bin1, frame0, frame1) the brush can reach along ``points``, one cell of slack."""
+    mapping = canvas.mapping()
+    settings = canvas.brush_settings
+    where = [mapping.to_document(x, y) for x, y in points]
+    frames = [p.frame for p in where]
+    bins = [p.bin for p in where]
+    return (
+        math.floor(min(bins) - settings.radius_bins) - 1,
+        math.ceil(max(bins) + settings.radius_bins) + 2,
+        math.floor(min(frames) - settings.radius_frames) - 1,
+        math.ceil(max(frames) + settings.radius_frames) + 2,
+    )
+
+
+@pytest.mark.parametrize("brush", list(BRUSHES))
+def test_each_brush_changes_the_document_inside_its_stroke_only(window, qtbot, brush):
+    canvas, document = window.canvas, window.document
+    window.palette.actions_by_tool[brush].trigger()
+    assert canvas.tool == brush and window.brush_panel.brush == brush
+    points = stroke_points(canvas)
+    if brush == "clone":  # Ctrl+click sets the source first, as a person would
+        ctrl, left = Qt.KeyboardModifier.ControlModifier, Qt.MouseButton.LeftButton
+        x, y = canvas.width() * 0.1, canvas.height() * 0.3
+        with qtbot.waitSignal(canvas.message):
+            send_mouse(
+                canvas,
+                QEvent.Type.MouseButtonPress,
+                x,
+                y,
+                button=left,
+                buttons=left,
+                modifiers=ctrl,
+            )
+        send_mouse(canvas, QEvent.Type.MouseButtonRelease, x, y, button=left, modifiers=ctrl)
+        assert canvas.clone_source is not None
+    magnitude, phase = snapshot(document)
+    wait_for_fresh_frame(qtbot, canvas)
+    pixels = canvas_pixels(canvas)
+
+    drag(qtbot, canvas, points)
+
+    assert window.history.can_undo and window.modified
+    after_magnitude, after_phase = snapshot(document)
+    changed = ((after_magnitude != magnitude) | (after_phase != phase)).any(dim=0).numpy()
+    assert changed.sum() > 20, "the stroke changed (almost) nothing"
+    bin0, bin1, frame0, frame1 = expected_box(canvas, points)
+    outside = changed.copy()
+    outside[max(0, bin0) : bin1, max(0, frame0) : frame1] = False
+    assert not outside.any(), f"cells outside the stroke changed: {np.argwhere(outside)[:5]}"
+
+    wait_for_fresh_frame(qtbot, canvas)
+    now = canvas_pixels(canvas)
+    xs = [int(x) for x, _ in points]
+    ys = [int(y) for _, y in points]
+    under_stroke = np.abs(now.astype(int) - pixels)[
+        min(ys) - 3 : max(ys) + 4, min(xs) : max(xs) + 1
+    ]
+    assert under_stroke.max() > 10, "the pixels under the stroke did not change"
+    top_rows = np.abs(now.astype(int) - pixels)[: canvas.height() // 10]
+    assert top_rows.max() == 0, "pixels far from the stroke changed"
+
+
+def key(qtbot, widget, sequence: str) -> None:
+    """Type a shortcut such as 'Ctrl+Shift+Z' into the focused widget."""
+    QTest.keySequence(widget, sequence)
+    qtbot.wait(10)
+
+
+def test_undo_and_redo_shortcuts_restore_the_document_exactly(window, qtbot):
+    canvas, document = window.canvas, window.document
+    original = snapshot(document)
+    drag(qtbot, canvas, stroke_points(canvas))
+    painted = snapshot(document)
+    drag(qtbot, canvas, stroke_points(canvas, y_fraction=0.7))
+    twice = snapshot(document)
+    assert not torch.equal(painted[0], original[0]) and not torch.equal(twice[0], painted[0])
+
+    canvas.setFocus()
+    key(qtbot, canvas, "Ctrl+Z")
+    assert all(torch.equal(a, b) for a, b in zip(snapshot(document), painted, strict=True))
+    key(qtbot, canvas, "Ctrl+Z")
+    assert all(torch.equal(a, b) for a, b in zip(snapshot(document), original, strict=True))
+    assert not window.actions_by_name["undo"].isEnabled()
+    key(qtbot, canvas, "Ctrl+Shift+Z")
+    assert all(torch.equal(a, b) for a, b in zip(snapshot(document), painted, strict=True))
+    key(qtbot, canvas, "Ctrl+Y")
+    assert all(torch.equal(a, b) for a, b in zip(snapshot(document), twice, strict=True))
+    assert not window.actions_by_name["redo"].isEnabled()
+
+
+def test_bracket_keys_change_the_brush_size(window, qtbot):
+    canvas = window.canvas
+    canvas.setFocus()
+    before = canvas.brush_settings.radius_frames, canvas.brush_settings.radius_bins
+    key(qtbot, canvas, "]")
+    bigger = canvas.brush_settings.radius_frames, canvas.brush_settings.radius_bins
+    assert bigger == pytest.approx((before[0] * 1.25, before[1] * 1.25), rel=1e-3)
+    key(qtbot, canvas, "[")
+    key(qtbot, canvas, "[")
+    smaller = canvas.brush_settings.radius_frames, canvas.brush_settings.radius_bins
+    assert smaller == pytest.approx((before[0] / 1.25, before[1] / 1.25), rel=1e-2)

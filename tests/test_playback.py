@@ -1,0 +1,267 @@
+"""PlaybackEngine (the callback's copying, A/B, loops, tear-free updates, a real PortAudio stream)
+and the Resynthesizer that keeps it equal to the edited document."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from gui_fixtures import JACK_RATE, jack_server  # noqa: F401 - fixture
+
+from spectropaint.app.playback import OutputDevice, PlaybackEngine, find_output_device
+from spectropaint.app.resynthesis import CHUNK_FRAMES, Resynthesizer, merge_spans
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.regions import Region
+from spectropaint.transforms.stft import STFTSettings
+
+NO_DEVICE = OutputDevice(None, "", 0, "no audio output device (test)")
+STEREO = OutputDevice(0, "test device", 2)
+OK = SimpleNamespace(output_underflow=False)
+
+
+def ramp(channels: int = 2, n: int = 1000) -> np.ndarray:
+    """A signal whose every sample says where it is: channel c, sample i holds (i + 1000 c) / 1e5."""
+    return (np.arange(n)[None, :] + 1000 * np.arange(channels)[:, None]) / 1e5
+
+
+def pull(engine: PlaybackEngine, frames: int, channels: int = 2) -> np.ndarray:
+    """Run the callback once as PortAudio would and return the block ``[frames, channels]``."""
+    out = np.full((frames, channels), np.nan, dtype=np.float32)
+    engine._fill(out, frames, None, OK)
+    return out
+
+
+def as_played(samples: np.ndarray) -> np.ndarray:
+    return samples.T.astype(np.float32)
+
+
+def test_callback_copies_consecutive_blocks_and_advances():
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    engine._playing = True
+    blocks = [pull(engine, 128) for _ in range(3)]
+    np.testing.assert_array_equal(np.concatenate(blocks), as_played(signal[:, :384]))
+    assert engine.position == 384
+
+
+def test_paused_engine_outputs_silence_and_keeps_position():
+    engine = PlaybackEngine(ramp(), 8000, device=STEREO)
+    engine.seek(100)
+    np.testing.assert_array_equal(pull(engine, 64), 0)
+    assert engine.position == 100
+
+
+def test_end_of_signal_pads_with_zeros_and_stops():
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    engine.seek(950)
+    engine._playing = True
+    block = pull(engine, 128)
+    np.testing.assert_array_equal(block[:50], as_played(signal[:, 950:]))
+    np.testing.assert_array_equal(block[50:], 0)
+    assert not engine.playing
+
+
+def test_loop_wraps_inside_a_block():
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    engine.set_loop((200, 260))
+    engine.seek(240)
+    engine._playing = True
+    block = pull(engine, 100)
+    expected = np.concatenate([np.arange(240, 260), np.arange(200, 260), np.arange(200, 220)])
+    np.testing.assert_array_equal(block, as_played(signal[:, expected]))
+    assert engine.position == 220
+
+
+def test_seek_while_playing_takes_effect_at_the_next_block():
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    engine._playing = True
+    pull(engine, 64)
+    engine.seek(700)
+    assert engine.position == 700
+    np.testing.assert_array_equal(pull(engine, 32), as_played(signal[:, 700:732]))
+
+
+def test_bypass_plays_the_original_and_update_changes_only_the_edited_signal():
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    new = -signal[:, 300:400]
+    engine.update_span(300, new)
+    engine._playing = True
+    engine.seek(250)
+    edited = pull(engine, 200)
+    np.testing.assert_array_equal(edited[:50], as_played(signal[:, 250:300]))
+    np.testing.assert_array_equal(edited[50:150], as_played(new))
+    np.testing.assert_array_equal(edited[150:], as_played(signal[:, 400:450]))
+    engine.bypass = True
+    engine.seek(250)
+    np.testing.assert_array_equal(pull(engine, 200), as_played(signal[:, 250:450]))
+
+
+def test_pending_patch_overrides_a_torn_copy():
+    """A segment copied while the writer is mid-copy is replaced by the published patch."""
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    engine._edited = engine._original.copy()
+    new = as_played(-signal[:, 100:200])
+    engine._edited[100:150] = new[:50]  # the writer got halfway
+    engine._patch = (100, new)
+    engine._playing = True
+    engine.seek(80)
+    block = pull(engine, 140)
+    np.testing.assert_array_equal(block[20:120], new)
+    np.testing.assert_array_equal(block[:20], as_played(signal[:, 80:100]))
+    np.testing.assert_array_equal(block[120:], as_played(signal[:, 200:220]))
+
+
+def test_writer_keeps_the_patch_published_until_the_callback_in_flight_leaves():
+    engine = PlaybackEngine(ramp(), 8000, device=STEREO)
+    engine._entered = 1  # a callback is copying right now
+    writer = threading.Thread(target=engine.update_span, args=(100, np.zeros((2, 50))))
+    writer.start()
+    wait_until(lambda: engine._patch is not None and engine._edited[100:150].max() == 0, 5)
+    assert writer.is_alive() and engine._patch is not None
+    engine._left = 1  # the callback returned
+    writer.join(5)
+    assert not writer.is_alive() and engine._patch is None
+
+
+def test_update_outside_the_signal_is_refused():
+    engine = PlaybackEngine(ramp(), 8000, device=STEREO)
+    with pytest.raises(ValueError, match="outside"):
+        engine.update_span(990, np.zeros((2, 20)))
+    with pytest.raises(ValueError, match="channels"):
+        engine.update_span(0, np.zeros((1, 20)))
+
+
+def test_no_output_device_disables_transport_with_its_reason():
+    engine = PlaybackEngine(ramp(), 8000, device=NO_DEVICE)
+    assert not engine.available
+    assert "no audio output device" in engine.reason
+    with pytest.raises(RuntimeError, match="unavailable: no audio output device"):
+        engine.play()
+    engine.update_span(10, np.zeros((2, 5)))  # still a working buffer
+    assert engine.edited()[10:15].max() == 0
+
+
+def test_portaudio_error_on_query_becomes_a_reason(monkeypatch):
+    import sounddevice as sd
+
+    def fail(*args, **kwargs):
+        raise sd.PortAudioError("Error querying device -1")
+
+    monkeypatch.setattr(sd, "query_devices", fail)
+    device = find_output_device()
+    assert not device.available
+    assert "Error querying device -1" in device.reason
+
+
+class RecordingEngine(PlaybackEngine):
+    """Taps every block the real stream's callback delivered."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.delivered: list[np.ndarray] = []
+
+    def _fill(self, outdata, frames, time_info, status):
+        super()._fill(outdata, frames, time_info, status)
+        self.delivered.append(outdata.copy())
+
+
+def wait_until(condition, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(0.01)
+
+
+def test_real_stream_delivers_the_edited_signal(jack_server):  # noqa: F811
+    rng = np.random.default_rng(1)
+    signal = 0.5 * rng.uniform(-1, 1, size=(2, JACK_RATE))
+    engine = RecordingEngine(signal, JACK_RATE, device=jack_server)
+    assert engine.available, engine.reason
+    edit_start = JACK_RATE // 2
+    edit = 0.25 * rng.uniform(-1, 1, size=(2, 4000))
+    try:
+        engine.play()
+        wait_until(lambda: engine.position > 0, 5)
+        engine.update_span(edit_start, edit)  # ahead of the playhead, while playing
+        wait_until(lambda: not engine.playing, 10)
+    finally:
+        engine.close()
+    played = np.concatenate(engine.delivered)
+    expected = signal.copy()
+    expected[:, edit_start : edit_start + edit.shape[1]] = edit
+    np.testing.assert_array_equal(played[:JACK_RATE], as_played(expected))
+    np.testing.assert_array_equal(played[JACK_RATE:], 0)
+
+
+def test_real_stream_never_delivers_a_block_mixing_two_versions_of_a_span(jack_server):  # noqa: F811
+    """Rewrite the looped span continuously while it plays: each block shows exactly one version."""
+    n = JACK_RATE // 4
+    engine = RecordingEngine(np.zeros((2, n)), JACK_RATE, device=jack_server)
+    engine.set_loop((0, n))
+    stop = threading.Event()
+
+    def rewrite():
+        version = 0
+        while not stop.is_set():
+            version += 1
+            engine.update_span(0, np.full((2, n), version / 1e4))
+
+    writer = threading.Thread(target=rewrite)
+    try:
+        engine.play()
+        writer.start()
+        wait_until(lambda: len(engine.delivered) > 150, 10)
+    finally:
+        stop.set()
+        writer.join()
+        engine.close()
+    versions = [np.unique(block) for block in engine.delivered]
+    assert all(len(v) == 1 for v in versions), [v for v in versions if len(v) != 1][:3]
+    seen = np.array([v[0] for v in versions])
+    assert len(np.unique(seen)) > 10  # the span really changed while it played
+    assert np.all(np.diff(seen) >= 0)
+
+
+def test_merge_spans_joins_overlapping_and_touching_spans():
+    assert merge_spans([(5, 9), (0, 3), (3, 4), (8, 12), (20, 21)]) == [(0, 4), (5, 12), (20, 21)]
+
+
+def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
+    rng = np.random.default_rng(2)
+    signal = 0.2 * rng.standard_normal((2, 8000 * 4))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
+    lock = threading.Lock()
+    calls = []
+    edited_span = document.edited_span
+
+    def spying_edited_span(frame0, frame1, **kwargs):
+        calls.append((frame0, frame1, lock.locked()))
+        return edited_span(frame0, frame1, **kwargs)
+
+    document.edited_span = spying_edited_span
+    resynthesizer = Resynthesizer(document, engine, lock)
+    try:
+        region = Region(10, 60, 20, 20 + 3 * CHUNK_FRAMES + 7, (0, 1))
+        magnitude, phase = document.read(region)
+        with lock:
+            document.write(region, magnitude * 0.25, phase)
+        resynthesizer.schedule(region)
+        assert resynthesizer.wait_idle(30) and resynthesizer.error is None
+    finally:
+        resynthesizer.close()
+        document.edited_span = edited_span
+    np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+    assert np.abs(engine.edited() - as_played(signal)).max() > 0.01
+    # chunk by chunk, each read under the lock, together covering the region's frames
+    assert all(f1 - f0 <= CHUNK_FRAMES and held for f0, f1, held in calls)
+    assert calls[0][0] == region.frame0 and calls[-1][1] == region.frame1 and len(calls) == 4
