@@ -29,7 +29,7 @@ def render_parser() -> argparse.ArgumentParser:
         prog="spectropaint render",
         description="Load an audio file, apply recorded strokes, and export audio and/or an image.",
     )
-    parser.add_argument("input", help="audio file (WAV, FLAC, OGG, AIFF, MP3)")
+    parser.add_argument("input", help="audio file (WAV, FLAC, OGG, AIFF, MP3) or project (.spp)")
     parser.add_argument("--wav", metavar="OUT", help="write the edited audio (.wav or .flac)")
     parser.add_argument(
         "--subtype", choices=AUDIO_SUBTYPES, help="sample format of --wav (default: the source's)"
@@ -40,6 +40,9 @@ def render_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         help="recorded strokes to apply (repeatable, applied in order)",
+    )
+    parser.add_argument(
+        "--project", metavar="OUT", help="save a project (.spp): audio, edits, strokes"
     )
     parser.add_argument("--png", metavar="OUT", help="write the spectrogram as PNG")
     parser.add_argument(
@@ -76,21 +79,33 @@ def gui_parser() -> argparse.ArgumentParser:
 
 def render(args: argparse.Namespace) -> int:
     from spectropaint.transforms.document import Document
+    from spectropaint.transforms.project_file import is_project, load_project, save_project
     from spectropaint.transforms.stft import STFTSettings
 
-    if not (args.wav or args.png):
+    if not (args.wav or args.png or args.project):
         print(
-            "spectropaint render: nothing to write: give --wav OUT and/or --png OUT",
+            "spectropaint render: nothing to write: give --wav, --png and/or --project",
             file=sys.stderr,
         )
         return 2
-    settings = STFTSettings(n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine)
-    document = Document.from_file(args.input, settings=settings, device=args.device)
+    strokes: list[dict] = []
+    if is_project(args.input):
+        project = load_project(args.input, device=args.device)
+        document, strokes = project.document, list(project.strokes)
+    else:
+        settings = STFTSettings(
+            n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
+        )
+        document = Document.from_file(args.input, settings=settings, device=args.device)
     if args.strokes:
         from spectropaint.brushes.recorded import apply_strokes, load_strokes
 
         for path in args.strokes:
-            apply_strokes(document, load_strokes(path))
+            recorded = load_strokes(path)
+            apply_strokes(document, recorded)
+            strokes += [stroke.to_dict() for stroke in recorded]
+    if args.project:
+        print(save_project(document, args.project, strokes=strokes).message)
     if args.wav:
         report = document.export(args.wav, subtype=args.subtype)
         print(report.message)

@@ -144,3 +144,28 @@ def test_render_with_a_broken_stroke_file_exits_1_naming_it(tmp_path, source, ca
     )
     assert "broken.json" in capsys.readouterr().err
     assert not (tmp_path / "o.wav").exists()
+
+
+def test_render_saves_a_project_that_renders_the_same_audio(tmp_path, source):
+    from importlib.resources import files
+
+    strokes = files("spectropaint.resources") / "strokes" / "erase_band.json"
+    project, direct, via_project = tmp_path / "p.spp", tmp_path / "a.wav", tmp_path / "b.wav"
+    args = ["render", str(source), "--strokes", str(strokes)]
+    assert main([*args, "--project", str(project), "--wav", str(direct)]) == 0
+    assert main(["render", str(project), "--wav", str(via_project)]) == 0
+    a, _ = sf.read(direct, dtype="int16")
+    b, _ = sf.read(via_project, dtype="int16")
+    original, _ = sf.read(source, dtype="int16")
+    assert np.array_equal(a, b) and not np.array_equal(a, original)
+    from spectropaint.transforms.project_file import load_project
+
+    saved = load_project(project, device="cpu")
+    assert [stroke["brush"] for stroke in saved.strokes] == ["erase"] * len(saved.strokes) != []
+
+
+def test_render_of_a_damaged_project_exits_1_naming_it(tmp_path, capsys):
+    damaged = tmp_path / "bad.spp"
+    damaged.write_bytes(b"PK\x03\x04 not really a zip")
+    assert main(["render", str(damaged), "--wav", str(tmp_path / "o.wav")]) == 1
+    assert "bad.spp" in capsys.readouterr().err

@@ -65,7 +65,7 @@ def polar_to_complex(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tens
     return torch.polar(magnitude, phase)
 
 
-def _runs(flags: np.ndarray) -> list[tuple[int, int]]:
+def edited_runs(flags: np.ndarray) -> list[tuple[int, int]]:
     """Half-open ``[start, stop)`` runs of True in a bool array."""
     padded = np.concatenate(([False], flags, [False])).astype(np.int8)
     edges = np.flatnonzero(np.diff(padded))
@@ -225,7 +225,7 @@ class Document:
             return self.audio.samples
         out = self.audio.samples.copy()
         for index, block in enumerate(self.blocks):
-            for frame0, frame1 in _runs(block.edited_frames):
+            for frame0, frame1 in edited_runs(block.edited_frames):
                 start, span = self.edited_span(frame0, frame1, block=index)
                 out[:, start : start + span.shape[-1]] = span
         return out

@@ -29,3 +29,17 @@ class SettingsError(SpectroPaintError, ValueError):
 
 class Cancelled(SpectroPaintError):
     """Long work (opening, analysing, exporting) was cancelled by the person who started it."""
+
+
+class ProjectFileError(SpectroPaintError):
+    """A project file (``.spp``) could not be read or written.
+
+    The message always names the file and the reason, e.g.
+    ``cannot open project 'song.spp': member 'audio.flac' is missing``.
+    """
+
+    def __init__(self, path: str | os.PathLike, reason: str, *, action: str = "open"):
+        self.path = os.fspath(path)
+        self.reason = reason
+        self.action = action
+        super().__init__(f"cannot {action} project '{self.path}': {reason}")
