@@ -11,5 +11,5 @@
   per input event.
 - :mod:`.history`: undo and redo per stroke, bit-exact, within a byte budget; :mod:`.tiles` holds
   a stroke's touched tiles.
-- :mod:`.recorded`: recorded strokes as JSON (format in ``STROKES.md``).
+- :mod:`.recorded`: recorded strokes as JSON (format in the README, Recorded strokes).
 """

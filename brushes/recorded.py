@@ -1,6 +1,6 @@
 """Recorded strokes: a JSON file of brush, settings and input events, loaded, saved and replayed.
 
-The format is documented in ``brushes/STROKES.md``. Replaying feeds the events one at a time, as a
+The format is documented in the README (Recorded strokes). Replaying feeds the events one at a time, as a
 live pointer would, so a recorded file gives the same edits as the stroke it records, on every run.
 """
 

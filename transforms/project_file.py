@@ -4,7 +4,7 @@
 it only once complete, so a crash or a kill at any moment leaves the old project or the new one.
 :func:`load_project` rebuilds the document bit for bit: it re-analyses the stored original audio
 (the analysis runs in a fixed chunk grid, so the unedited coefficients come back identical) and
-writes the stored edited frames back. The format is documented in ``project_format.md``.
+writes the stored edited frames back. The format is documented in the README (Project files).
 
 Nothing in a file is trusted. The manifest is checked against itself (``project_manifest.py``:
 block shapes follow from the audio's size and the settings), every member's declared size against

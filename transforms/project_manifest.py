@@ -5,7 +5,7 @@ shapes, the runs of edited frames and their members, the view, the strokes membe
 :func:`check_manifest` checks every field and their consistency (block shapes must follow from the
 audio's size and the settings; edits must lie inside their block, in order, with the shapes and
 member names they imply) and returns a :class:`Plan`: what to allocate and read. Nothing large is
-allocated before this has passed. The format is documented in ``project_format.md``.
+allocated before this has passed. The format is documented in the README (Project files).
 """
 
 from __future__ import annotations
