@@ -35,9 +35,7 @@ def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
     QMessageBox.critical(window, title, text)
 
 
-def _start(
-    window: MainWindow, label: str, work, on_success, title: str, *, cancellable: bool
-) -> Job:
+def _start(window: MainWindow, label: str, work, on_success, title: str) -> Job:
     def done() -> None:
         window.job = None
 
@@ -48,7 +46,6 @@ def _start(
         on_success=on_success,
         on_failure=lambda exc: _fail(window, title, exc),
         on_cancel=lambda: window.statusBar().showMessage(f"{title}: cancelled", 5000),
-        cancellable=cancellable,
     )
     job.done.connect(done)
     return job.start()
@@ -79,7 +76,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
         if path is not None:
             window.store.add_recent(path)
 
-    return _start(window, label, work, success, "Cannot open", cancellable=True)
+    return _start(window, label, work, success, "Cannot open")
 
 
 def _ask_save_path(
@@ -121,10 +118,9 @@ def export_audio(window: MainWindow) -> Job | None:
     job = _start(
         window,
         f"Exporting {os.path.basename(path)}...",
-        lambda progress: document.export(path),
+        lambda progress: document.export(path, progress=progress),
         success,
         "Cannot export audio",
-        cancellable=False,
     )
     job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
     return job
@@ -164,7 +160,6 @@ def export_image(window: MainWindow) -> Job | None:
         work,
         success,
         "Cannot export image",
-        cancellable=True,
     )
     job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
     return job

@@ -75,8 +75,6 @@ class Job(QObject):
         ``work(progress) -> result``, run on a new thread.
     on_success, on_failure, on_cancel : callable
         Called on the GUI thread with the result, the exception, or nothing.
-    cancellable : bool
-        False for work that cannot stop part way (the dialog then has no Cancel button).
     """
 
     done = Signal()
@@ -90,23 +88,17 @@ class Job(QObject):
         on_success: Callable[[Any], None],
         on_failure: Callable[[BaseException], None],
         on_cancel: Callable[[], None] | None = None,
-        cancellable: bool = True,
     ):
         super().__init__(parent)
         self.thread = QThread(self)
         self.worker = Worker(work)
         self.worker.moveToThread(self.thread)
-        self.dialog = QProgressDialog(
-            label, "Cancel" if cancellable else "", 0, PROGRESS_STEPS, parent
-        )
+        self.dialog = QProgressDialog(label, "Cancel", 0, PROGRESS_STEPS, parent)
         self.dialog.setWindowTitle("SpectroPaint")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
         self.dialog.setMinimumDuration(SHOW_AFTER_MS)
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
-        if not cancellable:  # work that cannot stop reports no progress either: a busy bar
-            self.dialog.setCancelButton(None)
-            self.dialog.setRange(0, 0)
         self.dialog.canceled.connect(self.worker.cancel)
         self._on_success, self._on_failure, self._on_cancel = on_success, on_failure, on_cancel
         # bound slots of this GUI-thread object: Qt queues the worker's signals onto the GUI thread

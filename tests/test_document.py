@@ -147,3 +147,21 @@ def test_export_to_an_unknown_suffix_is_refused(tmp_path):
     document = Document.from_samples(music(1.0), RATE, device="cpu")
     with pytest.raises(AudioFileError, match=r"out\.xyz.*suffix"):
         document.export(tmp_path / "out.xyz")
+
+
+def test_export_reports_progress_and_a_cancel_leaves_the_old_file(tmp_path):
+    from spectropaint.transforms.errors import Cancelled
+
+    document = Document.from_samples(music(3.0), RATE, device="cpu")
+    halve(document, Region(0, 1025, 10, 20, (0, 1)))
+    halve(document, Region(0, 1025, 200, 210, (0, 1)))
+    out = tmp_path / "out.wav"
+    seen = []
+    document.export(out, progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == 1.0 and any(f <= 0.5 for f in seen)
+    before = out.read_bytes()
+    halve(document, Region(0, 1025, 100, 110, (0, 1)))
+    with pytest.raises(Cancelled):
+        document.export(out, progress=lambda fraction: fraction < 0.6)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.wav"]  # no temporary left

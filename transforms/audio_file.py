@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ from .audio_headers import (
     check_ogg_pages,
     container_kind,
 )
-from .errors import AudioFileError, SettingsError
+from .errors import AudioFileError, Cancelled, SettingsError
 
 _BLOCK_FRAMES = 1 << 15
 """Frames per read or write call. Bounds the temporary memory next to the float64 samples, and keeps
@@ -182,6 +183,7 @@ def write_audio(
     *,
     format: str = "WAV",
     subtype: str = "PCM_16",
+    progress: Callable[[float], object] | None = None,
 ) -> ExportReport:
     """Write samples to an audio file, atomically (a failed write leaves any old file untouched).
 
@@ -194,6 +196,9 @@ def write_audio(
         Hz.
     format, subtype : str
         soundfile major format and subtype, e.g. ``'FLAC'``, ``'PCM_24'``.
+    progress : callable, optional
+        Called with the fraction written; returning ``False`` cancels (:class:`Cancelled`), and
+        the old file, if any, stays as it was.
 
     Returns
     -------
@@ -227,7 +232,7 @@ def write_audio(
         with atomic_path(path) as temporary, open(temporary, "wb") as raw:
             sink = _ErrorKeepingWriter(raw)
             try:
-                clipped, peak = _encode(sink, samples, int(sample_rate), format, subtype)
+                clipped, peak = _encode(sink, samples, int(sample_rate), format, subtype, progress)
             finally:
                 if sink.error is not None:  # the real cause of what libsndfile saw as a short write
                     raise sink.error
@@ -416,7 +421,12 @@ class _ErrorKeepingWriter:
 
 
 def _encode(
-    sink: _ErrorKeepingWriter, samples: np.ndarray, sample_rate: int, format: str, subtype: str
+    sink: _ErrorKeepingWriter,
+    samples: np.ndarray,
+    sample_rate: int,
+    format: str,
+    subtype: str,
+    progress: Callable[[float], object] | None,
 ) -> tuple[int, float]:
     """Write ``samples`` (channels, frames) block by block; return (clipped samples, peak)."""
     clipped, peak = 0, 0.0
@@ -427,6 +437,9 @@ def _encode(
             values, block_clipped = _to_file_values(block, subtype)
             clipped += block_clipped
             out.write(values)
+            done = min(samples.shape[1], start + _BLOCK_FRAMES) / samples.shape[1]
+            if progress is not None and progress(done) is False:
+                raise Cancelled("export cancelled")
     return clipped, peak
 
 

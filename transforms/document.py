@@ -25,7 +25,7 @@ from spectropaint.transforms.audio_file import (
     load_audio,
     write_audio,
 )
-from spectropaint.transforms.errors import AudioFileError, SettingsError
+from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
 from spectropaint.transforms.regions import Region, RegionChanged
 from spectropaint.transforms.stft import STFT, STFTSettings
 from spectropaint.transforms.transform import BlockLayout, Progress, Transform
@@ -219,15 +219,24 @@ class Document:
         out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
         return start, out
 
-    def edited_samples(self) -> np.ndarray:
-        """The whole edited signal ``[C, N]`` float64; the original array itself when unedited."""
+    def edited_samples(self, *, progress: Progress | None = None) -> np.ndarray:
+        """The whole edited signal ``[C, N]`` float64; the original array itself when unedited.
+
+        ``progress`` is called with the fraction of edited runs done; ``False`` cancels.
+        """
         if not self.is_edited:
             return self.audio.samples
         out = self.audio.samples.copy()
-        for index, block in enumerate(self.blocks):
-            for frame0, frame1 in edited_runs(block.edited_frames):
-                start, span = self.edited_span(frame0, frame1, block=index)
-                out[:, start : start + span.shape[-1]] = span
+        runs = [
+            (index, frame0, frame1)
+            for index, block in enumerate(self.blocks)
+            for frame0, frame1 in edited_runs(block.edited_frames)
+        ]
+        for done, (index, frame0, frame1) in enumerate(runs, 1):
+            start, span = self.edited_span(frame0, frame1, block=index)
+            out[:, start : start + span.shape[-1]] = span
+            if progress is not None and progress(done / len(runs)) is False:
+                raise Cancelled("resynthesis cancelled")
         return out
 
     # ---------------------------------------------------------------------------------- export
@@ -237,8 +246,13 @@ class Document:
         *,
         subtype: str | None = None,
         format: str | None = None,
+        progress: Progress | None = None,
     ) -> ExportReport:
-        """Write the edited audio atomically; ``format`` from the suffix, ``subtype`` the source's."""
+        """Write the edited audio atomically; ``format`` from the suffix, ``subtype`` the source's.
+
+        ``progress`` sees resynthesis as the first half and writing as the second; returning
+        ``False`` cancels (:class:`Cancelled`) and leaves any existing file untouched.
+        """
         if format is None:
             suffix = os.path.splitext(os.fspath(path))[1].lower()
             if suffix not in FORMAT_BY_SUFFIX:
@@ -250,6 +264,15 @@ class Document:
                 )
             format = FORMAT_BY_SUFFIX[suffix]
         subtype = subtype or default_export_subtype(self.audio.format, format)
+
+        def half(offset: float):
+            return None if progress is None else (lambda done: progress(offset + done / 2))
+
         return write_audio(
-            path, self.edited_samples(), self.sample_rate, format=format, subtype=subtype
+            path,
+            self.edited_samples(progress=half(0.0)),
+            self.sample_rate,
+            format=format,
+            subtype=subtype,
+            progress=half(0.5),
         )
