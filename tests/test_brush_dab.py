@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.ndimage
 import torch
+from brush_fixtures import RATE, small_document
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.registry import BRUSHES
@@ -11,15 +12,6 @@ from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
-
-RATE = 16000
-
-
-def small_document(seconds=1.0, channels=2, seed=0):
-    samples = 0.1 * np.random.default_rng(seed).standard_normal((channels, int(RATE * seconds)))
-    return Document.from_samples(
-        samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device="cpu"
-    )
 
 
 def grids(document):

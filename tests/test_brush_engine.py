@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from brush_fixtures import small_document
 
 from spectropaint.brushes.engine import StrokeSession, paint
 from spectropaint.brushes.history import History
@@ -10,19 +11,8 @@ from spectropaint.brushes.kernels.gain import GainParams
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
-from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.regions import Region
-from spectropaint.transforms.stft import STFTSettings
-
-RATE = 16000
-
-
-def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
-    samples = 0.1 * np.random.default_rng(seed).standard_normal((channels, int(RATE * seconds)))
-    return Document.from_samples(
-        samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device=device
-    )
 
 
 def line(x0, y0, x1, y1, n, pressure=1.0):

@@ -1,8 +1,8 @@
 """Undo and redo per stroke: bit-identical both ways, only touched tiles stored, a byte budget."""
 
-import numpy as np
 import pytest
 import torch
+from brush_fixtures import small_document
 
 from spectropaint.brushes.engine import StrokeSession, paint
 from spectropaint.brushes.history import History
@@ -10,19 +10,9 @@ from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.brushes.tiles import TILE
-from spectropaint.transforms.document import Document
-from spectropaint.transforms.stft import STFTSettings
 
-RATE = 16000
 TILE_BYTES = 2 * 2 * TILE * TILE * 4
 """One tile of a stereo document: magnitude and phase, float32."""
-
-
-def small_document(seconds=1.0, channels=2, seed=0):
-    samples = 0.1 * np.random.default_rng(seed).standard_normal((channels, int(RATE * seconds)))
-    return Document.from_samples(
-        samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device="cpu"
-    )
 
 
 def grids(document):
