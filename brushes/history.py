@@ -7,12 +7,19 @@ stored values with the document's current ones, so a step holds one copy of its 
 restoring is a plain copy: bit-identical both ways.
 
 The history is bounded by a byte budget: when the undo and redo steps together exceed it, the oldest
-steps are dropped (a step larger than the whole budget is not kept at all).
+steps are dropped. A step larger than the whole budget is not kept, and neither is any older step:
+undoing those past a change that cannot be undone would give a state that never existed.
+
+Accounting: :attr:`History.bytes_used` is the bytes of the tile tensors the kept steps hold, which is
+all the memory they keep alive but their Python objects (an :class:`Atom`, its :class:`Region` and
+its tensor's header: 1 to 2 kB per tile, against 64 KiB for a 64 x 64 stereo tile). The open step's
+own copies are released when it is committed or aborted, so a caller that keeps its stroke session
+(or the step) alive afterwards holds nothing the budget does not count.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -80,11 +87,16 @@ class OpenStep:
         """Write every recorded tile back; emits ``region_changed`` once if anything was written."""
         for key, values in self.originals.tiles.items():
             self.document.write(self.originals.tile_box(key, self.channels), values[0], values[1])
+        self.release()
         if not self.region.empty:
             self.document.region_changed.emit(self.region)
 
+    def release(self) -> None:
+        """Drop the recorded tiles (the stroke is over); ``region`` stays."""
+        self.originals.tiles.clear()
 
-@dataclass
+
+@dataclass(eq=False)
 class Atom:
     """One tile of one step: its box and the values it does not currently hold, ``[2, C, b, f]``."""
 
@@ -98,17 +110,21 @@ class Atom:
         self.values = current
 
 
-@dataclass
+@dataclass(eq=False)
 class Step:
-    """A committed stroke: its tiles, the box it changed, and its size in bytes."""
+    """A committed stroke: its tiles, the box it changed, and its size in bytes.
+
+    Undo and redo swap each atom's values for ones of the same box, shape and type, so ``nbytes``
+    never changes.
+    """
 
     label: str
     atoms: list[Atom]
     region: Region
+    nbytes: int = field(init=False)
 
-    @property
-    def nbytes(self) -> int:
-        return sum(atom.values.nbytes for atom in self.atoms)
+    def __post_init__(self) -> None:
+        self.nbytes = sum(atom.values.nbytes for atom in self.atoms)
 
     def swap(self, document) -> Region:
         for atom in reversed(self.atoms):
@@ -134,6 +150,8 @@ class History:
         self._undo: list[Step] = []
         self._redo: list[Step] = []
         self._open: OpenStep | None = None
+        self._bytes = 0
+        """The sum of ``nbytes`` over both stacks, kept up to date as steps come and go."""
 
     # ------------------------------------------------------------------------------- recording
     def begin(self, channels: tuple[int, ...], *, label: str = "", tile: int = TILE) -> OpenStep:
@@ -144,7 +162,12 @@ class History:
         return self._open
 
     def commit(self) -> bool:
-        """Close the open step and push it; False when it was empty or larger than the budget."""
+        """Close the open step and push it; True when it was kept.
+
+        Pushing drops every redo step, then the oldest undo steps the budget has no room for. False
+        when the step was empty (nothing changes) or larger than the whole budget (then no step is
+        kept: see the module's docstring).
+        """
         step, self._open = self._open, None
         if step is None:
             raise RuntimeError("no stroke is open in this history")
@@ -154,11 +177,19 @@ class History:
             Atom(step.originals.tile_box(key, step.channels), values.to(STORAGE_DEVICE))
             for key, values in step.originals.tiles.items()
         ]
+        step.release()
         new = Step(step.label, atoms, step.region)
+        self._bytes -= sum(dropped.nbytes for dropped in self._redo)
         self._redo.clear()
+        if new.nbytes > self.byte_budget:
+            self._undo.clear()
+            self._bytes = 0
+            return False
         self._undo.append(new)
-        self._trim()
-        return bool(self._undo) and self._undo[-1] is new
+        self._bytes += new.nbytes
+        while self._bytes > self.byte_budget:
+            self._bytes -= self._undo.pop(0).nbytes
+        return True
 
     def abort(self) -> None:
         """Undo the open step's writes and forget it; emits ``region_changed`` if it wrote anything."""
@@ -166,10 +197,6 @@ class History:
         if step is None:
             raise RuntimeError("no stroke is open in this history")
         step.abort()
-
-    def _trim(self) -> None:
-        while self._undo and self.bytes_used > self.byte_budget:
-            self._undo.pop(0)
 
     # ---------------------------------------------------------------------------- undo and redo
     @property
@@ -203,7 +230,17 @@ class History:
     @property
     def bytes_used(self) -> int:
         """Bytes held by the undo and redo steps together."""
-        return sum(step.nbytes for step in self._undo) + sum(step.nbytes for step in self._redo)
+        return self._bytes
+
+    @property
+    def undo_steps(self) -> tuple[Step, ...]:
+        """The steps undo reverts, oldest first (the next one to undo last)."""
+        return tuple(self._undo)
+
+    @property
+    def redo_steps(self) -> tuple[Step, ...]:
+        """The steps redo re-applies, the next one to redo last."""
+        return tuple(self._redo)
 
     def usage(self) -> str:
         """A one-line report of the budget's use, e.g. ``'3.1 MiB of 512.0 MiB in 4 undo, 1 redo steps'``."""

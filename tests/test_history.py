@@ -1,5 +1,8 @@
 """Undo and redo per stroke: bit-identical both ways, only touched tiles stored, a byte budget."""
 
+import gc
+import weakref
+
 import pytest
 import torch
 from brush_fixtures import small_document
@@ -126,3 +129,42 @@ def test_undo_is_refused_while_a_stroke_is_open():
         history.undo()
     session.abort()
     assert history.can_undo
+
+
+def one_tile_stroke(document, history, x):
+    session = StrokeSession(
+        document, "gain", BrushSettings(radius_frames=3, radius_bins=3), history=history
+    )
+    session.add_events([InputEvent(0.0, x, 20.0), InputEvent(0.1, x + 10.0, 25.0)])
+    assert session.end()
+    return session
+
+
+def test_a_finished_stroke_holds_no_tiles_outside_the_history():
+    document = small_document()
+    history = History(document, byte_budget=TILE_BYTES)
+    # the caller keeps each session (and with it the step it recorded into) in this list
+    sessions = [one_tile_stroke(document, history, 20.0)]
+    stored = weakref.ref(history.undo_steps[0].atoms[0].values)
+    history.undo()  # the stored tile goes back into the document; the step keeps the one it replaced
+    gc.collect()
+    assert stored() is None
+    sessions.append(one_tile_stroke(document, history, 90.0))
+    stored = weakref.ref(history.undo_steps[0].atoms[0].values)
+    sessions.append(one_tile_stroke(document, history, 150.0))  # the budget drops the step before
+    gc.collect()
+    assert stored() is None
+    assert len(history.undo_steps) == 1 and history.bytes_used == TILE_BYTES
+
+
+def test_a_step_larger_than_the_budget_drops_the_older_steps_too():
+    document = small_document()
+    history = History(document, byte_budget=2 * TILE_BYTES)
+    stroke(document, history, x0=80.0, y0=80.0, x1=110.0, y1=100.0, radius_frames=4, radius_bins=4)
+    assert history.can_undo
+    stroke(document, history, x0=10.0, y0=10.0, x1=200.0, y1=10.0, radius_frames=3, radius_bins=3)
+    painted = grids(document)
+    # undoing the first step alone would give a state that never existed: it is dropped with it
+    assert not history.can_undo and history.bytes_used == 0
+    assert history.undo() is None
+    assert torch.equal(grids(document), painted)
