@@ -53,6 +53,20 @@ class StrokeState:
     def channels(self) -> tuple[int, ...]:
         return self.step.channels
 
+    def follow(self, device: torch.device) -> None:
+        """Move the stroke's tensors (frequencies, coverage, original tiles) to ``device``.
+
+        Called before each dab with the document's device: the stroke's state is made on the CPU
+        and moves there with the first dab, and follows the document to the CPU should its device
+        run out of memory (an allocation that fails here is retried on the CPU too).
+        """
+        if self.band_hz.device == device:
+            return
+        self.band_hz = self.band_hz.to(device)
+        for tiles in (self.coverage.tiles, self.step.originals.tiles):
+            for key, tensor in tiles.items():
+                tiles[key] = tensor.to(device)
+
 
 def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:
     """Indices past ``[0, n)`` reflected back, edge cell repeated (``... 1 0 | 0 1 ... n-1 | n-1 ...``)."""

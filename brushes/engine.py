@@ -4,13 +4,14 @@
 :meth:`StrokeSession.add_events` applies the dabs of one or more input events and emits the
 document's ``region_changed`` once with the box they changed; :meth:`StrokeSession.end` commits the
 step. Like libmypaint's surface, the session needs nothing of the document but ``read``, ``write``,
-``blocks[0]`` geometry and ``region_changed``.
+``blocks[0]`` geometry, ``region_changed`` and ``on_cpu_after_oom``: a dab that runs the device out
+of memory moves the document to the CPU (with a notice) and is applied again there.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from spectropaint.brushes.dab import StrokeState, apply_dab
 from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import DabSpacer, InputEvent
+from spectropaint.brushes.stroke import Dab, DabSpacer, InputEvent
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.regions import EMPTY, Region
@@ -91,6 +92,7 @@ class StrokeSession:
             if history is not None
             else OpenStep(document, channels, label=kind.name, tile=tile)
         )
+        self.operation = f"painting with {kind.name}"
         self.state = StrokeState(
             document=document,
             kind=kind,
@@ -98,8 +100,10 @@ class StrokeSession:
             settings=settings,
             step=step,
             coverage=TileMap(block.n_bins, block.n_frames, tile=tile),
-            band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64, device=document.device),
-            full_scale=full_scale_magnitude(document),
+            band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
+            full_scale=document.on_cpu_after_oom(
+                self.operation, lambda: full_scale_magnitude(document)
+            ),
             margin=params.margin(settings),
         )
         self.spacer = DabSpacer(
@@ -123,10 +127,20 @@ class StrokeSession:
             raise RuntimeError("this stroke has ended")
         dirty = EMPTY
         for dab in self.spacer.feed(events):
-            dirty = dirty.union(apply_dab(self.state, dab))
+            dirty = dirty.union(self.document.on_cpu_after_oom(self.operation, self._dab(dab)))
         if not dirty.empty:
             self.document.region_changed.emit(dirty)
         return dirty
+
+    def _dab(self, dab: Dab) -> Callable[[], Region]:
+        """Apply ``dab`` on the document's current device (repeatable: a dab that failed part way
+        has written nothing, and its coverage is a maximum, which repeating leaves alone)."""
+
+        def work() -> Region:
+            self.state.follow(self.document.device)
+            return apply_dab(self.state, dab)
+
+        return work
 
     def end(self) -> bool:
         """Finish the stroke; True when its undo step was kept in the history."""
@@ -145,6 +159,7 @@ class StrokeSession:
         if not self.open:
             raise RuntimeError("this stroke has already ended")
         self.open = False
+        self.state.coverage.tiles.clear()  # nothing outside the history outlives the stroke
 
 
 def paint(

@@ -2,7 +2,10 @@
 
 An explicit choice (argument, then the ``SPECTROPAINT_DEVICE`` environment variable) wins; otherwise
 CUDA, then Apple's MPS, then the CPU. Asking for a device that is not there is an error, not a silent
-fallback, so a person who typed ``--device cuda`` learns that CUDA is missing.
+fallback, so a person who typed ``--device cuda`` learns that CUDA is missing. A device that runs out
+of memory later is another matter: the document moves to the CPU and says so
+(:meth:`~spectropaint.transforms.document.Document.continue_on_cpu`); :func:`release_cache` and
+:func:`continue_on_cpu_notice` are its device-specific parts.
 """
 
 from __future__ import annotations
@@ -53,9 +56,61 @@ def choose_device(explicit: str | torch.device | None = None) -> torch.device:
     return device
 
 
+CUFFT_PLANS = 64
+"""cuFFT plans kept per CUDA device. Blur and filter dabs of many sizes each make a plan, and torch
+keeps up to 4096 of them in host memory: about 420 MiB after 5,000 strokes on an H200, against 4 MiB
+with 64 kept, at the same speed (``tests/benchmarks/bench_soak.py --device cuda``)."""
+
+
+def limit_fft_plans(device: torch.device) -> None:
+    """Keep at most :data:`CUFFT_PLANS` cuFFT plans for ``device`` (nothing to do elsewhere)."""
+    if device.type == "cuda":
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        cache = torch.backends.cuda.cufft_plan_cache[index]
+        cache.max_size = min(cache.max_size, CUFFT_PLANS)
+
+
 def describe(device: torch.device) -> str:
     """A one-line description for the About box and benchmark tables."""
     if device.type == "cuda":
         index = device.index if device.index is not None else torch.cuda.current_device()
         return f"cuda:{index} ({torch.cuda.get_device_name(index)})"
     return device.type
+
+
+def device_name(device: torch.device) -> str:
+    """``'CUDA'``, ``'MPS'``, ``'CPU'``: how a notice names a kind of device."""
+    return device.type.upper()
+
+
+OUT_OF_MEMORY_MARKS = ("out of memory", "CUFFT_ALLOC_FAILED", "CUBLAS_STATUS_ALLOC_FAILED")
+"""Words in the errors of device libraries that failed to allocate (cuFFT and cuBLAS raise
+plain ``RuntimeError`` when they cannot get their workspace, not ``torch.OutOfMemoryError``)."""
+
+
+def out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` says a device ran out of memory."""
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    return isinstance(error, RuntimeError) and any(
+        mark in str(error) for mark in OUT_OF_MEMORY_MARKS
+    )
+
+
+def release_cache(device: torch.device) -> None:
+    """Hand the memory torch's caching allocator keeps on ``device`` back to the driver."""
+    if device.type == "cuda":
+        with torch.cuda.device(device):
+            torch.cuda.empty_cache()
+    elif device.type == "mps":
+        torch.mps.empty_cache()
+
+
+def continue_on_cpu_notice(previous: torch.device, operation: str) -> str:
+    """What to tell a person when ``previous`` ran out of memory during ``operation``."""
+    if previous.type == "cpu":
+        return f"out of memory while {operation}; SpectroPaint tried once more"
+    return (
+        f"{device_name(previous)} ran out of memory while {operation}; "
+        "SpectroPaint continues on the CPU (slower)"
+    )

@@ -149,6 +149,7 @@ print(json.dumps({
 
 def _check_refused_write(child, folder, reason):
     assert child.returncode == 0, child.stderr
+    assert "Traceback" not in child.stderr and "Exception ignored" not in child.stderr, child.stderr
     outcome = json.loads(child.stdout)
     assert outcome == {
         "message": f"cannot write '{folder / 'take.wav'}': {reason}",

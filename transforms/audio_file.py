@@ -47,6 +47,8 @@ _INTEGER_BITS = {
     "ULAW": 16,  # companded codes decode to 16-bit integers, and re-encode to the same codes
     "ALAW": 16,
 }
+Admit = Callable[["AudioFormat", int], "str | None"]
+"""``admit(format, frames)``: None to read the file, or the reason to refuse it."""
 _FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE"})
 _LOSSY_SUBTYPES = frozenset({"VORBIS", "OPUS", "MPEG_LAYER_I", "MPEG_LAYER_II", "MPEG_LAYER_III"})
 _PCM_BY_DEPTH = ("PCM_S8", "PCM_U8", "PCM_16", "PCM_24", "PCM_32")
@@ -141,7 +143,13 @@ class ExportReport:
         return text
 
 
-def load_audio(path: str | os.PathLike, *, max_bytes: int | None = None) -> AudioData:
+def load_audio(
+    path: str | os.PathLike,
+    *,
+    max_bytes: int | None = None,
+    admit: Admit | None = None,
+    progress: Callable[[float], object] | None = None,
+) -> AudioData:
     """Read an audio file into float64 samples, exactly.
 
     Parameters
@@ -150,6 +158,11 @@ def load_audio(path: str | os.PathLike, *, max_bytes: int | None = None) -> Audi
     max_bytes : int, optional
         Refuse files whose samples would take more memory than this, before reading any.
         Default: the memory available now (:func:`available_memory`).
+    admit : callable, optional
+        ``admit(format, frames)`` is called once the header is read, before any sample is
+        allocated, and decides instead of ``max_bytes``: a returned reason refuses the file.
+    progress : callable, optional
+        Called with the fraction of frames read; returning ``False`` cancels (:class:`Cancelled`).
 
     Returns
     -------
@@ -165,7 +178,9 @@ def load_audio(path: str | os.PathLike, *, max_bytes: int | None = None) -> Audi
     try:
         fd = _open_regular_file(path)
         try:
-            return _read(fd, os.fstat(fd).st_size, path, max_bytes)
+            return _read(
+                fd, os.fstat(fd).st_size, path, admit or _sample_budget(max_bytes), progress
+            )
         finally:
             os.close(fd)
     except Refused as refusal:
@@ -323,7 +338,26 @@ def _file_kind(mode: int) -> str:
     return next((name for test, name in kinds.items() if test(mode)), "special file")
 
 
-def _read(fd: int, size: int, path: str | os.PathLike, max_bytes: int | None) -> AudioData:
+def _sample_budget(max_bytes: int | None) -> Admit:
+    """Refuse audio whose float64 samples exceed ``max_bytes`` (default: the memory available)."""
+
+    def admit(audio_format: AudioFormat, frames: int) -> str | None:
+        need = frames * audio_format.channels * 8
+        budget = available_memory() if max_bytes is None else max_bytes
+        return (
+            too_large(format_bytes(need), budget) if budget is not None and need > budget else None
+        )
+
+    return admit
+
+
+def _read(
+    fd: int,
+    size: int,
+    path: str | os.PathLike,
+    admit: Admit,
+    progress: Callable[[float], object] | None,
+) -> AudioData:
     head = os.pread(fd, 16, 0)
     if head[:4] in (b"RIFF", b"RF64", b"FORM"):
         check_chunks(fd, size, head)
@@ -341,16 +375,13 @@ def _read(fd: int, size: int, path: str | os.PathLike, max_bytes: int | None) ->
         frames, channels = audio_file.frames, audio_file.channels
         if frames == 0:
             raise Refused("contains no audio (0 frames)")
-        need = frames * channels * 8
-        budget = available_memory() if max_bytes is None else max_bytes
-        if budget is not None and need > budget:
-            raise Refused(
-                f"too large: would need {_format_bytes(need)}, {_format_bytes(budget)} available"
-            )
-        samples = _read_samples(audio_file)
         audio_format = AudioFormat(
             audio_file.format, audio_file.subtype, audio_file.samplerate, channels
         )
+        refusal = admit(audio_format, frames)
+        if refusal is not None:
+            raise Refused(refusal)
+        samples = _read_samples(audio_file, progress)
     if audio_format.subtype not in _INTEGER_BITS:  # integers are always finite
         non_finite = _non_finite_reason(samples, audio_format.sample_rate)
         if non_finite:
@@ -358,7 +389,9 @@ def _read(fd: int, size: int, path: str | os.PathLike, max_bytes: int | None) ->
     return AudioData(samples, audio_format, os.fspath(path))
 
 
-def _read_samples(audio_file: sf.SoundFile) -> np.ndarray:
+def _read_samples(
+    audio_file: sf.SoundFile, progress: Callable[[float], object] | None
+) -> np.ndarray:
     """All frames as float64 ``(channels, frames)``: integer PCM through int32, exactly."""
     frames, channels = audio_file.frames, audio_file.channels
     integer = audio_file.subtype in _INTEGER_BITS
@@ -376,6 +409,8 @@ def _read_samples(audio_file: sf.SoundFile) -> np.ndarray:
             else:
                 target[...] = block.T
             done += len(block)
+            if progress is not None and progress(done / frames) is False:
+                raise Cancelled("opening cancelled")
     except sf.LibsndfileError as err:
         raise Refused(
             f"truncated or damaged: decoding failed after {done} of {frames} frames "
@@ -396,8 +431,8 @@ def _libsndfile_reason(err: sf.LibsndfileError) -> str:
 class _ErrorKeepingWriter:
     """A file for libsndfile's virtual I/O that keeps the OSError of a failed write.
 
-    libsndfile turns a failed write into a short count and forgets errno; this keeps the original
-    error (disk full, file too large) so the message can say what happened.
+    libsndfile turns a failed write (or seek) into a short count and forgets errno; this keeps the
+    original error (disk full, file too large) so the message can say what happened.
     """
 
     def __init__(self, raw) -> None:
@@ -414,10 +449,20 @@ class _ErrorKeepingWriter:
             return 0
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        return self._raw.seek(offset, whence)
+        # a seek flushes the buffer, so a full disk shows up here too; raising inside libsndfile's
+        # callback would only print a traceback, so the error is kept and -1 tells libsndfile
+        try:
+            return self._raw.seek(offset, whence)
+        except OSError as err:
+            self.error = self.error or err
+            return -1
 
     def tell(self) -> int:
-        return self._raw.tell()
+        try:
+            return self._raw.tell()
+        except OSError as err:
+            self.error = self.error or err
+            return -1
 
 
 def _encode(
@@ -481,7 +526,13 @@ def _non_finite_reason(samples: np.ndarray, sample_rate: int) -> str | None:
     )
 
 
-def _format_bytes(n: int) -> str:
+def too_large(need: str, budget: int) -> str:
+    """The reason given for audio that would not fit: ``need`` is already formatted."""
+    return f"too large: would need {need}, {format_bytes(budget)} available"
+
+
+def format_bytes(n: int) -> str:
+    """Decimal units, one decimal: ``'705.6 kB'``, ``'5.1 GB'``."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"

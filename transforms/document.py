@@ -6,31 +6,54 @@ No Qt and no wgpu here. Brushes edit the coefficients through :meth:`Document.re
 Resynthesis is by difference (DESIGN.md): the edited signal is
 ``original + inverse(edited - original)`` computed only over frames that were written, so samples no
 edit reaches keep their exact original values and an unedited document exports bit-identical.
+
+Memory: a document that would not fit in the host memory available (or ``max_bytes``), counting a
+caller's reserve for its view and playback, is refused before its coefficients are allocated, and
+:meth:`Document.from_file` refuses it from the file's header, before reading a sample
+(:mod:`.memory_budget`). The analysis writes each chunk's magnitude and phase straight into the
+document's tensors, so opening peaks at the document's size plus one chunk. A GPU that runs out of
+memory during the analysis, a dab or a resynthesis hands the document to the CPU
+(:meth:`Document.continue_on_cpu`), and ``notices`` tells the person.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn, TypeVar
 
 import numpy as np
 import torch
 
-from spectropaint.gpu.torch_device import choose_device
+from spectropaint.gpu.torch_device import (
+    choose_device,
+    continue_on_cpu_notice,
+    limit_fft_plans,
+    out_of_memory,
+    release_cache,
+)
 from spectropaint.transforms.audio_file import (
     AudioData,
     AudioFormat,
     ExportReport,
+    available_memory,
     default_export_subtype,
     load_audio,
     write_audio,
 )
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
+from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
 from spectropaint.transforms.regions import Region, RegionChanged
 from spectropaint.transforms.stft import STFT, STFTSettings
 from spectropaint.transforms.transform import BlockLayout, Progress, Transform
 
 FORMAT_BY_SUFFIX = {".wav": "WAV", ".flac": "FLAC", ".aif": "AIFF", ".aiff": "AIFF", ".ogg": "OGG"}
+READ_SHARE = 0.3
+"""The part of :meth:`Document.from_file`'s progress given to reading (the rest is analysis)."""
+CPU = torch.device("cpu")
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -61,6 +84,44 @@ class CoefficientBlock:
         return self.magnitude.shape[2]
 
 
+class Notices:
+    """Messages for the person at the program, such as a switch to the CPU; like
+    :class:`~spectropaint.transforms.regions.RegionChanged`, callbacks run on the emitting thread.
+
+    ``messages`` keeps every message emitted, and :meth:`connect` first replays them, so a
+    listener connected after the document was made still hears what happened while it was made.
+    """
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[[str], object]] = []
+        self.messages: list[str] = []
+
+    def connect(self, callback: Callable[[str], object], *, replay: bool = True) -> None:
+        if replay:
+            for message in self.messages:
+                callback(message)
+        self._callbacks.append(callback)
+
+    def disconnect(self, callback: Callable[[str], object]) -> None:
+        self._callbacks.remove(callback)
+
+    def emit(self, message: str) -> None:
+        self.messages.append(message)
+        for callback in list(self._callbacks):
+            callback(message)
+
+
+class _Rising:
+    """A progress callback that never goes back (an analysis restarted on the CPU starts at 0)."""
+
+    def __init__(self, progress: Progress | None):
+        self.progress, self.best = progress, 0.0
+
+    def __call__(self, done: float) -> object:
+        self.best = max(self.best, done)
+        return None if self.progress is None else self.progress(self.best)
+
+
 def polar_to_complex(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
     return torch.polar(magnitude, phase)
 
@@ -73,7 +134,33 @@ def edited_runs(flags: np.ndarray) -> list[tuple[int, int]]:
 
 
 class Document:
-    """Audio plus its editable coefficients on one torch device."""
+    """Audio plus its editable coefficients on one torch device.
+
+    Parameters
+    ----------
+    audio : AudioData
+    settings : STFTSettings, optional
+    device : str or torch.device, optional
+        See :func:`~spectropaint.gpu.torch_device.choose_device`. A GPU whose free memory the
+        coefficients would not fit is replaced by the CPU, with a notice.
+    progress : callable, optional
+        Sees the fraction of the analysis done; returning ``False`` cancels (:class:`Cancelled`).
+    reserve_bytes : int or callable, optional
+        Host memory the caller will add for this document (bytes, or a
+        :data:`~spectropaint.transforms.memory_budget.ReserveEstimate` of its shape, such as
+        :func:`~spectropaint.transforms.memory_budget.view_and_playback_bytes`).
+    max_bytes : int, optional
+        The most host memory the document (audio, coefficients, reserve) may take; default: the
+        memory available now plus the audio's own. A document that would need more is refused
+        before the coefficients are allocated, naming the need, the budget and what would fit.
+
+    Raises
+    ------
+    AudioFileError
+        Audio read from a file that is too short or does not fit.
+    SettingsError
+        The same for audio without a file.
+    """
 
     def __init__(
         self,
@@ -82,34 +169,76 @@ class Document:
         settings: STFTSettings | None = None,
         device: str | torch.device | None = None,
         progress: Progress | None = None,
+        reserve_bytes: int | ReserveEstimate = 0,
+        max_bytes: int | None = None,
     ):
         self.audio = audio
         self.settings = settings or STFTSettings()
-        self.device = choose_device(device)
-        self.transform: Transform = STFT(self.settings, device=self.device)
-        n = audio.samples.shape[-1]
-        if n < self.transform.min_samples():
-            reason = (
-                f"audio is {n} samples long, shorter than one analysis frame "
-                f"({self.transform.min_samples()} samples)"
-            )
-            if audio.path is not None:
-                raise AudioFileError(audio.path, reason)
-            raise SettingsError(reason)
+        self.notices = Notices()
         self.region_changed = RegionChanged()
-        self._samples = torch.from_numpy(np.ascontiguousarray(audio.samples)).to(self.device)
-        coefficients = self.transform.analyse(self._samples, progress=progress)
+        channels, n = audio.samples.shape
+        minimum = STFT(self.settings).min_samples()
+        if n < minimum:
+            self._refuse(
+                f"audio is {n} samples long, shorter than one analysis frame ({minimum} samples)"
+            )
+        budget = max_bytes
+        available = available_memory()
+        if budget is None and available is not None:
+            budget = available + audio.samples.nbytes  # the audio is held already
+        plan = plan_document(
+            n,
+            channels,
+            self.settings,
+            sample_rate=audio.format.sample_rate,
+            device=choose_device(device),
+            reserve=reserve_bytes,
+            budget=budget,
+        )
+        if plan.refusal is not None:
+            self._refuse(plan.refusal)
+        self.device = plan.device
+        limit_fft_plans(self.device)
+        self.transform: Transform = STFT(self.settings, device=self.device)
+        if plan.notice is not None:
+            self.notices.emit(plan.notice)
+        self.blocks: list[CoefficientBlock] = []
+        rising = _Rising(progress)
+
+        def analyse() -> list[tuple[torch.Tensor, torch.Tensor]]:
+            self._samples = self._device_samples()
+            return self.transform.analyse_polar(self._samples, progress=rising)
+
+        polar = self.on_cpu_after_oom("analysing the audio", analyse)
         layouts = self.transform.layout(n, audio.format.sample_rate)
         self.blocks = [
             CoefficientBlock(
-                magnitude=spec.abs(),
-                phase=spec.angle(),
+                magnitude=magnitude,
+                phase=phase,
                 layout=layout,
                 frame_seconds=layout.frame_seconds(audio.format.sample_rate),
                 edited_frames=np.zeros(layout.n_frames, dtype=bool),
             )
-            for spec, layout in zip(coefficients, layouts, strict=True)
+            for (magnitude, phase), layout in zip(polar, layouts, strict=True)
         ]
+
+    def _refuse(self, reason: str) -> NoReturn:
+        if self.audio.path is not None:
+            raise AudioFileError(self.audio.path, reason)
+        raise SettingsError(reason)
+
+    def _device_samples(self) -> torch.Tensor:
+        """The samples the transform reads: the float64 array itself on the CPU (no copy); float32
+        elsewhere, converted slice by slice (the analysis rounds to float32 either way)."""
+        samples = np.ascontiguousarray(self.audio.samples)
+        if self.device == CPU:
+            return torch.from_numpy(samples)
+        out = torch.empty(samples.shape, dtype=torch.float32, device=self.device)
+        step = 1 << 22
+        for start in range(0, samples.shape[-1], step):
+            piece = torch.from_numpy(samples[:, start : start + step])
+            out[:, start : start + step] = piece.to(self.device, torch.float32)
+        return out
 
     # ------------------------------------------------------------------------------ construction
     @classmethod
@@ -120,8 +249,41 @@ class Document:
         settings: STFTSettings | None = None,
         device: str | torch.device | None = None,
         progress: Progress | None = None,
+        reserve_bytes: int | ReserveEstimate = 0,
+        max_bytes: int | None = None,
     ) -> Document:
-        return cls(load_audio(path), settings=settings, device=device, progress=progress)
+        """Read and analyse ``path``; refused from its header alone when it would not fit.
+
+        ``progress`` sees reading as the first :data:`READ_SHARE` and the analysis as the rest.
+        See the class for the other parameters.
+        """
+        settings = settings or STFTSettings()
+        chosen = choose_device(device)
+        budget = available_memory() if max_bytes is None else max_bytes
+
+        def admit(audio_format: AudioFormat, frames: int) -> str | None:
+            return plan_document(
+                frames,
+                audio_format.channels,
+                settings,
+                sample_rate=audio_format.sample_rate,
+                device=chosen,
+                reserve=reserve_bytes,
+                budget=budget,
+            ).refusal
+
+        def part(offset: float, share: float) -> Progress | None:
+            return None if progress is None else (lambda done: progress(offset + share * done))
+
+        audio = load_audio(path, admit=admit, progress=part(0.0, READ_SHARE))
+        return cls(
+            audio,
+            settings=settings,
+            device=chosen,
+            progress=part(READ_SHARE, 1.0 - READ_SHARE),
+            reserve_bytes=reserve_bytes,
+            max_bytes=max_bytes,
+        )
 
     @classmethod
     def from_samples(
@@ -132,11 +294,39 @@ class Document:
         settings: STFTSettings | None = None,
         device: str | torch.device | None = None,
         subtype: str = "FLOAT",
+        progress: Progress | None = None,
+        reserve_bytes: int | ReserveEstimate = 0,
+        max_bytes: int | None = None,
     ) -> Document:
-        """A document of in-memory samples ``[C, N]`` (or ``[N]`` for mono), float64 in [-1, 1]."""
-        samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))
+        """A document of in-memory samples ``[C, N]`` (or ``[N]`` for mono), float64 in [-1, 1].
+
+        Samples of another type are refused before their float64 copy is made when the document
+        would not fit; see the class for the other parameters.
+        """
+        samples = np.atleast_2d(samples)
+        if samples.dtype != np.float64:  # refuse before the float64 copy is made
+            channels, n = samples.shape
+            refusal = plan_document(
+                n,
+                channels,
+                settings or STFTSettings(),
+                sample_rate=int(sample_rate),
+                device=choose_device(device),
+                reserve=reserve_bytes,
+                budget=available_memory() if max_bytes is None else max_bytes,
+            ).refusal
+            if refusal is not None:
+                raise SettingsError(refusal)
+        samples = np.asarray(samples, dtype=np.float64)
         fmt = AudioFormat("WAV", subtype, int(sample_rate), samples.shape[0])
-        return cls(AudioData(samples, fmt, None), settings=settings, device=device)
+        return cls(
+            AudioData(samples, fmt, None),
+            settings=settings,
+            device=device,
+            progress=progress,
+            reserve_bytes=reserve_bytes,
+            max_bytes=max_bytes,
+        )
 
     # -------------------------------------------------------------------------------- properties
     @property
@@ -154,6 +344,45 @@ class Document:
     @property
     def is_edited(self) -> bool:
         return any(block.edited_frames.any() for block in self.blocks)
+
+    # ------------------------------------------------------------------ out of device memory
+    def on_cpu_after_oom(self, operation: str, work: Callable[[], T]) -> T:
+        """``work()``; should the device run out of memory, :meth:`continue_on_cpu` and once more.
+
+        Out of memory is ``torch.OutOfMemoryError`` or a library's failed allocation
+        (:func:`~spectropaint.gpu.torch_device.out_of_memory`); other errors pass unchanged.
+
+        ``work`` must be safe to repeat after a failure part way (read the document's tensors and
+        device afresh, write only at its end). ``operation`` names it in the notice, e.g.
+        ``'painting with blur'``.
+        """
+        try:
+            return work()
+        except RuntimeError as error:  # torch.OutOfMemoryError is one
+            if not out_of_memory(error):
+                raise
+        # here, out of the except block, the failed attempt's tensors (its traceback) are freed
+        self.continue_on_cpu(operation)
+        return work()
+
+    def continue_on_cpu(self, operation: str) -> None:
+        """Move the samples and coefficients to the CPU, free the device's cache, and notify.
+
+        Everything else that holds device tensors of this document (a stroke in progress) follows
+        :attr:`device` before its next use. Coefficients keep the values the device computed, so
+        resynthesis of frames already edited may differ from a CPU-only document's by the two
+        devices' FFT rounding (about 1e-7 of full scale); unedited frames stay exact.
+        """
+        previous = self.device
+        if previous != CPU:
+            self.device = CPU
+            self.transform = STFT(self.settings, device=CPU)
+            self._samples = self._device_samples()
+            for block in self.blocks:
+                block.magnitude = block.magnitude.to(CPU)
+                block.phase = block.phase.to(CPU)
+            release_cache(previous)
+        self.notices.emit(continue_on_cpu_notice(previous, operation))
 
     # ---------------------------------------------------------------------------------- editing
     def _box(self, region: Region):
@@ -202,7 +431,13 @@ class Document:
 
         Returns ``(first_sample, samples [C, n])``: the original samples plus the inverse of the
         differences of every edited frame that reaches them. Costs time in proportion to the span.
+        Should the device run out of memory, the document continues on the CPU.
         """
+        return self.on_cpu_after_oom(
+            "resynthesising", lambda: self._edited_span(frame0, frame1, block)
+        )
+
+    def _edited_span(self, frame0: int, frame1: int, block: int) -> tuple[int, np.ndarray]:
         n = self.n_samples
         start, stop = self.transform.samples_reached(block, frame0, frame1, n)
         out = self.audio.samples[:, start:stop].copy()

@@ -37,7 +37,13 @@ import torch
 from spectropaint.transforms.atomic_write import atomic_path, describe_os_error
 from spectropaint.transforms.audio_file import AudioData, available_memory, load_audio, write_audio
 from spectropaint.transforms.document import Document, edited_runs
-from spectropaint.transforms.errors import AudioFileError, Cancelled, ProjectFileError
+from spectropaint.transforms.errors import (
+    AudioFileError,
+    Cancelled,
+    ProjectFileError,
+    SettingsError,
+)
+from spectropaint.transforms.memory_budget import ReserveEstimate
 from spectropaint.transforms.project_manifest import (
     AUDIO_FLAC,
     AUDIO_NPY,
@@ -382,6 +388,7 @@ def load_project(
     device: str | torch.device | None = None,
     progress: Progress | None = None,
     max_bytes: int | None = None,
+    reserve_bytes: int | ReserveEstimate = 0,
 ) -> Project:
     """Read a project file and rebuild its document, bit for bit.
 
@@ -395,6 +402,9 @@ def load_project(
     max_bytes : int, optional
         Refuse projects that would need more memory than this, before allocating any of it.
         Default: the memory available now.
+    reserve_bytes : int or callable, optional
+        Memory the caller will add for this document (the window's view and playback), counted in
+        the document's own check (see ``Document``).
 
     Raises
     ------
@@ -416,7 +426,7 @@ def load_project(
             except zipfile.BadZipFile as err:
                 raise Refused(f"not a project file: not a zip archive ({err})") from None
             with archive:
-                return _load(archive, name, device, progress, max_bytes)
+                return _load(archive, name, device, progress, max_bytes, reserve_bytes)
     except Refused as refusal:
         raise ProjectFileError(name, str(refusal)) from None
     except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as err:
@@ -433,6 +443,7 @@ def _load(
     device: str | torch.device | None,
     progress: Progress | None,
     max_bytes: int | None,
+    reserve_bytes: int | ReserveEstimate,
 ) -> Project:
     infos = _checked_members(archive)
     if MANIFEST not in infos:
@@ -455,9 +466,16 @@ def _load(
     samples = _read_audio(archive, infos[plan.storage["member"]], plan, max_bytes)
     meter.advance(audio_samples)
     audio = AudioData(samples, plan.audio_format, plan.source_path)
-    document = Document(
-        audio, settings=plan.settings, device=device, progress=meter.part(analysis_cells)
-    )
+    try:
+        document = Document(
+            audio,
+            settings=plan.settings,
+            device=device,
+            progress=meter.part(analysis_cells),
+            reserve_bytes=reserve_bytes,
+        )
+    except (AudioFileError, SettingsError) as err:  # about the project, not the audio it names
+        raise Refused(getattr(err, "reason", str(err))) from None
     meter.advance(analysis_cells)
     for edit in plan.edits:
         _read_edit(archive, infos[edit.member], plan, edit, document, meter)

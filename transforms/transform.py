@@ -14,11 +14,13 @@ difference over a frame span produces (:meth:`synthesise_frames`), never for the
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from spectropaint.transforms.errors import Cancelled
 
 Progress = Callable[[float], object]
 """Called with the fraction done (0..1); returning ``False`` cancels the work."""
@@ -58,6 +60,10 @@ class Transform(ABC):
     """A linear, exactly invertible analysis of multichannel audio into coefficient blocks."""
 
     name: str
+    chunk_frames: int = 256
+    """Frames analysed per call; partial re-analyses use the same chunk grid, so they match."""
+    device: torch.device = torch.device("cpu")
+    """Where the coefficients are computed and kept."""
 
     @abstractmethod
     def layout(self, n_samples: int, sample_rate: int) -> list[BlockLayout]:
@@ -114,27 +120,57 @@ class Transform(ABC):
     def analyse(
         self, samples: torch.Tensor, *, progress: Progress | None = None
     ) -> list[torch.Tensor]:
-        """Every block of a whole signal, in chunks, reporting progress; see :meth:`analyse_frames`."""
-        from spectropaint.transforms.errors import Cancelled
+        """Every block of a whole signal as complex64 ``[C, F, T]``; see :meth:`analyse_frames`."""
+        blocks = self._empty_blocks(samples, torch.complex64, 1)
+        for index, frame0, frame1, chunk in self._chunks(samples, progress):
+            blocks[index][0][:, :, frame0:frame1] = chunk
+        return [complex_block for (complex_block,) in blocks]
 
+    def analyse_polar(
+        self, samples: torch.Tensor, *, progress: Progress | None = None
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Every block of a whole signal as float32 magnitude and phase ``[C, F, T]``.
+
+        Each chunk's ``abs()`` and ``angle()`` go straight into the two tensors, so the memory
+        taken is theirs plus one chunk's work, never a complex copy of the whole block.
+        """
+        blocks = self._empty_blocks(samples, torch.float32, 2)
+        for index, frame0, frame1, chunk in self._chunks(samples, progress):
+            magnitude, phase = blocks[index]
+            magnitude[:, :, frame0:frame1] = chunk.abs()
+            phase[:, :, frame0:frame1] = chunk.angle()
+        return [(magnitude, phase) for magnitude, phase in blocks]
+
+    def _empty_blocks(
+        self, samples: torch.Tensor, dtype: torch.dtype, count: int
+    ) -> list[tuple[torch.Tensor, ...]]:
+        """``count`` uninitialised tensors ``[C, F, T]`` per block, on the transform's device."""
+        return [
+            tuple(
+                torch.empty(
+                    (samples.shape[0], layout.n_bins, layout.n_frames),
+                    dtype=dtype,
+                    device=self.device,
+                )
+                for _ in range(count)
+            )
+            for layout in self.layout(samples.shape[-1], 1)
+        ]
+
+    def _chunks(
+        self, samples: torch.Tensor, progress: Progress | None
+    ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
+        """``(block, frame0, frame1, coefficients)`` for every chunk of every block, in order.
+
+        ``progress`` sees the fraction of frames done after the caller has stored each chunk.
+        """
         layouts = self.layout(samples.shape[-1], 1)
         total = sum(layout.n_frames for layout in layouts)
         done = 0
-        blocks = []
         for index, layout in enumerate(layouts):
-            out = torch.empty(
-                (samples.shape[0], layout.n_bins, layout.n_frames),
-                dtype=torch.complex64,
-                device=samples.device,
-            )
             for frame0 in range(0, layout.n_frames, self.chunk_frames):
                 frame1 = min(layout.n_frames, frame0 + self.chunk_frames)
-                out[:, :, frame0:frame1] = self.analyse_frames(samples, index, frame0, frame1)
+                yield index, frame0, frame1, self.analyse_frames(samples, index, frame0, frame1)
                 done += frame1 - frame0
                 if progress is not None and progress(done / total) is False:
                     raise Cancelled("analysis cancelled")
-            blocks.append(out)
-        return blocks
-
-    chunk_frames: int = 256
-    """Frames analysed per call; partial re-analyses use the same chunk grid, so they match."""

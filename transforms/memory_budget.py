@@ -1,0 +1,297 @@
+"""How much memory a document will take, and the refusal given before anything is allocated.
+
+Everything here is computed from shapes, never measured, so it can run on a file's header alone:
+
+- :func:`document_bytes`: what a :class:`~spectropaint.transforms.document.Document` holds (float64
+  audio, float32 magnitude and phase of every coefficient block, exactly as the transform lays them
+  out) plus the working memory of one analysis chunk;
+- :func:`view_and_playback_bytes`: what the window adds (magnitude textures with their max-pooled
+  levels, the phase texture, the playback buffers), for the caller to pass as a reserve;
+- :func:`compute_device`: the CPU instead of a GPU whose free memory the coefficients would not fit;
+- :func:`memory_refusal`: why a document does not fit in the memory available, and what would fit;
+- :func:`plan_document`: both, as the document uses them.
+
+Host memory available is :func:`spectropaint.transforms.audio_file.available_memory`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from spectropaint.gpu.tiles import TileGrid, level_widths
+from spectropaint.gpu.torch_device import device_name
+from spectropaint.transforms.audio_file import format_bytes, too_large
+from spectropaint.transforms.stft import STFT, STFTSettings
+
+ReserveEstimate = Callable[[int, int, int, int], int]
+"""``reserve(n_samples, channels, n_bins, n_frames) -> bytes``, e.g. :func:`view_and_playback_bytes`."""
+
+WEBGPU_DEFAULT_TEXTURE_DIM = 8192
+
+
+@dataclass(frozen=True)
+class MemoryNeed:
+    """Bytes of memory by purpose, e.g. ``(("audio", 2.5e9), ("spectrogram", 5.1e9))``."""
+
+    parts: tuple[tuple[str, int], ...]
+
+    @property
+    def total(self) -> int:
+        return sum(size for _, size in self.parts)
+
+    def part(self, name: str) -> int:
+        """Bytes of the part called ``name`` (0 when there is none)."""
+        return sum(size for part, size in self.parts if part == name)
+
+    def plus(self, name: str, size: int) -> MemoryNeed:
+        return MemoryNeed((*self.parts, (name, int(size)))) if size else self
+
+    def without(self, *names: str) -> MemoryNeed:
+        return MemoryNeed(tuple(item for item in self.parts if item[0] not in names))
+
+    def describe(self) -> str:
+        """``'7.7 GB (audio 2.5 GB, spectrogram 5.1 GB, analysis 15.2 MB)'``; one part: its size."""
+        total = format_bytes(self.total)
+        if len(self.parts) < 2:
+            return total
+        return f"{total} ({', '.join(f'{name} {format_bytes(size)}' for name, size in self.parts)})"
+
+    def refusal(self, budget: int | None) -> str | None:
+        """``'too large: would need ..., ... available'`` when the total exceeds ``budget``."""
+        if budget is None or self.total <= budget:
+            return None
+        return too_large(self.describe(), budget)
+
+
+# --- the document --------------------------------------------------------------------------------
+
+
+def audio_bytes(n_samples: int, channels: int) -> int:
+    """The float64 samples ``[C, N]``."""
+    return 8 * channels * n_samples
+
+
+def spectrogram_bytes(n_samples: int, channels: int, settings: STFTSettings) -> int:
+    """Float32 magnitude and phase ``[C, F, T]`` of every block the transform lays out."""
+    layouts = STFT(settings).layout(n_samples, 1)
+    return sum(2 * 4 * channels * layout.n_bins * layout.n_frames for layout in layouts)
+
+
+def analysis_bytes(channels: int, settings: STFTSettings) -> int:
+    """Working memory of analysing one chunk (an upper estimate, not a measurement).
+
+    The chunk's padded float32 input, its windowed frames, the complex64 result, and its magnitude
+    and phase before they are copied into the document's tensors.
+    """
+    frames = STFT.chunk_frames
+    n_fft, n_bins = settings.n_fft, settings.n_fft // 2 + 1
+    span = (frames - 1) * settings.hop + n_fft
+    return channels * (2 * 4 * span + frames * (4 * n_fft + 8 * n_bins + 2 * 4 * n_bins))
+
+
+def document_bytes(n_samples: int, channels: int, settings: STFTSettings) -> MemoryNeed:
+    """What a document of ``n_samples`` x ``channels`` analysed with ``settings`` holds in memory.
+
+    Parts ``audio`` (float64 samples), ``spectrogram`` (float32 magnitude and phase, exactly the
+    ``nbytes`` of the document's tensors) and ``analysis`` (one chunk of work while opening).
+    """
+    return MemoryNeed(
+        (
+            ("audio", audio_bytes(n_samples, channels)),
+            ("spectrogram", spectrogram_bytes(n_samples, channels, settings)),
+            ("analysis", analysis_bytes(channels, settings)),
+        )
+    )
+
+
+def device_bytes(n_samples: int, channels: int, settings: STFTSettings) -> int:
+    """What a document keeps on a GPU: its spectrogram, its samples as float32, one chunk's work."""
+    return (
+        spectrogram_bytes(n_samples, channels, settings)
+        + 4 * channels * n_samples
+        + analysis_bytes(channels, settings)
+    )
+
+
+def device_free_bytes(device: torch.device) -> int | None:
+    """Bytes a CUDA device can still give (the driver's free memory plus torch's unused cache)."""
+    if device.type != "cuda":
+        return None
+    free, _ = torch.cuda.mem_get_info(device)
+    return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+
+
+def compute_device(
+    n_samples: int, channels: int, settings: STFTSettings, device: torch.device
+) -> tuple[torch.device, str | None]:
+    """``device``, or the CPU and a notice saying why when a GPU has too little free memory."""
+    free = device_free_bytes(device)
+    need = device_bytes(n_samples, channels, settings)
+    if free is None or need <= free:
+        return device, None
+    notice = (
+        f"this document needs {format_bytes(need)} of {device_name(device)} memory, which has "
+        f"{format_bytes(free)} free; SpectroPaint works on the CPU (slower)"
+    )
+    return torch.device("cpu"), notice
+
+
+def host_need(
+    n_samples: int,
+    channels: int,
+    settings: STFTSettings,
+    *,
+    device: torch.device,
+    reserve: int | ReserveEstimate = 0,
+) -> MemoryNeed:
+    """Host memory a document needs on ``device``, plus the caller's ``reserve`` (bytes, or a
+    :data:`ReserveEstimate` of the document's shape) as the part ``view and playback``.
+
+    A CUDA device holds the spectrogram itself; the CPU and Apple's unified memory count it here.
+    """
+    need = document_bytes(n_samples, channels, settings)
+    if device.type == "cuda":
+        need = need.without("spectrogram", "analysis")
+    if callable(reserve):
+        layout = STFT(settings).layout(n_samples, 1)[0]
+        reserve = reserve(n_samples, channels, layout.n_bins, layout.n_frames)
+    return need.plus("view and playback", reserve)
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Where a document computes (``device``), the notice when that is not the device asked for,
+    and the reason to refuse it (None when it fits)."""
+
+    device: torch.device
+    notice: str | None
+    refusal: str | None
+
+
+def plan_document(
+    n_samples: int,
+    channels: int,
+    settings: STFTSettings,
+    *,
+    sample_rate: int,
+    device: torch.device,
+    reserve: int | ReserveEstimate = 0,
+    budget: int | None,
+) -> MemoryPlan:
+    """:func:`compute_device`, then :func:`memory_refusal` of host memory on that device."""
+    target, notice = compute_device(n_samples, channels, settings, device)
+    refusal = memory_refusal(
+        n_samples,
+        channels,
+        settings,
+        sample_rate=sample_rate,
+        device=target,
+        reserve=reserve,
+        budget=budget,
+    )
+    return MemoryPlan(target, notice, refusal)
+
+
+def memory_refusal(
+    n_samples: int,
+    channels: int,
+    settings: STFTSettings,
+    *,
+    sample_rate: int,
+    device: torch.device,
+    reserve: int | ReserveEstimate = 0,
+    budget: int | None,
+) -> str | None:
+    """Why the document does not fit in ``budget`` bytes, and what would; None when it fits.
+
+    The advice is the smallest larger hop that fits, else the length of audio that would. Audio
+    that alone exceeds the budget is refused as such.
+    """
+    need = host_need(n_samples, channels, settings, device=device, reserve=reserve)
+    if budget is None or need.total <= budget:
+        return None
+    audio = need.part("audio")
+    if audio > budget:
+        reason = too_large(f"{format_bytes(audio)} for the audio alone", budget)
+    else:
+        reason = need.refusal(budget)
+    hop = settings.hop * 2
+    while audio <= budget and hop <= settings.n_fft // 2:
+        wider = dataclasses.replace(settings, hop=hop)
+        cheaper = host_need(n_samples, channels, wider, device=device, reserve=reserve)
+        if cheaper.total <= budget:
+            return (
+                f"{reason}; with a hop of {hop} samples it would need {format_bytes(cheaper.total)}"
+            )
+        hop *= 2
+    seconds = budget / need.total * n_samples / sample_rate
+    return f"{reason}; open a shorter part of it (about {seconds:.0f} s would fit)"
+
+
+# --- the window ----------------------------------------------------------------------------------
+
+
+def texture_bytes(grid: TileGrid) -> int:
+    """An r32float array texture holding ``grid``'s tiles (edge tiles are allocated whole)."""
+    return 4 * grid.tile_width * grid.tile_height * grid.n_layers
+
+
+def view_texture_bytes(
+    n_bins: int,
+    n_frames: int,
+    *,
+    max_texture_dim: int = WEBGPU_DEFAULT_TEXTURE_DIM,
+    phase_view: bool = True,
+) -> int:
+    """The renderer's textures: the shown channel's magnitude with its max-pooled levels, and (once
+    the phase is shown) its phase, in tiles of at most ``max_texture_dim`` texels a side."""
+    magnitude = TileGrid.create(1, n_bins, level_widths(n_frames), max_dim=max_texture_dim)
+    phase = TileGrid.create(1, n_bins, (n_frames,), max_dim=max_texture_dim)
+    return texture_bytes(magnitude) + (texture_bytes(phase) if phase_view else 0)
+
+
+def playback_bytes(n_samples: int, channels: int) -> int:
+    """The playback buffers ``[N, C]`` float32: the original and, once edited, its edited copy."""
+    return 2 * 4 * n_samples * channels
+
+
+def view_and_playback_bytes(
+    n_samples: int,
+    channels: int,
+    n_bins: int,
+    n_frames: int,
+    *,
+    max_texture_dim: int = WEBGPU_DEFAULT_TEXTURE_DIM,
+    phase_view: bool = True,
+    textures_on_host: bool = True,
+) -> int:
+    """Host memory the window adds for a document of this shape (a :data:`ReserveEstimate`).
+
+    Parameters
+    ----------
+    n_samples, channels : int
+        The audio's shape.
+    n_bins, n_frames : int
+        The shown block's grid.
+    max_texture_dim : int
+        The adapter's ``max_texture_dimension_2d`` (it sets the tile size, hence the padding).
+    phase_view : bool
+        Count the phase texture, made the first time the phase is shown.
+    textures_on_host : bool
+        True for a CPU adapter (lavapipe), whose textures live in host memory.
+
+    Returns
+    -------
+    int
+        Bytes: :func:`view_texture_bytes` (when on the host), one channel's level-0 magnitude
+        that the first upload copies while it pools the levels, and :func:`playback_bytes`.
+    """
+    textures = view_texture_bytes(
+        n_bins, n_frames, max_texture_dim=max_texture_dim, phase_view=phase_view
+    )
+    upload = 4 * n_bins * n_frames
+    return (textures if textures_on_host else 0) + upload + playback_bytes(n_samples, channels)
