@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import wgpu
 
-from spectropaint.gpu.errors import GPUUnavailableError
+from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 
 ENV_VAR = "SPECTROPAINT_ADAPTER"
 
@@ -77,15 +77,45 @@ def request_adapter(forced: str | None = None) -> wgpu.GPUAdapter:
 
 
 def request_device(adapter: wgpu.GPUAdapter | None = None) -> wgpu.GPUDevice:
-    """A device with the adapter's own texture size and layer limits (WebGPU defaults are lower)."""
+    """A device with the adapter's own texture size and layer limits (WebGPU defaults are lower).
+
+    Raises
+    ------
+    GPUUnavailableError
+        No adapter, or the adapter would not open a device (the message names it and says why).
+    """
     adapter = adapter or request_adapter()
     limits = {
         key: adapter.limits[key] for key in ("max-texture-dimension-2d", "max-texture-array-layers")
     }
-    return adapter.request_device_sync(label="spectropaint", required_limits=limits)
+    try:
+        with gpu_errors(f"opening a device on {describe_adapter(adapter)}"):
+            return adapter.request_device_sync(label="spectropaint", required_limits=limits)
+    except RuntimeError as exc:  # wgpu-py's "Request device failed (status): message"
+        raise GPUUnavailableError(
+            f"the GPU adapter {describe_adapter(adapter)} would not open a device ({exc}); "
+            f"choose another adapter with {ENV_VAR} (cpu for software rendering) or update the "
+            "GPU driver"
+        ) from exc
 
 
 @functools.cache
 def shared_device() -> wgpu.GPUDevice:
     """One device per process, on the adapter :func:`request_adapter` picks."""
     return request_device()
+
+
+def check_adapter() -> str:
+    """Open the shared device now and describe its adapter, for a start-up check.
+
+    Returns
+    -------
+    str
+        E.g. ``'llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan'``.
+
+    Raises
+    ------
+    GPUUnavailableError
+        With the message to show: no adapter, none matching ``SPECTROPAINT_ADAPTER``, or no device.
+    """
+    return describe_adapter(shared_device().adapter)

@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import wgpu
+
+from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.renderer import SpectrogramRenderer
 
 
-def attach_canvas(renderer: SpectrogramRenderer, canvas) -> None:
+def attach_canvas(
+    renderer: SpectrogramRenderer,
+    canvas,
+    *,
+    on_error: Callable[[GPUUnavailableError], None] | None = None,
+) -> None:
     """Draw ``renderer`` into ``canvas`` on every frame the canvas draws.
 
     The canvas context is configured with the renderer's target format (``rgba8unorm``, so the
     colours are exact). Ask the canvas for a frame with ``canvas.request_draw()`` after changing
     ``renderer.view`` or editing the document; an offscreen canvas draws on ``canvas.draw()``.
+    A GPU failure while drawing goes to ``on_error`` (when given) and the frame is skipped:
+    rendercanvas itself would only log it.
     """
     context = canvas.get_context("wgpu")
     context.configure(device=renderer.device, format=renderer.target_format)
 
     def draw_frame() -> None:
-        texture = context.get_current_texture()
-        renderer.render(texture.create_view(), texture.size[0], texture.size[1])
+        try:
+            with gpu_errors("getting the window's image"):
+                texture = context.get_current_texture()
+                target = texture.create_view()
+            renderer.render(target, texture.size[0], texture.size[1])
+        except GPUUnavailableError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            raise wgpu.DrawCancelled(str(exc)) from exc  # rendercanvas then skips presenting
 
     canvas.request_draw(draw_frame)

@@ -35,6 +35,14 @@ def pooled_columns(magnitude: torch.Tensor, level: int, rect: Rect) -> torch.Ten
     cells = magnitude[rect.row0 : rect.row1, frame0:frame1]
     if level == 0:
         return cells
-    missing = (rect.col1 - rect.col0) * scale - cells.shape[-1]
-    cells = torch.nn.functional.pad(cells, (0, missing))  # zeros never win a maximum of magnitudes
-    return cells.reshape(cells.shape[0], rect.col1 - rect.col0, scale).amax(dim=-1)
+    rows, columns = cells.shape[0], rect.col1 - rect.col0
+    whole = cells.shape[-1] // scale  # columns with all their frames: pooled from a view, no copy
+    pooled = cells[:, : whole * scale].reshape(rows, whole, scale).amax(dim=-1)
+    if whole == columns:
+        return pooled
+    # the last column holds the frames that exist (zeros never win a maximum of magnitudes), and
+    # columns past the end are zero
+    rest = cells.new_zeros((rows, columns - whole))
+    if cells.shape[-1] > whole * scale:
+        rest[:, 0] = cells[:, whole * scale :].amax(dim=-1)
+    return torch.cat((pooled, rest), dim=1)

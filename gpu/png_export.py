@@ -4,7 +4,8 @@ The picture is rendered in bands of rows, each band in pieces no wider than the 
 read back, and streamed into the PNG encoder; neither the GPU nor the host ever holds the whole
 picture, so a native-resolution export (one pixel per frame and bin) of an hours-long file works.
 Every piece is the same shader with the same uniforms but an offset, so pieces join without seams.
-The file is written atomically: a failure leaves no file behind and an existing one untouched.
+The file is written atomically: a failure leaves no file behind and an existing one untouched. A GPU
+that is missing or fails on the way is reported as an :class:`ImageFileError` naming the file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import wgpu
 
 from spectropaint.gpu.adapter import shared_device
-from spectropaint.gpu.errors import ImageFileError
+from spectropaint.gpu.errors import GPUUnavailableError, ImageFileError, gpu_errors
 from spectropaint.gpu.png_axes import PictureFrame
 from spectropaint.gpu.png_writer import PngStreamWriter
 from spectropaint.gpu.renderer import TARGET_FORMAT, SpectrogramRenderer
@@ -109,7 +110,8 @@ def export_png(
     Raises
     ------
     ImageFileError
-        The file could not be written (the message names it and says why).
+        The file could not be written (the message names it and says why), also when there is no
+        GPU adapter or the GPU failed (the cause is then a ``GPUUnavailableError``).
     SettingsError
         A bad size, colormap, range, gamma, frequency scale or channel.
     """
@@ -123,44 +125,50 @@ def export_png(
     )
     started = time.perf_counter()
     own_renderer = renderer is None
-    if renderer is None:
-        renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=max_texture_dim)
     try:
-        geometry = renderer.geometry
-        width, height = _check_size(size, (geometry.n_frames, geometry.n_bins))
-        frame = PictureFrame(width, height, view=view, geometry=geometry, axes=axes)
-        limit = min(
-            PIECE_LIMIT,
-            renderer.device.limits["max-texture-dimension-2d"],
-            max_texture_dim or PIECE_LIMIT,
-        )
-        piece_w = min(limit, width)
-        band_h = max(1, min(limit, height, memory_budget // (3 * frame.total_width)))
-        pieces = -(-width // piece_w) * -(-height // band_h)
-        target = renderer.device.create_texture(
-            label="png piece",
-            size=(piece_w, band_h, 1),
-            format=TARGET_FORMAT,
-            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
-        )
-        bands = _render_bands(renderer, target, view, (width, height), pieces, progress, path)
-        try:
-            with (
-                atomic_path(path) as temporary,
-                open(temporary, "wb") as file,
-                PngStreamWriter(file, frame.total_width, frame.total_height) as png,
-            ):
-                png.write_rows(frame.top)
-                for row0, band in bands:
-                    png.write_rows(frame.rows(band, row0))
-                png.write_rows(frame.bottom)
-        except OSError as err:
-            raise ImageFileError(path, describe_os_error(err)) from err
-        finally:
-            target.destroy()
-    finally:
         if own_renderer:
-            renderer.close()
+            renderer = SpectrogramRenderer(
+                shared_device(), document, max_texture_dim=max_texture_dim
+            )
+        try:
+            geometry = renderer.geometry
+            width, height = _check_size(size, (geometry.n_frames, geometry.n_bins))
+            frame = PictureFrame(width, height, view=view, geometry=geometry, axes=axes)
+            limit = min(
+                PIECE_LIMIT,
+                renderer.device.limits["max-texture-dimension-2d"],
+                max_texture_dim or PIECE_LIMIT,
+            )
+            piece_w = min(limit, width)
+            band_h = max(1, min(limit, height, memory_budget // (3 * frame.total_width)))
+            pieces = -(-width // piece_w) * -(-height // band_h)
+            with gpu_errors(f"creating a {piece_w}x{band_h} render target"):
+                target = renderer.device.create_texture(
+                    label="png piece",
+                    size=(piece_w, band_h, 1),
+                    format=TARGET_FORMAT,
+                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
+                )
+            bands = _render_bands(renderer, target, view, (width, height), pieces, progress, path)
+            try:
+                with (
+                    atomic_path(path) as temporary,
+                    open(temporary, "wb") as file,
+                    PngStreamWriter(file, frame.total_width, frame.total_height) as png,
+                ):
+                    png.write_rows(frame.top)
+                    for row0, band in bands:
+                        png.write_rows(frame.rows(band, row0))
+                    png.write_rows(frame.bottom)
+            except OSError as err:
+                raise ImageFileError(path, describe_os_error(err)) from err
+            finally:
+                target.destroy()
+        finally:
+            if own_renderer:
+                renderer.close()
+    except GPUUnavailableError as err:  # no adapter, or the GPU failed: say which file it was for
+        raise ImageFileError(path, str(err), action="render") from err
     return PngReport(
         path=os.fspath(path),
         width=frame.total_width,
@@ -202,11 +210,12 @@ def _render_bands(
                 full_size=full_size,
                 offset=(col0, row0),
             )
-            data = renderer.device.queue.read_texture(
-                {"texture": target, "origin": (0, 0, 0)},
-                {"bytes_per_row": 4 * cols, "rows_per_image": rows},
-                (cols, rows, 1),
-            )
+            with gpu_errors("reading the picture back from the GPU"):
+                data = renderer.device.queue.read_texture(
+                    {"texture": target, "origin": (0, 0, 0)},
+                    {"bytes_per_row": 4 * cols, "rows_per_image": rows},
+                    (cols, rows, 1),
+                )
             band[:, col0 : col0 + cols] = np.frombuffer(data, np.uint8).reshape(rows, cols, 4)[
                 ..., :3
             ]

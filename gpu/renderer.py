@@ -1,11 +1,18 @@
 """The spectrogram renderer: tiled magnitude and phase textures, dirty uploads, one draw per frame.
 
-``SpectrogramRenderer(device, document)`` uploads the block once, then listens to
-``document.region_changed``: each event only marks a rectangle dirty, and the next :meth:`prepare`
+``SpectrogramRenderer(device, document)`` uploads the shown channel of the block once, then listens
+to ``document.region_changed``: each event only marks a rectangle dirty, and the next :meth:`prepare`
 uploads each dirty rectangle of each touched tile once (level 0 and the reduced levels it reaches).
+The textures hold one channel, the one the view shows: showing another channel uploads it whole, and
+the textures stay half (stereo) the size, which lets an hour of stereo fit the 2 GiB that a single
+allocation may take on lavapipe.
 Changing the view (zoom, pan, colormap, range, frequency scale, overlays) rewrites the uniform block
 and nothing else. :meth:`render` draws into any texture view; :mod:`spectropaint.gpu.canvas` hooks it
 to a rendercanvas canvas, :mod:`spectropaint.gpu.png_export` to PNG files.
+
+An error the GPU reports (validation, out of memory, a lost device) leaves as
+:class:`~spectropaint.gpu.errors.GPUFailedError`, whose message says whether creating the textures,
+uploading or drawing failed and what to try.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import torch
 import wgpu
 
 from spectropaint.gpu.colormaps import colormap_index, colormap_tables
-from spectropaint.gpu.errors import GPUUnavailableError
+from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.geometry import FREQ_SCALES, BlockGeometry, warp
 from spectropaint.gpu.levels import pooled_columns
 from spectropaint.gpu.tiles import DirtyRects, Rect, TileGrid, level_widths, merge_rects
@@ -155,8 +162,11 @@ class SpectrogramRenderer:
         max_dim = device.limits["max-texture-dimension-2d"]
         if max_texture_dim is not None:
             max_dim = min(max_dim, max_texture_dim)
-        self.grid = TileGrid.create(n_channels, n_bins, level_widths(n_frames), max_dim=max_dim)
-        self.phase_grid = TileGrid.create(n_channels, n_bins, (n_frames,), max_dim=max_dim)
+        self.n_channels = n_channels
+        self.shown_channel = min(self.view.channel, n_channels - 1)
+        """The channel the textures hold."""
+        self.grid = TileGrid.create(1, n_bins, level_widths(n_frames), max_dim=max_dim)
+        self.phase_grid = TileGrid.create(1, n_bins, (n_frames,), max_dim=max_dim)
         layers = device.limits["max-texture-array-layers"]
         if self.grid.n_layers > layers:
             raise GPUUnavailableError(
@@ -164,18 +174,20 @@ class SpectrogramRenderer:
                 f"{self.grid.tile_width}x{self.grid.tile_height}; the GPU allows {layers}"
             )
         self.stats = UploadStats()
-        self._magnitude = _array_texture(device, self.grid, "magnitude tiles")
         self._phase: wgpu.GPUTexture | None = None
-        self._placeholder = _array_texture(device, TileGrid(1, 1, (1,), 1, 1), "no phase")
-        self._colormaps = self._colormap_texture()
-        self._uniforms = device.create_buffer(
-            size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
-        )
-        self._layout, self._pipeline = _pipeline(device, target_format)
+        with gpu_errors(
+            f"creating the textures of a spectrogram of {n_bins} bins by {n_frames} frames"
+        ):
+            self._magnitude = _array_texture(device, self.grid, "magnitude tiles")
+            self._placeholder = _array_texture(device, TileGrid(1, 1, (1,), 1, 1), "no phase")
+            self._colormaps = self._colormap_texture()
+            self._uniforms = device.create_buffer(
+                size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+            )
+            self._layout, self._pipeline = _pipeline(device, target_format)
         self._bind_group: wgpu.GPUBindGroup | None = None
         self._dirty = DirtyRects()
-        for channel in range(n_channels):
-            self._dirty.add(channel, self.grid.full_rect())
+        self._dirty.add(0, self.grid.full_rect())
         document.region_changed.connect(self._on_region_changed)
 
     # -------------------------------------------------------------------------------- set-up
@@ -225,9 +237,15 @@ class SpectrogramRenderer:
         region = region.clipped(self.geometry.n_bins, self.geometry.n_frames)
         if region.empty:
             return
-        rect = Rect(region.bin0, region.bin1, region.frame0, region.frame1)
-        for channel in region.channels:
-            self._dirty.add(channel, rect)
+        if self.shown_channel in region.channels:
+            self._dirty.add(0, Rect(region.bin0, region.bin1, region.frame0, region.frame1))
+
+    def _show_channel(self, channel: int) -> None:
+        """Make the textures hold ``channel``: everything uploads again at the next flush."""
+        if channel != self.shown_channel:
+            self.shown_channel = channel
+            self._dirty.take()
+            self._dirty.add(0, self.grid.full_rect())
 
     def _write(
         self, texture: wgpu.GPUTexture, grid: TileGrid, channel: int, level: int, rect: Rect, cells
@@ -245,37 +263,36 @@ class SpectrogramRenderer:
             )
             self.stats.count(part.nbytes)
 
-    def _write_phase(self, channel: int, rect: Rect) -> None:
-        cells = self._block.phase[channel, rect.row0 : rect.row1, rect.col0 : rect.col1]
-        self._write(self._phase, self.phase_grid, channel, 0, rect, cells)
+    def _write_phase(self, rect: Rect) -> None:
+        cells = self._block.phase[self.shown_channel, rect.row0 : rect.row1, rect.col0 : rect.col1]
+        self._write(self._phase, self.phase_grid, 0, 0, rect, cells)
 
     def _flush(self) -> None:
-        for channel, rects in self._dirty.take().items():
-            magnitude = self._block.magnitude[channel]
-            for level in range(len(self.grid.level_widths)):
-                for rect in merge_rects(rect.at_level(level) for rect in rects):
-                    cells = pooled_columns(magnitude, level, rect)
-                    self._write(self._magnitude, self.grid, channel, level, rect, cells)
-            if self._phase is not None:
-                for rect in rects:
-                    self._write_phase(channel, rect)
+        rects = self._dirty.take().get(0, [])
+        magnitude = self._block.magnitude[self.shown_channel]
+        for level in range(len(self.grid.level_widths)):
+            for rect in merge_rects(rect.at_level(level) for rect in rects):
+                cells = pooled_columns(magnitude, level, rect)
+                self._write(self._magnitude, self.grid, 0, level, rect, cells)
+        if self._phase is not None:
+            for rect in rects:
+                self._write_phase(rect)
 
     def _ensure_phase(self) -> None:
         if self._phase is not None:
             return
         self._phase = _array_texture(self.device, self.phase_grid, "phase tiles")
         self._bind_group = None
-        for channel in range(self.phase_grid.n_channels):
-            self._write_phase(channel, self.phase_grid.full_rect())
+        self._write_phase(self.phase_grid.full_rect())
 
     # ------------------------------------------------------------------------------- drawing
     def _uniform_values(
         self, view: ViewSettings, full_size: tuple[int, int], offset: tuple[int, int]
     ) -> dict:
         geometry, grid = self.geometry, self.grid
-        if view.channel >= grid.n_channels:
+        if view.channel >= self.n_channels:
             raise SettingsError(
-                f"channel {view.channel} asked for; the document has {grid.n_channels}"
+                f"channel {view.channel} asked for; the document has {self.n_channels}"
             )
         t0, t1, low_hz, high_hz = view.visible(geometry)
         overlays = view.overlays
@@ -321,7 +338,7 @@ class SpectrogramRenderer:
             "colormap": colormap_index(view.colormap),
             "n_frames": geometry.n_frames,
             "n_bins": geometry.n_bins,
-            "channel": view.channel,
+            "channel": 0,  # the textures hold the shown channel only
             "n_levels": len(grid.level_widths),
             "col_shift": grid.column_shift,
             "row_shift": grid.row_shift_and_mask[0],
@@ -355,11 +372,13 @@ class SpectrogramRenderer:
         """
         view = view or self.view
         self.stats.begin_frame()
-        if view.mode == "phase":
-            self._ensure_phase()
-        self._flush()
         values = self._uniform_values(view, full_size or (width, height), offset)
-        self.device.queue.write_buffer(self._uniforms, 0, pack_view(values))
+        with gpu_errors("uploading the spectrogram to the GPU"):
+            self._show_channel(view.channel)
+            if view.mode == "phase":
+                self._ensure_phase()
+            self._flush()
+            self.device.queue.write_buffer(self._uniforms, 0, pack_view(values))
 
     def encode(self, render_pass: wgpu.GPURenderPassEncoder) -> None:
         """Record the draw into a pass whose target has ``target_format`` (after :meth:`prepare`)."""
@@ -379,20 +398,21 @@ class SpectrogramRenderer:
     ) -> None:
         """:meth:`prepare`, then draw into ``target`` in a pass of its own and submit."""
         self.prepare(width, height, view=view, full_size=full_size, offset=offset)
-        encoder = self.device.create_command_encoder()
-        render_pass = encoder.begin_render_pass(
-            color_attachments=[
-                {
-                    "view": target,
-                    "load_op": "clear",
-                    "store_op": "store",
-                    "clear_value": (0.0, 0.0, 0.0, 1.0),
-                }
-            ]
-        )
-        self.encode(render_pass)
-        render_pass.end()
-        self.device.queue.submit([encoder.finish()])
+        with gpu_errors("drawing the spectrogram"):
+            encoder = self.device.create_command_encoder()
+            render_pass = encoder.begin_render_pass(
+                color_attachments=[
+                    {
+                        "view": target,
+                        "load_op": "clear",
+                        "store_op": "store",
+                        "clear_value": (0.0, 0.0, 0.0, 1.0),
+                    }
+                ]
+            )
+            self.encode(render_pass)
+            render_pass.end()
+            self.device.queue.submit([encoder.finish()])
 
     def close(self) -> None:
         """Stop listening to the document and free the textures."""

@@ -51,13 +51,13 @@ def expected_bytes(bins: tuple[int, int], frames: tuple[int, int], n_levels: int
     return total
 
 
-def test_the_first_frame_uploads_every_cell_of_every_level(document):
+def test_the_first_frame_uploads_every_cell_of_every_level_of_the_shown_channel(document):
     renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE)
     try:
         render_offscreen(renderer, 40, 30)
         widths = renderer.grid.level_widths
         assert widths == (1100, 275, 69, 18, 5)
-        assert renderer.stats.frame_bytes == N_CHANNELS * 4 * N_BINS * sum(widths)
+        assert renderer.stats.frame_bytes == 4 * N_BINS * sum(widths)
         render_offscreen(renderer, 40, 30)
         assert renderer.stats.frame_bytes == 0  # nothing changed, nothing uploaded
     finally:
@@ -86,24 +86,31 @@ def test_an_edit_uploads_only_its_rectangle_and_changes_only_its_pixels(document
 
 
 def test_overlapping_edits_before_a_frame_upload_their_union_once(document, renderer):
-    document.write(Region(0, 10, 100, 120, (1,)), np.ones((1, 10, 20), np.float32))
-    document.write(Region(5, 15, 110, 130, (1,)), np.ones((1, 10, 20), np.float32))
+    document.write(Region(0, 10, 100, 120, (0,)), np.ones((1, 10, 20), np.float32))
+    document.write(Region(5, 15, 110, 130, (0,)), np.ones((1, 10, 20), np.float32))
     render_offscreen(renderer, N_FRAMES, N_BINS)
     n_levels = len(renderer.grid.level_widths)
     assert renderer.stats.frame_bytes == expected_bytes((0, 15), (100, 130), n_levels)
 
 
 def test_separate_edits_upload_separately_and_other_channels_not_at_all(document, renderer):
+    second = ViewSettings(colormap="inferno", channel=1)
+    render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads it whole
+    n_levels = len(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths)
     document.write(Region(0, 4, 10, 14, (1,)), np.ones((1, 4, 4), np.float32))
     document.write(Region(40, 44, 900, 904, (1,)), np.ones((1, 4, 4), np.float32))
-    render_offscreen(renderer, N_FRAMES, N_BINS, ViewSettings(channel=1))
-    n_levels = len(renderer.grid.level_widths)
+    document.write(Region(0, N_BINS, 0, 50, (0,)), np.ones((1, N_BINS, 50), np.float32))
+    render_offscreen(renderer, N_FRAMES, N_BINS, second)  # the channel 0 edit is not shown
     assert renderer.stats.frame_bytes == (
         expected_bytes((0, 4), (10, 14), n_levels) + expected_bytes((40, 44), (900, 904), n_levels)
     )
-    render_offscreen(renderer, N_FRAMES, N_BINS, NATIVE)  # channel 0 was never touched
     assert_pixels_match(
-        render_offscreen(renderer, N_FRAMES, N_BINS),
+        render_offscreen(renderer, N_FRAMES, N_BINS, second),
+        oracle_picture(document, second, N_FRAMES, N_BINS),
+    )
+    assert_pixels_match(  # back on channel 0: uploaded whole again, its edit included
+        render_offscreen(renderer, N_FRAMES, N_BINS, NATIVE),
         oracle_picture(document, NATIVE, N_FRAMES, N_BINS),
     )
 
@@ -117,10 +124,10 @@ def test_reduced_levels_stay_current_after_an_edit(document, renderer):
 
 
 def test_the_phase_texture_is_made_on_first_use_and_kept_current(document, renderer):
-    assert renderer.stats.total_bytes == N_CHANNELS * 4 * N_BINS * sum(renderer.grid.level_widths)
+    assert renderer.stats.total_bytes == 4 * N_BINS * sum(renderer.grid.level_widths)
     phase_view = ViewSettings(mode="phase")
     render_offscreen(renderer, 100, 48, phase_view)
-    assert renderer.stats.frame_bytes == N_CHANNELS * 4 * N_BINS * N_FRAMES
+    assert renderer.stats.frame_bytes == 4 * N_BINS * N_FRAMES
     block = document.blocks[0]
     block.phase[0, 20:22, 50:60] = 3.0
     document.region_changed.emit(Region(20, 22, 50, 60, (0,)))
