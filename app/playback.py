@@ -20,18 +20,120 @@ it hands out new samples only; a segment copied before step 1 or after step 3 re
 wholly old or wholly new. Writers are serialised by a lock that the callback never touches; a writer
 waits at most one callback period. The bypass (A/B) buffer holds the original; the edited buffer is
 shared with it until the first update (copy on first write, on the writer's thread).
+
+**A device that goes away** (a USB interface unplugged, the JACK server killed, a PulseAudio sink
+removed) shows in one of three ways, and :meth:`PlaybackEngine.check`, polled by the GUI while
+playing, looks for all of them: the stream turns inactive (PortAudio may call its finished callback),
+the callback stops coming (a stall), or PortAudio raises. Playback then stops, the stream is released and
+:attr:`PlaybackEngine.failure` says what happened; the buffers stay, so edits and resynthesis go on.
+PortAudio calls into a dead device can block for good (stopping or closing a stream whose JACK server
+died never returns), so every start, stop and close runs on a helper thread that the caller waits for
+a bounded time (:func:`_bounded`); a call that never returns is abandoned, and PortAudio is left alone
+from then on (:func:`portaudio_stuck`), exit included.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 WRITER_WAIT_S = 0.5
 """Longest a writer waits for a callback in flight to finish (a stalled stream must not hang it)."""
+PORTAUDIO_WAIT_S = 2.0
+"""Longest the caller waits for PortAudio to open, start, stop or close a stream."""
+RESCAN_WAIT_S = 5.0
+"""Longest the caller waits for PortAudio to re-initialise and list the devices again."""
+STALL_S = 1.0
+"""A playing stream whose callback has not run for this long has lost its device (callback periods
+of high-latency sinks reach a few tenths of a second: this leaves room)."""
+STUCK_REASON = (
+    "PortAudio stopped answering after an output device went away; restart SpectroPaint to play "
+    "sound again"
+)
+
+T = TypeVar("T")
+_calls_lock = threading.Lock()
+_calls: list[threading.Thread] = []
+"""Helper threads of PortAudio calls still running (or blocked for good)."""
+
+
+class _NoAnswer(Exception):
+    """A PortAudio call did not return within its time limit."""
+
+
+def portaudio_stuck(*, wait: float = 0.0) -> bool:
+    """Whether a PortAudio call made here is still running after waiting up to ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    with _calls_lock:
+        running = list(_calls)
+    for thread in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    with _calls_lock:
+        _calls[:] = [thread for thread in _calls if thread.is_alive()]
+        return bool(_calls)
+
+
+def _start_call(call: Callable[[], T]) -> tuple[threading.Thread, list]:
+    """Run ``call()`` on a helper thread; the list receives ``(returned, value or exception)``."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # handed to whoever waits for the outcome
+            outcome.append((False, exc))
+
+    thread = threading.Thread(target=run, name="portaudio call", daemon=True)
+    with _calls_lock:
+        _calls[:] = [running for running in _calls if running.is_alive()] + [thread]
+    thread.start()
+    return thread, outcome
+
+
+def _bounded(call: Callable[[], T], seconds: float) -> T:
+    """``call()`` on a helper thread, waiting at most ``seconds``; re-raises what it raised.
+
+    Raises
+    ------
+    _NoAnswer
+        It is still running: it is abandoned to its thread, and PortAudio is not terminated at
+        exit (:func:`_leave_portaudio_at_exit`).
+    """
+    thread, outcome = _start_call(call)
+    thread.join(seconds)
+    if not outcome:
+        _leave_portaudio_at_exit()
+        raise _NoAnswer(f"PortAudio did not answer within {seconds:g} s")
+    returned, value = outcome[0]
+    if not returned:
+        raise value
+    return value
+
+
+def _leave_portaudio_at_exit() -> None:
+    """Keep sounddevice from terminating PortAudio at exit.
+
+    With a stream of a dead device still open, terminating blocks the exit for good (JACK) or
+    aborts the process; the operating system releases what is left anyway.
+    """
+    import sounddevice as sd
+
+    atexit.unregister(sd._exit_handler)
+
+
+def _close(stream) -> None:
+    """Close ``stream``, waiting a bounded time; a close that blocks is left to its thread."""
+    import sounddevice as sd
+
+    with contextlib.suppress(sd.PortAudioError, _NoAnswer):
+        _bounded(stream.close, PORTAUDIO_WAIT_S)
 
 
 @dataclass(frozen=True)
@@ -48,21 +150,34 @@ class OutputDevice:
         return self.index is not None
 
 
+def _rescan() -> None:
+    """Re-initialise PortAudio (it lists devices only when it starts)."""
+    import sounddevice as sd
+
+    sd._terminate()
+    sd._initialize()
+
+
 def find_output_device(*, refresh: bool = False) -> OutputDevice:
     """The default output device, or an unavailable one whose ``reason`` says why.
 
     ``refresh`` re-initialises PortAudio so that devices which appeared after sounddevice was first
-    imported (a JACK server started later) are seen; PortAudio only enumerates devices when it starts.
+    imported (a JACK server started later, a USB interface plugged back in) are seen; PortAudio only
+    enumerates devices when it starts. That closes every open stream, and waits at most
+    :data:`RESCAN_WAIT_S`. While PortAudio is stuck (:func:`portaudio_stuck`) it is not asked.
     """
     try:
         import sounddevice as sd
     except OSError as exc:  # the PortAudio library itself is missing
         return OutputDevice(None, "", 0, f"PortAudio is not installed ({exc})")
+    if portaudio_stuck(wait=PORTAUDIO_WAIT_S if refresh else 0.0):
+        return OutputDevice(None, "", 0, STUCK_REASON)
     try:
         if refresh:
-            sd._terminate()
-            sd._initialize()
+            _bounded(_rescan, RESCAN_WAIT_S)
         info = sd.query_devices(kind="output")
+    except _NoAnswer:
+        return OutputDevice(None, "", 0, STUCK_REASON)
     except (sd.PortAudioError, ValueError) as exc:
         return OutputDevice(None, "", 0, f"no audio output device ({exc})")
     if int(info["max_output_channels"]) < 1:
@@ -107,6 +222,11 @@ class PlaybackEngine:
         self._blocksize = blocksize
         self._stream = None
         self._open_error = ""
+        self._failure = ""
+        self.failures = 0
+        """How many times playback failed (a device lost); observers compare it to their count."""
+        self._finished = False
+        self._progress = (0, 0.0)
         self._playing = False
         self._bypass = False
         self._position = 0
@@ -122,13 +242,18 @@ class PlaybackEngine:
     # ---------------------------------------------------------------------------------- state
     @property
     def available(self) -> bool:
-        """Whether there is an output device and a stream could be opened on it."""
-        return self.device.available and not self._open_error
+        """Whether there is an output device, a stream could be opened on it, and it did not fail."""
+        return self.device.available and not self._open_error and not self._failure
 
     @property
     def reason(self) -> str:
         """Why transport is off ('' when it is available)."""
-        return self.device.reason or self._open_error
+        return self.device.reason or self._open_error or self._failure
+
+    @property
+    def failure(self) -> str:
+        """Why playback stopped on its own: the device went away ('' when it did not)."""
+        return self._failure
 
     @property
     def playing(self) -> bool:
@@ -174,9 +299,21 @@ class PlaybackEngine:
         view.flags.writeable = False
         return view
 
+    def use_device(self, device: OutputDevice) -> None:
+        """Play on ``device`` from now on (after looking for devices again); forgets a failure."""
+        self.close()
+        self.device = device
+        self._open_error = self._failure = ""
+
     # ------------------------------------------------------------------------------- transport
     def play(self, *, from_sample: int | None = None) -> None:
-        """Start playing (from ``from_sample`` when given); raises RuntimeError if unavailable."""
+        """Start playing (from ``from_sample`` when given).
+
+        Raises RuntimeError when playback is unavailable, or when starting fails; a start that
+        fails records :attr:`failure` first.
+        """
+        import sounddevice as sd
+
         if from_sample is not None:
             self.seek(from_sample)
         position, loop = self.position, self._loop
@@ -185,24 +322,93 @@ class PlaybackEngine:
         elif loop is None and position >= self.n_samples:
             self.seek(0)
         stream = self._ensure_stream()
+        self._finished = False
+        self._progress = (self._left, time.monotonic())
         self._playing = True
-        if not stream.active:
-            if not stream.stopped:
-                stream.stop()
-            stream.start()
+        try:
+            if not stream.active:
+                _bounded(lambda: self._restart(stream), PORTAUDIO_WAIT_S)
+        except (sd.PortAudioError, _NoAnswer) as exc:
+            self._fail(f"starting failed: {exc}", abandon=isinstance(exc, _NoAnswer))
+            raise RuntimeError(f"playback stopped: {self._failure}") from exc
+
+    @staticmethod
+    def _restart(stream) -> None:
+        if not stream.stopped:  # it ended by itself (inactive but not stopped)
+            stream.stop()
+        stream.start()
 
     def pause(self) -> None:
         """Stop sound at once; the playhead stays where it is."""
+        import sounddevice as sd
+
         self._playing = False
-        if self._stream is not None and self._stream.active:
-            self._stream.stop()
+        stream = self._stream
+        if stream is None:
+            return
+        try:
+            if stream.active:
+                _bounded(stream.stop, PORTAUDIO_WAIT_S)
+        except (sd.PortAudioError, _NoAnswer) as exc:
+            self._fail(f"stopping failed: {exc}", abandon=isinstance(exc, _NoAnswer))
 
     def close(self) -> None:
         """Stop and release the stream (the engine can play again later)."""
         self._playing = False
-        if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            _close(stream)
+
+    def check(self) -> bool:
+        """While playing, look for signs that the device went away; True when it just failed.
+
+        Call it often from one thread (the GUI polls it with the playhead). The signs: the stream
+        turned inactive (PortAudio may have called its finished callback), its callback has not run
+        for :data:`STALL_S`, or PortAudio raised. On any of them playback stops, the stream is released
+        and :attr:`failure` says why; the playhead stays where the sound stopped.
+        """
+        import sounddevice as sd
+
+        stream = self._stream
+        if not self._playing or stream is None:
+            return False
+        left, now = self._left, time.monotonic()
+        if left != self._progress[0]:
+            self._progress = (left, now)
+        try:
+            active = stream.active
+        except sd.PortAudioError as exc:
+            detail = str(exc)
+        else:
+            if not active:  # the finished callback only tells how it ended
+                detail = "PortAudio ended the stream" if self._finished else "the stream stopped"
+            elif now - self._progress[1] > STALL_S:
+                detail = f"no sound was asked for in {now - self._progress[1]:.1f} s"
+            else:
+                return False
+        if not self._playing:  # it reached the end while we looked: no fault
+            return False
+        self._fail(detail)
+        return True
+
+    def _fail(self, detail: str, *, abandon: bool = False) -> None:
+        """Playback stopped because the device failed: record why and let go of the stream.
+
+        The stream is closed on a helper thread without waiting (closing a stream whose device died
+        can block, and so can terminating PortAudio at exit, which is skipped from now on); with
+        ``abandon`` (a call into it never returned) it is not touched again.
+        """
+        self._playing = False
+        self._failure = f"the output device {self.device.name!r} went away ({detail})"
+        self.failures += 1
+        _leave_portaudio_at_exit()
+        stream, self._stream = self._stream, None
+        if stream is not None and not abandon:
+            _start_call(lambda: _close(stream))
+
+    def _stream_finished(self) -> None:
+        """PortAudio's finished callback (its thread): the stream became inactive."""
+        self._finished = True
 
     def _ensure_stream(self):
         if not self.available:
@@ -210,16 +416,23 @@ class PlaybackEngine:
         if self._stream is None:
             import sounddevice as sd
 
+            if portaudio_stuck(wait=PORTAUDIO_WAIT_S):
+                self._open_error = STUCK_REASON
+                raise RuntimeError(f"playback is unavailable: {self.reason}")
             try:
-                self._stream = sd.OutputStream(
-                    samplerate=self.sample_rate,
-                    blocksize=self._blocksize,
-                    device=self.device.index,
-                    channels=min(self.n_channels, self.device.max_channels),
-                    dtype="float32",
-                    callback=self._fill,
+                self._stream = _bounded(
+                    lambda: sd.OutputStream(
+                        samplerate=self.sample_rate,
+                        blocksize=self._blocksize,
+                        device=self.device.index,
+                        channels=min(self.n_channels, self.device.max_channels),
+                        dtype="float32",
+                        callback=self._fill,
+                        finished_callback=self._stream_finished,
+                    ),
+                    PORTAUDIO_WAIT_S,
                 )
-            except sd.PortAudioError as exc:
+            except (sd.PortAudioError, _NoAnswer) as exc:
                 self._open_error = (
                     f"cannot open {self.device.name!r} at {self.sample_rate} Hz ({exc})"
                 )

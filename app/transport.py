@@ -1,7 +1,10 @@
 """Play, pause, play from the cursor, loop the selection, A/B bypass: the window's side of playback.
 
 Owns the :class:`PlaybackEngine` of the open document and its :class:`Resynthesizer`, and polls the
-engine's position on a timer to move the playhead (the audio thread never touches Qt).
+engine's position on a timer to move the playhead (the audio thread never touches Qt). The same poll
+asks the engine whether the output device went away (:meth:`PlaybackEngine.check`); when it did,
+playback stops and :attr:`Transport.failed` carries the message, while editing and resynthesis go on.
+Play, when playback is unavailable, first looks for an output device again.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from spectropaint.app.playback import OutputDevice, PlaybackEngine
+from spectropaint.app.playback import OutputDevice, PlaybackEngine, find_output_device
 from spectropaint.app.resynthesis import Resynthesizer
 from spectropaint.transforms.regions import Region
 
@@ -26,10 +29,15 @@ class Transport(QObject):
         Seconds of the playhead (while playing, and after seeks).
     state_changed()
         Started or stopped playing.
+    failed(str)
+        Playback stopped because the output device failed, e.g. "Playback stopped: the output
+        device 'USB Audio' went away (the stream stopped)"; once per failure, on the GUI thread.
+        :attr:`available` is False from then on until Play finds a device again.
     """
 
     playhead_moved = Signal(float)
     state_changed = Signal()
+    failed = Signal(str)
 
     def __init__(
         self,
@@ -46,6 +54,7 @@ class Transport(QObject):
         self.selection: tuple[float, float] | None = None
         self.looping = False
         self._was_playing = False
+        self._failures_reported = 0
         self.timer = QTimer(self)
         self.timer.setInterval(PLAYHEAD_INTERVAL_MS)
         self.timer.timeout.connect(self._tick)
@@ -68,16 +77,40 @@ class Transport(QObject):
 
     # ------------------------------------------------------------------------------- control
     def toggle(self) -> None:
-        """Pause when playing, else play from the playhead (RuntimeError without a device)."""
+        """Pause when playing, else play from the playhead (see :meth:`play_from_cursor`)."""
         if self.engine.playing:
             self.engine.pause()
         else:
-            self.engine.play()
+            self._play(None)
         self._tick()
 
     def play_from_cursor(self) -> None:
-        self.engine.play(from_sample=round(self.cursor_seconds * self.sample_rate))
+        """Play from the edit cursor.
+
+        When playback is unavailable this looks for an output device first (:meth:`reprobe`), and
+        raises RuntimeError saying why when there is still none. A device failing as it starts is
+        not raised: :attr:`failed` reports it.
+        """
+        self._play(round(self.cursor_seconds * self.sample_rate))
         self._tick()
+
+    def reprobe(self) -> bool:
+        """Look for an output device again (PortAudio re-initialised); True when one can play.
+
+        The engine keeps its buffers, playhead, loop and bypass; only its device changes.
+        """
+        if not self.engine.playing:
+            self.engine.use_device(find_output_device(refresh=True))
+        return self.engine.available
+
+    def _play(self, from_sample: int | None) -> None:
+        if not self.engine.available:
+            self.reprobe()
+        try:
+            self.engine.play(from_sample=from_sample)
+        except RuntimeError:
+            if self.engine.failures == self._failures_reported:
+                raise  # unavailable: the caller says why
 
     def set_cursor(self, seconds: float) -> None:
         """The edit cursor (where Play from Cursor starts); the playhead moves there too."""
@@ -115,6 +148,7 @@ class Transport(QObject):
         self.resynthesizer.schedule(region)
 
     def _tick(self) -> None:
+        self.engine.check()
         playing = self.engine.playing
         if playing or self._was_playing:
             self.playhead_moved.emit(self.engine.position / self.sample_rate)
@@ -127,6 +161,9 @@ class Transport(QObject):
             self.timer.start()
         elif not playing and self.timer.isActive():
             self.timer.stop()
+        if self.engine.failures != self._failures_reported:
+            self._failures_reported = self.engine.failures
+            self.failed.emit(f"Playback stopped: {self.engine.failure}")
 
     def close(self) -> None:
         self.timer.stop()
