@@ -30,7 +30,21 @@ class ActionSpec:
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
-    ActionSpec("open", "&File", "&Open...", ("Ctrl+O",), "Open an audio file"),
+    ActionSpec("open", "&File", "&Open...", ("Ctrl+O",), "Open a sound or a project (.spp)"),
+    ActionSpec(
+        "save_project",
+        "&File",
+        "&Save Project",
+        ("Ctrl+S",),
+        "Save the sound, its edits, view and strokes as a project (.spp)",
+    ),
+    ActionSpec(
+        "save_project_as",
+        "&File",
+        "Save Project &As...",
+        ("Ctrl+Shift+S",),
+        "Save the project under another name",
+    ),
     ActionSpec(
         "export_audio",
         "&File",

@@ -3,8 +3,10 @@ tools (brushes, pan, zoom, time selection).
 
 Pointer events arrive through rendercanvas, which merges consecutive moves into one per frame; each
 merged move of a stroke becomes one :class:`~spectropaint.brushes.stroke.InputEvent`, so one stroke
-event, one ``region_changed`` and one redraw per displayed frame. The canvas draws on demand: only
-when the view, the overlays or the document changed.
+event, one ``region_changed`` and one redraw per displayed frame. Each finished stroke is also
+recorded (brush, settings, parameters as used, and the events as applied) as a
+:class:`~spectropaint.brushes.recorded.RecordedStroke`. The canvas draws on demand: only when the
+view, the overlays or the document changed.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rendercanvas.qt import QRenderWidget
 from spectropaint.app.view_mapping import Point, ViewMapping
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
+from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -55,6 +58,9 @@ class SpectrogramCanvas(QRenderWidget):
     view_changed = Signal()
     cursor_moved = Signal(object)
     """A :class:`Point` under the pointer, or None when it left the canvas."""
+    stroke_recorded = Signal(object)
+    """The :class:`RecordedStroke` of a finished stroke that changed something (before
+    ``stroke_finished``)."""
     stroke_finished = Signal(object)
     """The :class:`Region` a finished stroke changed."""
     time_clicked = Signal(float)
@@ -62,6 +68,8 @@ class SpectrogramCanvas(QRenderWidget):
     selection_changed = Signal(object)
     """``(start_s, stop_s)`` of the time selection, or None."""
     message = Signal(str)
+    gpu_failed = Signal(str)
+    """Drawing failed on the GPU (sent once per distinct message)."""
 
     def __init__(
         self,
@@ -78,7 +86,8 @@ class SpectrogramCanvas(QRenderWidget):
         self.history = history
         self.lock = lock
         self.renderer = SpectrogramRenderer(device, document, view=view)
-        attach_canvas(self.renderer, self)
+        self._gpu_error = ""
+        attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
         self.tool = "gain"
         self.brush_settings = BrushSettings()
         self.brush_params: dict = {}
@@ -92,6 +101,8 @@ class SpectrogramCanvas(QRenderWidget):
         self._pressure = 1.0
         self._tablet_pressure = 1.0
         self._stroke: StrokeSession | None = None
+        self._stroke_events: list[InputEvent] = []
+        """The events applied so far by the stroke in progress."""
         self._drag: tuple | None = None
         self.setMinimumSize(200, 120)
         self.add_event_handler(self._on_down, "pointer_down")
@@ -309,6 +320,7 @@ class SpectrogramCanvas(QRenderWidget):
         except SettingsError as exc:
             self.message.emit(str(exc))
             return
+        self._stroke_events = []
         self._paint(InputEvent(stamp, point.frame, point.bin, self._pressure))
 
     def _paint(self, event: InputEvent) -> None:
@@ -316,6 +328,7 @@ class SpectrogramCanvas(QRenderWidget):
         try:
             with self.lock:
                 self._stroke.add_events((event,))
+            self._stroke_events.append(event)
         except Exception as exc:  # a brush bug must not leave a half-open stroke behind
             log.exception("the %s brush failed", self.tool)
             stroke, self._stroke = self._stroke, None
@@ -329,6 +342,12 @@ class SpectrogramCanvas(QRenderWidget):
         with self.lock:
             stroke.end()
         if not stroke.region.empty:
+            state = stroke.state
+            self.stroke_recorded.emit(
+                RecordedStroke(
+                    state.kind.name, state.settings, state.params, tuple(self._stroke_events)
+                )
+            )
             self.stroke_finished.emit(stroke.region)
 
     @property
@@ -340,6 +359,11 @@ class SpectrogramCanvas(QRenderWidget):
     def interacting(self) -> bool:
         """A stroke, a pan or a selection drag is in progress."""
         return self._stroke is not None or self._drag is not None
+
+    def _on_gpu_error(self, error) -> None:
+        if str(error) != self._gpu_error:
+            self._gpu_error = str(error)
+            self.gpu_failed.emit(self._gpu_error)
 
     def close_renderer(self) -> None:
         """Release the GPU resources (the canvas can no longer draw)."""

@@ -72,7 +72,9 @@ def gui_parser() -> argparse.ArgumentParser:
         prog="spectropaint",
         description="Paint on sound. 'spectropaint render --help' for headless use.",
     )
-    parser.add_argument("file", nargs="?", help="audio file to open (default: the demo sound)")
+    parser.add_argument(
+        "file", nargs="?", help="sound or project (.spp) to open (default: the demo sound)"
+    )
     parser.add_argument("--device", help="torch device: cpu, cuda, cuda:1, mps (default: best)")
     return parser
 
@@ -97,6 +99,7 @@ def render(args: argparse.Namespace) -> int:
             n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
         )
         document = Document.from_file(args.input, settings=settings, device=args.device)
+    document.notices.connect(lambda text: print(f"spectropaint: {text}", file=sys.stderr))
     if args.strokes:
         from spectropaint.brushes.recorded import apply_strokes, load_strokes
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app import file_actions
+from spectropaint.app import file_actions, project_actions
 from spectropaint.app.brush_panel import SIZE_STEP
 
 if TYPE_CHECKING:
@@ -25,10 +25,16 @@ class Commands:
 
     def on_open(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self.window, "Open Audio", self.window.store.last_folder, file_actions.OPEN_FILTER
+            self.window, "Open", self.window.store.last_folder, file_actions.OPEN_FILTER
         )
         if path:
             self.window.open_path(path)
+
+    def on_save_project(self) -> None:
+        self.window.job = project_actions.save(self.window, ask=False)
+
+    def on_save_project_as(self) -> None:
+        self.window.job = project_actions.save(self.window, ask=True)
 
     def on_export_audio(self) -> None:
         self.window.job = file_actions.export_audio(self.window)
@@ -39,20 +45,22 @@ class Commands:
     def on_quit(self) -> None:
         self.window.close()
 
-    def _history_step(self, step) -> None:
+    def _history_step(self, step, log_step) -> None:
+        """Undo or redo one stroke, and move its record in the stroke log the same way."""
         if self.window.canvas is None or self.window.canvas.painting:
             return
         with self.window.lock:
             region = step()
         if region is not None:
+            log_step()
             self.window.canvas.request_draw()
             self.window.edited(region)
 
     def on_undo(self) -> None:
-        self._history_step(self.window.history.undo)
+        self._history_step(self.window.history.undo, self.window.strokes.undo)
 
     def on_redo(self) -> None:
-        self._history_step(self.window.history.redo)
+        self._history_step(self.window.history.redo, self.window.strokes.redo)
 
     def on_clear_selection(self) -> None:
         self.window.canvas.set_selection(None)
@@ -75,14 +83,11 @@ class Commands:
     def _transport_call(self, method) -> None:
         if self.window.transport is None:
             return
-        if not self.window.transport.available:
-            self.window.statusBar().showMessage(f"Playback is off: {self.window.transport.reason}")
-            return
         try:
-            method()
+            method()  # Play looks for an output device again when playback is off
         except RuntimeError as exc:
             self.window.statusBar().showMessage(str(exc))
-            self.window.set_document_actions(True)
+        self.window.set_document_actions(True)
 
     def on_play_pause(self) -> None:
         self._transport_call(lambda: self.window.transport.toggle())

@@ -1,8 +1,9 @@
-"""Opening and exporting, as background jobs of the main window, and the About text.
+"""Opening audio and exporting, as background jobs of the main window, and the About text.
 
 The file dialogs are Qt's static functions (``QFileDialog.getSaveFileName``...), which tests answer by
 replacing them. Work runs on a :class:`~spectropaint.app.workers.Job`; errors come back as one dialog
-naming the file and the reason.
+naming the file and the reason. Projects (``.spp``) are opened and saved by :mod:`.project_actions`
+through the same :func:`start_job`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ from spectropaint.transforms.errors import SpectroPaintError
 if TYPE_CHECKING:
     from spectropaint.app.main_window import MainWindow
 
-OPEN_FILTER = "Audio files (*.wav *.flac *.ogg *.oga *.aif *.aiff *.mp3);;All files (*)"
+AUDIO_PATTERNS = "*.wav *.flac *.ogg *.oga *.aif *.aiff *.mp3"
+OPEN_FILTER = (
+    f"Sounds and projects ({AUDIO_PATTERNS} *.spp);;Audio files ({AUDIO_PATTERNS});;"
+    "SpectroPaint projects (*.spp);;All files (*)"
+)
 AUDIO_FILTERS = {
     "WAV (*.wav)": ".wav",
     "FLAC (*.flac)": ".flac",
@@ -30,25 +35,65 @@ DEMO_RATE = 44100
 
 
 def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
-    window.after_export = None
+    window.after_save = None  # what was to follow a save does not follow a failed one
     text = str(exc) if isinstance(exc, SpectroPaintError) else f"{type(exc).__name__}: {exc}"
     QMessageBox.critical(window, title, text)
 
 
-def _start(window: MainWindow, label: str, work, on_success, title: str) -> Job:
+def _cancelled(window: MainWindow, title: str) -> None:
+    window.after_save = None
+    window.statusBar().showMessage(f"{title}: cancelled", 5000)
+
+
+def start_job(
+    window: MainWindow,
+    label: str,
+    work,
+    on_success,
+    title: str,
+    *,
+    on_failure=None,
+    on_cancel=None,
+) -> Job:
+    """Run ``work(progress)`` as the window's job.
+
+    By default a failure shows a dialog titled ``title`` and a cancel says so in the status bar;
+    either drops the window's ``after_save`` continuation.
+    """
+
     def done() -> None:
-        window.job = None
+        if window.job is job:  # a continuation may have started the next job already
+            window.job = None
 
     job = Job(
         window,
         label,
         work,
         on_success=on_success,
-        on_failure=lambda exc: _fail(window, title, exc),
-        on_cancel=lambda: window.statusBar().showMessage(f"{title}: cancelled", 5000),
+        on_failure=on_failure or (lambda exc: _fail(window, title, exc)),
+        on_cancel=on_cancel or (lambda: _cancelled(window, title)),
     )
     job.done.connect(done)
     return job.start()
+
+
+def window_reserve():
+    """What the window adds to a document it shows, as a ``reserve_bytes`` estimate for ``Document``:
+    the view's textures (in host memory on a software adapter), the playback buffers and the undo
+    history's budget. Reads the GPU adapter, so call it on the GUI thread."""
+    from functools import partial
+
+    from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET
+    from spectropaint.gpu.adapter import shared_device
+    from spectropaint.transforms.memory_budget import view_and_playback_bytes
+
+    device = shared_device()
+    estimate = partial(
+        view_and_playback_bytes,
+        max_texture_dim=device.limits["max-texture-dimension-2d"],
+        textures_on_host=device.adapter.info.get("adapter_type") == "CPU",
+    )
+    return lambda *shape: estimate(*shape) + DEFAULT_BYTE_BUDGET
 
 
 def start_open(window: MainWindow, path: str | None) -> Job:
@@ -65,9 +110,10 @@ def start_open(window: MainWindow, path: str | None) -> Job:
 
         label = "Making the demo sound..."
     else:
+        reserve = window_reserve()
 
         def work(progress):
-            return Document.from_file(path, device=device, progress=progress)
+            return Document.from_file(path, device=device, progress=progress, reserve_bytes=reserve)
 
         label = f"Opening {os.path.basename(path)}..."
 
@@ -76,7 +122,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
         if path is not None:
             window.store.add_recent(path)
 
-    return _start(window, label, work, success, "Cannot open")
+    return start_job(window, label, work, success, "Cannot open")
 
 
 def _ask_save_path(
@@ -98,24 +144,22 @@ def _stem(window: MainWindow) -> str:
 
 
 def export_audio(window: MainWindow) -> Job | None:
-    """Ask where, then write the edited sound (format from the suffix, the source's sample format)."""
+    """Ask where, then write the edited sound (format from the suffix, the source's sample format).
+
+    Exporting renders the document; it does not save it, so the window stays modified until the
+    project is saved.
+    """
     path = _ask_save_path(window, "Export Audio", AUDIO_FILTERS, _stem(window))
     if path is None:
-        window.after_export = None
         return None
     document = window.document
     window.canvas.setEnabled(False)  # no strokes while the document is read
 
     def success(report) -> None:
-        window.modified = False
-        window.setWindowModified(False)
         window.store.last_folder = os.path.dirname(path)
         window.statusBar().showMessage(report.message, 10000)
-        then, window.after_export = window.after_export, None
-        if then is not None:
-            then()
 
-    job = _start(
+    job = start_job(
         window,
         f"Exporting {os.path.basename(path)}...",
         lambda progress: document.export(path, progress=progress),
@@ -154,7 +198,7 @@ def export_image(window: MainWindow) -> Job | None:
         window.store.last_folder = os.path.dirname(path)
         window.statusBar().showMessage(report.message, 10000)
 
-    job = _start(
+    job = start_job(
         window,
         f"Exporting {os.path.basename(path)}...",
         work,

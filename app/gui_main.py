@@ -1,4 +1,8 @@
-"""Starting the window: ``run_gui(path)`` is what ``spectropaint [FILE]`` calls."""
+"""Starting the window: ``run_gui(path)`` is what ``spectropaint [FILE]`` calls.
+
+The window autosaves to the recovery folder (:func:`~.recovery.recovery_folder`); before it opens
+``path`` it offers to restore what sessions that were killed or crashed autosaved (:mod:`.recovery`).
+"""
 
 from __future__ import annotations
 
@@ -36,10 +40,14 @@ def qt_reference_problem() -> str | None:
 def run_gui(path: str | None, *, device: str | None = None) -> int:
     """Open the main window on ``path`` (the built-in demo sound when None) and run until it closes.
 
+    When earlier sessions left autosaves behind, a dialog first offers to restore them; restoring
+    opens the recovered document instead of ``path``.
+
     Parameters
     ----------
     path : str or None
-        An audio file to open; errors opening it are shown in a dialog, and the window stays.
+        A sound or a project (``.spp``) to open; errors opening it are shown in a dialog, and the
+        window stays.
     device : str, optional
         The torch device (``cpu``, ``cuda``, ``cuda:1``, ``mps``); checked before the window opens,
         so a device that is not there is a :class:`SettingsError` the command line reports.
@@ -52,12 +60,16 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
     Raises
     ------
     SpectroPaintError
-        The Qt binding is one that would crash (:func:`qt_reference_problem`).
+        The Qt binding is one that would crash (:func:`qt_reference_problem`), or there is no usable
+        GPU adapter (:class:`~spectropaint.gpu.errors.GPUUnavailableError`, also shown in a dialog).
     """
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QMessageBox
 
     from spectropaint.app.main_window import MainWindow
+    from spectropaint.app.recovery import offer_recovery, recovery_folder
     from spectropaint.app.settings_store import APPLICATION, ORGANIZATION
+    from spectropaint.gpu.adapter import check_adapter
+    from spectropaint.gpu.errors import GPUUnavailableError
     from spectropaint.gpu.torch_device import choose_device
 
     problem = qt_reference_problem()
@@ -67,7 +79,13 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
-    window = MainWindow(torch_device=device)
+    try:
+        check_adapter()
+    except GPUUnavailableError as exc:
+        QMessageBox.critical(None, "SpectroPaint cannot draw", f"No usable GPU adapter:\n\n{exc}")
+        raise  # the command line prints it too and exits with status 1
+    folder = recovery_folder()
+    window = MainWindow(torch_device=device, recovery_folder=folder)
     window.show()
-    window.open_path(path)
+    offer_recovery(window, folder, otherwise=lambda: window.open_path(path))
     return app.exec()

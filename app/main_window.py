@@ -1,10 +1,14 @@
 """The main window: canvas with rulers and colour bar, tools, brush and view panels, menus, status.
 
 A document is opened on a worker thread (:mod:`.workers`); when it arrives the window builds a
-canvas for it, a :class:`~spectropaint.app.transport.Transport` for playback and an undo
-:class:`~spectropaint.brushes.history.History`. Strokes and undo steps are written under one lock
-that the playback resynthesis also takes while it reads the document. The menus' handlers live in
-:mod:`.commands`, opening and exporting in :mod:`.file_actions`.
+canvas for it, a :class:`~spectropaint.app.transport.Transport` for playback, an undo
+:class:`~spectropaint.brushes.history.History` and the log of recorded strokes. Strokes and undo
+steps are written under one lock that the playback resynthesis and saves also take while they read
+the document. The menus' handlers live in :mod:`.commands`, opening audio and exporting in
+:mod:`.file_actions`, projects in :mod:`.project_actions`, autosave in :mod:`.autosave`.
+
+The document is the project: ``modified`` says it holds edits no project file has, and only saving
+the project clears it (an audio export is a rendering of it, not a save).
 """
 
 from __future__ import annotations
@@ -12,10 +16,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -23,6 +28,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPlainTextEdit,
     QScrollArea,
@@ -30,8 +36,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spectropaint.app import file_actions
+from spectropaint.app import file_actions, project_actions
 from spectropaint.app.actions import build_menus
+from spectropaint.app.autosave import Autosave
 from spectropaint.app.brush_panel import BrushPanel
 from spectropaint.app.canvas_widget import SpectrogramCanvas
 from spectropaint.app.commands import Commands
@@ -42,14 +49,25 @@ from spectropaint.app.tool_palette import ToolPalette
 from spectropaint.app.transport import Transport
 from spectropaint.app.view_mapping import Point
 from spectropaint.app.view_panel import STORED_FIELDS, ViewPanel
+from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
+from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.project_file import is_project
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
 DEFAULT_TOOL = "gain"
 DEFAULT_VIEW = ViewSettings(freq_scale="log")
+AUTOSAVE_CHOICES = {
+    "30 Seconds": 30,
+    "1 Minute": 60,
+    "2 Minutes": 120,
+    "5 Minutes": 300,
+    "Only After Strokes": 0,
+}
+"""The File > Autosave Every menu: seconds between timed autosaves (0: none, only after strokes)."""
 
 
 class MainWindow(QMainWindow):
@@ -63,9 +81,13 @@ class MainWindow(QMainWindow):
         Where documents compute (``choose_device`` semantics).
     output_device : OutputDevice, optional
         Where playback goes; by default PortAudio's default output (or none, with a reason).
+    recovery_folder : str, optional
+        Where autosaves go (``autosave.recovery_folder()`` for the app); None: no autosave.
     """
 
     document_loaded = Signal()
+    notice = Signal(str)
+    """A message from the document (a switch to the CPU), from whichever thread it came."""
 
     def __init__(
         self,
@@ -73,6 +95,7 @@ class MainWindow(QMainWindow):
         settings: SettingsStore | None = None,
         torch_device: str | None = None,
         output_device: OutputDevice | None = None,
+        recovery_folder: str | None = None,
     ):
         super().__init__()
         self.store = settings or SettingsStore()
@@ -84,10 +107,17 @@ class MainWindow(QMainWindow):
         self.canvas: SpectrogramCanvas | None = None
         self.transport: Transport | None = None
         self.path: str | None = None
+        """The file the document was opened from (sound or project; None for the demo)."""
+        self.project_path: str | None = None
+        """The project file the document is saved to (None until it is saved or opened as one)."""
+        self.recovered = False
         self.modified = False
+        self.generation = 0
+        """Counts the changes to documents (edits, undos, redos, opening): saves note theirs."""
+        self.strokes = project_actions.StrokeLog()
         self.job = None
-        self.after_export = None
-        """What to do once the export that an 'unsaved edits' question asked for succeeds."""
+        self.after_save = None
+        """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.brush_settings: dict[str, BrushSettings] = {}
         self.brush_params: dict[str, dict] = {}
         self.setWindowTitle("SpectroPaint")
@@ -95,9 +125,19 @@ class MainWindow(QMainWindow):
         self.resize(1280, 800)
         self.commands = Commands(self)
         self.actions_by_name, self.menus = build_menus(self, self.commands)
-        self.recent_menu = self.menus["&File"].addMenu("Open &Recent")
-        self.menus["&File"].insertMenu(self.actions_by_name["export_audio"], self.recent_menu)
+        self.recent_menu = QMenu("Open &Recent", self)
+        self.menus["&File"].insertMenu(self.actions_by_name["save_project"], self.recent_menu)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.autosave = None
+        if recovery_folder is not None:
+            self.autosave = Autosave(
+                self,
+                recovery_folder,
+                interval_s=self.store.autosave_interval_s,
+                every=self.store.autosave_strokes,
+            )
+            self.autosave.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+            self._build_autosave_menu()
         self._build_editor()
         self._build_panels()
         self._build_status()
@@ -144,11 +184,30 @@ class MainWindow(QMainWindow):
             dock.setWidget(scroll)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
 
+    def _build_autosave_menu(self) -> None:
+        menu = QMenu("&Autosave Every", self)
+        entries = self.menus["&File"].actions()
+        separator = entries[entries.index(self.actions_by_name["export_audio"]) - 1]
+        self.menus["&File"].insertMenu(separator, menu)
+        group = QActionGroup(menu)
+        for text, seconds in AUTOSAVE_CHOICES.items():
+            action = menu.addAction(text)
+            action.setCheckable(True)
+            action.setChecked(seconds == self.store.autosave_interval_s)
+            action.triggered.connect(lambda checked=False, s=seconds: self._set_autosave(s))
+            group.addAction(action)
+        self.autosave_menu = menu
+
+    def _set_autosave(self, seconds: float) -> None:
+        self.store.autosave_interval_s = seconds
+        self.autosave.set_interval(seconds)
+
     def _build_status(self) -> None:
         self.readout = QLabel()
         self.readout.setObjectName("readout")
         self.readout.setTextFormat(Qt.TextFormat.PlainText)
         self.statusBar().addPermanentWidget(self.readout)
+        self.notice.connect(self.statusBar().showMessage)
 
     def _load_preferences(self) -> None:
         for name, kind in BRUSHES.items():
@@ -183,37 +242,70 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------------- documents
     def open_path(self, path: str | None) -> None:
-        """Open ``path`` (the demo sound when None) on a worker thread, asking about unsaved edits."""
-        if self._may_discard_edits(then=lambda: self.open_path(path)):
+        """Open ``path`` (a sound or a project; the demo sound when None) on a worker thread,
+        asking about unsaved edits first."""
+        if not self._may_discard_edits(then=lambda: self.open_path(path)):
+            return
+        if path is not None and is_project(path):
+            self.job = project_actions.start_open(self, path)
+        else:
             self.job = file_actions.start_open(self, path)
 
-    def set_document(self, document, path: str | None) -> None:
-        """Show ``document`` (replacing the current one) and get playback ready."""
+    def set_document(
+        self,
+        document,
+        path: str | None,
+        *,
+        project_path: str | None = None,
+        stored_view: dict | None = None,
+        strokes: Iterable[RecordedStroke] = (),
+        recovered: bool = False,
+    ) -> None:
+        """Show ``document`` (replacing the current one) and get playback ready.
+
+        A project's ``stored_view`` values and recorded ``strokes`` come with it; a ``recovered``
+        document is one no file holds yet, so it starts modified.
+        """
         from spectropaint.brushes.history import History
         from spectropaint.gpu.adapter import shared_device
 
-        view = self.canvas.view if self.canvas is not None else self.initial_view
-        self.close_document()
-        self.document, self.path, self.modified = document, path, False
-        self.history = History(document)
+        base = self.canvas.view if self.canvas is not None else self.initial_view
         view = dataclasses.replace(
-            view,
+            base,
             time_range=None,
             freq_range=None,
-            channel=min(view.channel, document.n_channels - 1),
+            channel=min(base.channel, document.n_channels - 1),
         )
-        self.canvas = SpectrogramCanvas(
-            document, history=self.history, device=shared_device(), lock=self.lock, view=view
-        )
+        if stored_view is not None:
+            view = project_actions.view_from_values(view, stored_view, document.n_channels)
+        history = History(document)
+        try:  # before closing the current document, which stays if the GPU cannot show this one
+            canvas = SpectrogramCanvas(
+                document, history=history, device=shared_device(), lock=self.lock, view=view
+            )
+        except GPUUnavailableError as exc:
+            name = os.path.basename(project_path or path or "") or "the demo sound"
+            QMessageBox.critical(self, "Cannot show", f"cannot show {name}: {exc}")
+            return
+        self.close_document()
+        self.document, self.path, self.project_path = document, path, project_path
+        self.modified = self.recovered = recovered
+        self.generation += 1
+        self.history = history
+        self.strokes = project_actions.StrokeLog(strokes)
+        self.canvas = canvas
         self.canvas.setObjectName("canvas")
         self.placeholder.hide()
         self.grid.addWidget(self.canvas, 1, 1)
         self.canvas.view_changed.connect(self._update_rulers)
         self.canvas.cursor_moved.connect(self._show_readout)
+        self.canvas.stroke_recorded.connect(self.strokes.add)
         self.canvas.stroke_finished.connect(self.edited)
         self.canvas.time_clicked.connect(self._set_cursor)
         self.canvas.selection_changed.connect(self._selection_changed)
         self.canvas.message.connect(self.statusBar().showMessage)
+        document.notices.connect(self._post_notice)
+        self.canvas.gpu_failed.connect(self._gpu_failed, Qt.ConnectionType.QueuedConnection)
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
         self.view_panel.set_values(view, document.n_channels)
         self.brush_panel.set_channel_count(document.n_channels)
@@ -221,6 +313,7 @@ class MainWindow(QMainWindow):
         self.transport = Transport(document, self.lock, self.output_device, self)
         self.transport.playhead_moved.connect(self.canvas.set_playhead)
         self.transport.state_changed.connect(self._transport_state)
+        self.transport.failed.connect(self._playback_failed)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
         self.canvas.set_playhead(0.0)
@@ -230,9 +323,16 @@ class MainWindow(QMainWindow):
         self.canvas.setFocus()
         if not self.transport.available:
             self.statusBar().showMessage(f"Playback is off: {self.transport.reason}")
+        if self.autosave is not None:
+            self.autosave.document_changed()
         self.document_loaded.emit()
 
+    def _post_notice(self, text: str) -> None:
+        self.notice.emit(text)  # from any thread: Qt queues it onto the GUI thread
+
     def close_document(self) -> None:
+        if self.document is not None:
+            self.document.notices.disconnect(self._post_notice)
         if self.transport is not None:
             self.transport.close()
             self.transport = None
@@ -245,13 +345,21 @@ class MainWindow(QMainWindow):
         self.placeholder.show()
         self.document = self.history = None
 
+    @property
+    def document_name(self) -> str:
+        """The project's file name, else the sound's (what the title shows)."""
+        path = self.project_path or self.path
+        return os.path.basename(path) if path else "Demo sound"
+
     def _update_title(self) -> None:
-        name = os.path.basename(self.path) if self.path else "Demo sound"
-        self.setWindowTitle(f"{name}[*] — SpectroPaint")
+        note = " (recovered)" if self.recovered else ""
+        self.setWindowTitle(f"{self.document_name}{note}[*] — SpectroPaint")
         self.setWindowModified(self.modified)
 
     def set_document_actions(self, enabled: bool) -> None:
         for name in (
+            "save_project",
+            "save_project_as",
             "export_audio",
             "export_image",
             "zoom_in",
@@ -264,11 +372,13 @@ class MainWindow(QMainWindow):
             "brush_bigger",
         ):
             self.actions_by_name[name].setEnabled(enabled)
-        transport = enabled and self.transport is not None and self.transport.available
+        playable = enabled and self.transport is not None
+        transport = playable and self.transport.available
         reason = "" if transport or not enabled else f" (off: {self.transport.reason})"
         for name in ("play_pause", "play_from_cursor", "rewind", "loop", "bypass"):
             action = self.actions_by_name[name]
-            action.setEnabled(transport)
+            # Play stays enabled without a device: pressing it looks for one again
+            action.setEnabled(playable if name in ("play_pause", "play_from_cursor") else transport)
             action.setToolTip(action.statusTip() + reason)
         self._update_undo_actions()
 
@@ -278,10 +388,24 @@ class MainWindow(QMainWindow):
         self.actions_by_name["redo"].setEnabled(history is not None and history.can_redo)
 
     def edited(self, region) -> None:
+        """The document changed in ``region`` (a stroke, an undo, a redo)."""
         self.transport.edited(region)
+        self.generation += 1
         self.modified = True
         self.setWindowModified(True)
         self._update_undo_actions()
+        if self.autosave is not None:
+            self.autosave.edited()
+
+    def project_saved(self, path: str, generation: int) -> None:
+        """The document as it was at ``generation`` is now the project at ``path``."""
+        self.project_path, self.recovered = path, False
+        if generation == self.generation:
+            self.modified = False
+        if self.autosave is not None:
+            self.autosave.project_saved(generation)
+        self.store.add_recent(path)
+        self._update_title()
 
     # -------------------------------------------------------------------------------- panels
     def _choose_tool(self, name: str) -> None:
@@ -362,6 +486,26 @@ class MainWindow(QMainWindow):
         if self.transport is not None:
             self.transport.set_selection(span)
 
+    def _playback_failed(self, message: str) -> None:
+        """The output device went away while playing: say so; the document and editing go on."""
+        self.statusBar().showMessage(message)
+        self.set_document_actions(True)
+        QMessageBox.warning(
+            self,
+            "Playback stopped",
+            f"{message}.\n\nYour edits are kept and you can go on editing. "
+            "Press Play to look for an output device again.",
+        )
+
+    def _gpu_failed(self, message: str) -> None:
+        """Drawing failed on the GPU: the document is intact; say what happened and what to do."""
+        self.statusBar().showMessage(message)
+        QMessageBox.critical(
+            self,
+            "Cannot draw",
+            f"{message}\n\nYour edits are kept: save the project (Ctrl+S) before restarting.",
+        )
+
     def _transport_state(self) -> None:
         playing = self.transport is not None and self.transport.playing
         self.actions_by_name["play_pause"].setText(("&Pause" if playing else "&Play") + "\tSpace")
@@ -419,24 +563,27 @@ class MainWindow(QMainWindow):
 
     # ---------------------------------------------------------------------------------- close
     def _may_discard_edits(self, *, then) -> bool:
-        """True when there are no unexported edits or the person discards them.
+        """True when there are no unsaved edits or the person discards them.
 
-        Choosing Save starts an export and returns False; ``then`` runs when the export succeeded.
+        Choosing Save starts saving the project (asking where if it has no file yet) and returns
+        False; ``then`` runs when the save succeeded. Cancel, a cancelled dialog or a failed save
+        leave everything as it was.
         """
         if not self.modified:
             return True
         answer = QMessageBox.warning(
             self,
             "Unsaved edits",
-            "The edits to this sound have not been exported. Export them first?",
+            f"Save the changes to {self.document_name} as a project?\n\n"
+            "Discard loses every edit since the last save (an exported sound is not a project).",
             QMessageBox.StandardButton.Save
             | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Save,
         )
         if answer == QMessageBox.StandardButton.Save:
-            self.after_export = then
-            self.commands.on_export_audio()
+            self.after_save = then
+            self.commands.on_save_project()
             return False
         return answer == QMessageBox.StandardButton.Discard
 
@@ -450,5 +597,7 @@ class MainWindow(QMainWindow):
             return
         self.save_preferences()
         QApplication.instance().removeEventFilter(self)
+        if self.autosave is not None:
+            self.autosave.close()
         self.close_document()
         event.accept()

@@ -1,5 +1,5 @@
 """Preferences that outlive a session, kept with QSettings: folders, recent files, view and brush
-settings, the chosen tool and the window's layout.
+settings, the chosen tool, autosave and the window's layout.
 
 Structured values are stored as JSON text, so every platform's QSettings back end (INI, registry,
 plist) gives them back with the same types. A value that no longer validates (edited by hand, written
@@ -18,6 +18,8 @@ from PySide6.QtWidgets import QMainWindow
 ORGANIZATION = "SpectroPaint"
 APPLICATION = "SpectroPaint"
 MAX_RECENT = 10
+DEFAULT_AUTOSAVE_INTERVAL_S = 60.0
+DEFAULT_AUTOSAVE_STROKES = 20
 
 
 class SettingsStore:
@@ -33,7 +35,8 @@ class SettingsStore:
         self.qsettings = qsettings or QSettings(ORGANIZATION, APPLICATION)
 
     # ------------------------------------------------------------------------------ JSON values
-    def _get_json(self, key: str, default: Any) -> Any:
+    def _get_json(self, key: str, default: Any, kind: type | tuple[type, ...] | None = None) -> Any:
+        """The value at ``key`` if it is of ``kind`` (the default's type by default), else default."""
         text = self.qsettings.value(key, None)
         if not isinstance(text, str):
             return default
@@ -41,7 +44,7 @@ class SettingsStore:
             value = json.loads(text)
         except ValueError:
             return default
-        return value if isinstance(value, type(default)) else default
+        return value if isinstance(value, kind or type(default)) else default
 
     def _set_json(self, key: str, value: Any) -> None:
         self.qsettings.setValue(key, json.dumps(value))
@@ -90,6 +93,32 @@ class SettingsStore:
     @tool.setter
     def tool(self, name: str) -> None:
         self._set_json("tools/current", name)
+
+    # --------------------------------------------------------------------------------- autosave
+    def _get_amount(self, key: str, default: float) -> float:
+        """A number 0 or more stored at ``key`` (an int where a float is expected is fine)."""
+        value = self._get_json(key, default, (int, float))
+        if isinstance(value, bool) or not 0 <= value < float("inf"):
+            return default
+        return float(value)
+
+    @property
+    def autosave_interval_s(self) -> float:
+        """Seconds between timed autosaves of a changed document (0: only after strokes)."""
+        return self._get_amount("autosave/interval_s", DEFAULT_AUTOSAVE_INTERVAL_S)
+
+    @autosave_interval_s.setter
+    def autosave_interval_s(self, seconds: float) -> None:
+        self._set_json("autosave/interval_s", float(seconds))
+
+    @property
+    def autosave_strokes(self) -> int:
+        """Edits (strokes, undos, redos) after which an autosave runs at once (0: only timed)."""
+        return int(self._get_amount("autosave/strokes", float(DEFAULT_AUTOSAVE_STROKES)))
+
+    @autosave_strokes.setter
+    def autosave_strokes(self, count: int) -> None:
+        self._set_json("autosave/strokes", int(count))
 
     # ----------------------------------------------------------------------------------- layout
     def save_window(self, window: QMainWindow) -> None:

@@ -80,19 +80,40 @@ def write_test_sound(path, *, seconds: float = 2.0, sample_rate: int = 22050) ->
     return samples
 
 
+@pytest.fixture
+def user_settings_in(tmp_path):
+    """Point the default (user) QSettings at ``tmp_path`` for the test, and back afterwards."""
+    from PySide6.QtCore import QSettings, QStandardPaths
+
+    native, scope = QSettings.Format.NativeFormat, QSettings.Scope.UserScope
+    QSettings.setPath(native, scope, str(tmp_path))
+    yield tmp_path
+    config = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
+    QSettings.setPath(native, scope, config)
+
+
 NO_OUTPUT = OutputDevice(None, "", 0, "no audio output device (test)")
 FIRST_FRAME_TIMEOUT_MS = 60_000
 
 
-def open_window(qtbot, tmp_path, path, *, output_device: OutputDevice = NO_OUTPUT):
-    """A shown MainWindow with its own settings file, ``path`` open and drawn once."""
+def open_window(
+    qtbot, tmp_path, path, *, output_device: OutputDevice = NO_OUTPUT, recovery_folder=None
+):
+    """A shown MainWindow with its own settings file, ``path`` open and drawn once.
+
+    With ``recovery_folder`` the window autosaves there (no autosave otherwise).
+    """
     from PySide6.QtCore import QSettings
 
     from spectropaint.app.main_window import MainWindow
     from spectropaint.app.settings_store import SettingsStore
 
     store = SettingsStore(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings=store, output_device=output_device)
+    window = MainWindow(
+        settings=store,
+        output_device=output_device,
+        recovery_folder=None if recovery_folder is None else str(recovery_folder),
+    )
     qtbot.addWidget(window, before_close_func=_forget_edits)
     window.resize(1100, 700)
     window.show()

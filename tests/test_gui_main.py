@@ -6,11 +6,12 @@ import sys
 
 import PySide6
 import pytest
-from gui_fixtures import NO_OUTPUT
-from PySide6.QtCore import QSettings, QStandardPaths, QTimer
+from gui_fixtures import NO_OUTPUT, user_settings_in  # noqa: F401 - fixture
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from spectropaint.app import gui_main, main_window
+from spectropaint.app.recovery import RECOVERY_ENV
 from spectropaint.transforms.errors import SpectroPaintError
 
 pytestmark = [
@@ -35,24 +36,22 @@ def test_run_gui_refuses_a_binding_that_would_crash(monkeypatch):
         gui_main.run_gui(None)
 
 
-@pytest.fixture
-def user_settings_in(tmp_path):
-    """Point the default (user) QSettings at ``tmp_path`` for the test, and back afterwards."""
-    native, scope = QSettings.Format.NativeFormat, QSettings.Scope.UserScope
-    QSettings.setPath(native, scope, str(tmp_path))
-    yield tmp_path
-    config = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
-    QSettings.setPath(native, scope, config)
-
-
-def test_run_gui_shows_the_demo_sound_and_returns_when_closed(qtbot, monkeypatch, user_settings_in):
+def test_run_gui_shows_the_demo_sound_and_returns_when_closed(
+    qtbot,
+    monkeypatch,
+    user_settings_in,  # noqa: F811
+):
+    monkeypatch.setenv(RECOVERY_ENV, str(user_settings_in / "recovery"))
     monkeypatch.setattr(gui_main, "qt_reference_problem", lambda: None)
     monkeypatch.setattr(main_window, "find_output_device", lambda **kwargs: NO_OUTPUT)
     seen = {}
+    earlier = set(QApplication.topLevelWidgets())  # windows other tests left behind
 
     def close_when_shown() -> None:
         windows = [
-            w for w in QApplication.topLevelWidgets() if isinstance(w, main_window.MainWindow)
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, main_window.MainWindow) and w not in earlier
         ]
         window = next((w for w in windows if w.isVisible()), None)
         if window is None or window.canvas is None or window.canvas.frames_presented == 0:

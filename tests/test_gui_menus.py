@@ -8,6 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from spectropaint.app import transport as transport_module
+from spectropaint.app.playback import OutputDevice
 from spectropaint.gpu.adapter import describe_adapter, shared_device
 from spectropaint.gpu.torch_device import describe
 
@@ -76,14 +78,26 @@ def test_about_box_lists_versions_and_devices(window, dialogs):
         assert name in text
 
 
-def test_without_an_output_device_transport_is_off_and_says_why(window, qtbot):
+def test_without_an_output_device_transport_is_off_and_says_why(window, qtbot, monkeypatch):
     reason = NO_OUTPUT.reason
-    for name in ("play_pause", "play_from_cursor", "loop", "bypass"):
+    for name in ("loop", "bypass"):
         action = window.actions_by_name[name]
         assert not action.isEnabled() and reason in action.toolTip()
+    for name in ("play_pause", "play_from_cursor"):  # enabled: pressing Play looks again
+        action = window.actions_by_name[name]
+        assert action.isEnabled() and reason in action.toolTip()
     assert reason in window.statusBar().currentMessage()
     window.statusBar().clearMessage()
+    probes = []
+    still_none = OutputDevice(None, "", 0, "still no audio output device (test)")
+    monkeypatch.setattr(
+        transport_module,
+        "find_output_device",
+        lambda *, refresh=False: probes.append(refresh) or still_none,
+    )
     window.canvas.setFocus()
     QTest.keyClick(window.canvas, Qt.Key.Key_Space)
-    assert reason in window.statusBar().currentMessage()
+    assert probes == [True]
+    assert still_none.reason in window.statusBar().currentMessage()
+    assert still_none.reason in window.actions_by_name["loop"].toolTip()
     assert window.transport.engine.position == 0
