@@ -5,24 +5,30 @@ piece of the reason ``load_audio`` must give. The expected reasons come from wha
 built to contain (declared sizes, where the NaN was put), not from the loader. Tests of the
 command line and the GUI reuse the same corpus.
 
+``make_bad_projects(folder)`` does the same for project files (garbage, special files, zip bombs).
+
 A file that is unreadable because of its permissions cannot be part of that corpus: root reads it
 anyway. ``make_unreadable_file`` builds one, ``shared_folder`` gives a folder another user can
 enter, and a ``run_python`` child that runs ``DROP_PRIVILEGES`` is a user the file denies.
+``run_with_mount`` runs a command with a small file system, or a read-only one, mounted on a folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile as sf
 
 NOBODY = 65534
@@ -177,6 +183,46 @@ def make_bad_files(folder: str | os.PathLike) -> dict[str, tuple[Path, str]]:
     return cases
 
 
+def make_bad_projects(folder: str | os.PathLike) -> dict[str, tuple[Path, str]]:
+    """Write project files (``.spp``) that must be refused into ``folder``; returns as
+    :func:`make_bad_files` does.
+
+    Garbage, an empty file, a folder and a named pipe under the project suffix, and two small zip
+    bombs: a manifest of 17 MiB of spaces deflated to 17 kB, once with its true size in the headers
+    and once with both headers claiming 100 bytes (reading stops at 100 bytes, whose CRC is wrong).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cases: dict[str, tuple[Path, str]] = {
+        "garbage_project": (
+            _write(folder / "x.spp", b"SpectroPaint? no: garbage bytes\n" * 8),
+            "not a project file: not a zip archive",
+        ),
+        "empty_project": (_write(folder / "empty.spp", b""), "not a project file"),
+    }
+    (folder / "folder.spp").mkdir()
+    cases["folder_project"] = (folder / "folder.spp", "is a folder, not a file")
+    os.mkfifo(folder / "pipe.spp")
+    cases["named_pipe_project"] = (folder / "pipe.spp", "not a regular file")
+    spaces = 17 * 2**20
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as bomb:
+        bomb.writestr("manifest.json", b" " * spaces)
+    content = bytearray(archive.getvalue())
+    cases["zip_bomb_project"] = (
+        _write(folder / "bomb.spp", bytes(content)),
+        f"member 'manifest.json' declares {spaces} bytes",
+    )
+    # the uncompressed size sits at byte 22 of the local header and byte 24 of the central one
+    struct.pack_into("<I", content, 22, 100)
+    struct.pack_into("<I", content, content.rfind(b"PK\x01\x02") + 24, 100)
+    cases["lying_zip_bomb_project"] = (
+        _write(folder / "liar.spp", bytes(content)),
+        "damaged archive (Bad CRC-32 for file 'manifest.json')",
+    )
+    return cases
+
+
 def make_unreadable_file(folder: str | os.PathLike) -> tuple[Path, str]:
     """A valid WAV file with permissions 000, and the reason loading it must give."""
     path = Path(folder) / "locked.wav"
@@ -229,3 +275,34 @@ def run_python(code: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
         check=False,
         **kwargs,
     )
+
+
+MOUNTS = {
+    "small": 'mount -t tmpfs -o size=1m tmpfs "$1"',
+    "read_only": 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1"',
+}
+"""How ``run_with_mount`` mounts its folder: a new 1 MiB tmpfs over it, or itself read-only."""
+
+
+def run_with_mount(
+    kind: str, folder: str | os.PathLike, command: list[str], *, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """Run ``command`` with ``folder`` mounted as ``MOUNTS[kind]`` says, in a private user and mount
+    namespace (``unshare -rm``: no root needed, and nothing outside sees the mount).
+
+    A small tmpfs disappears with the command, so the command must check its own results. Skips the
+    calling test only where the machine allows no such namespace or mount.
+    """
+    if shutil.which("unshare") is None:
+        pytest.skip("needs util-linux's unshare to mount a file system")
+    script = f'{MOUNTS[kind]} || exit 77; shift; exec "$@"'
+    child = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script, "sh", os.fspath(folder), *command],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if child.returncode == 77 or child.stderr.startswith("unshare:"):
+        pytest.skip(f"cannot mount in a user namespace here: {child.stderr.strip()}")
+    return child
