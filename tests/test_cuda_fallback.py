@@ -165,6 +165,7 @@ def full_gpu(leave_bytes: int = 0):
     """Allocate the GPU's memory until less than ``leave_bytes`` plus one small block is left."""
     hoard, size = [], 1 << 30
     leave_bytes = max(leave_bytes, 0)
+    torch.cuda.empty_cache()  # earlier tests' cached blocks would count as free but not be taken
     try:
         while size >= 1 << 12:
             free, _ = torch.cuda.mem_get_info()
