@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from spectropaint.brushes.engine import paint
 from spectropaint.brushes.registry import brush_kind
@@ -22,25 +24,70 @@ FORMAT = "spectropaint-strokes"
 VERSION = 1
 
 
+class PackedEvents(Sequence[InputEvent]):
+    """Input events kept as float64 rows ``[t, x, y, pressure]``: 32 bytes an event instead of about
+    200 as objects, which matters to a window that records every stroke of a long session. Reading
+    gives :class:`InputEvent` objects with the exact values stored."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, events: Iterable[InputEvent]):
+        if isinstance(events, PackedEvents):
+            self.array: np.ndarray = events.array
+            return
+        rows = [(e.t, e.x, e.y, e.pressure) for e in events]
+        self.array = np.array(rows, dtype=np.float64).reshape(len(rows), 4)
+        self.array.flags.writeable = False
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        return InputEvent(*self.array[index].tolist())
+
+    def __iter__(self) -> Iterator[InputEvent]:
+        for row in self.array.tolist():
+            yield InputEvent(*row)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedEvents):
+            return np.array_equal(self.array, other.array)
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PackedEvents({len(self)} events)"
+
+
 @dataclass(frozen=True)
 class RecordedStroke:
     """One stroke: the brush's name, its settings and parameters, and the input events.
 
-    ``origin`` names where the stroke came from (``'file.json', stroke 2``) for error messages.
+    ``events`` may be given as any iterable of :class:`InputEvent`; it is kept as
+    :class:`PackedEvents`. ``origin`` names where the stroke came from (``'file.json', stroke 2``)
+    for error messages.
     """
 
     brush: str
     settings: BrushSettings
     params: Any
-    events: tuple[InputEvent, ...]
+    events: Sequence[InputEvent]
     origin: str = "a recorded stroke"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "events", PackedEvents(self.events))
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "brush": self.brush,
             "settings": self.settings.to_dict(),
             "params": to_mapping(self.params),
-            "events": [[e.t, e.x, e.y, e.pressure] for e in self.events],
+            "events": self.events.array.tolist(),
         }
 
 

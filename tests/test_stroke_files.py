@@ -124,6 +124,20 @@ def test_save_and_load_round_trip(tmp_path):
     ]
 
 
+def test_recorded_events_are_packed_and_read_back_exactly():
+    rng = np.random.default_rng(5)
+    values = np.column_stack([rng.uniform(0.0, 1000.0, (500, 3)), rng.uniform(0.0, 1.0, 500)])
+    events = [InputEvent(*row) for row in values.tolist()]
+    stroke = RecordedStroke("gain", BrushSettings(), brush_kind("gain").params({}), events)
+    assert stroke.events.array.nbytes == 32 * len(events)  # instead of ~200 bytes of objects each
+    assert list(stroke.events) == events and stroke.events[-1] == events[-1]
+    assert stroke.events == tuple(events) and len(stroke.events) == 500
+    again = RecordedStroke("gain", BrushSettings(), brush_kind("gain").params({}), stroke.events)
+    assert again == stroke and again.to_dict()["events"] == [
+        [e.t, e.x, e.y, e.pressure] for e in events
+    ]
+
+
 @pytest.mark.parametrize(
     "content, message",
     [
