@@ -153,18 +153,21 @@ def export_audio(window: MainWindow) -> Job | None:
     if path is None:
         return None
     document = window.document
-    window.canvas.setEnabled(False)  # no strokes while the document is read
+    return _start_export(
+        window, path, lambda progress: document.export(path, progress=progress), "audio"
+    )
+
+
+def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
+    """Run ``work`` writing ``path`` with no strokes meanwhile (the document is being read)."""
+    window.canvas.setEnabled(False)
 
     def success(report) -> None:
         window.store.last_folder = os.path.dirname(path)
         window.statusBar().showMessage(report.message, 10000)
 
     job = start_job(
-        window,
-        f"Exporting {os.path.basename(path)}...",
-        lambda progress: document.export(path, progress=progress),
-        success,
-        "Cannot export audio",
+        window, f"Exporting {os.path.basename(path)}...", work, success, f"Cannot export {what}"
     )
     job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
     return job
@@ -178,7 +181,6 @@ def export_image(window: MainWindow) -> Job | None:
     if path is None:
         return None
     document, view = window.document, window.canvas.view
-    window.canvas.setEnabled(False)
 
     def work(progress):
         return export_png(
@@ -194,19 +196,7 @@ def export_image(window: MainWindow) -> Job | None:
             progress=progress,
         )
 
-    def success(report) -> None:
-        window.store.last_folder = os.path.dirname(path)
-        window.statusBar().showMessage(report.message, 10000)
-
-    job = start_job(
-        window,
-        f"Exporting {os.path.basename(path)}...",
-        work,
-        success,
-        "Cannot export image",
-    )
-    job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
-    return job
+    return _start_export(window, path, work, "image")
 
 
 def about_text(window: MainWindow) -> str:
