@@ -2,31 +2,35 @@
 and saving and opening ``.spp`` files as background jobs.
 
 A save never holds the window's lock while it writes. :func:`take_snapshot` copies, under the lock,
-only what strokes can change (the coefficients of the edited frames, and their flags); the file is
+only what strokes can change (the edited frames: ``copy_edited_runs``); the file is
 then written from that copy, with the audio and settings it shares with the open document (nothing
 writes those after loading), on a worker thread while painting goes on.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
 from PySide6.QtWidgets import QFileDialog
 
 from spectropaint.app import file_actions
 from spectropaint.app.view_panel import STORED_FIELDS
 from spectropaint.brushes.recorded import RecordedStroke, stroke_from_dict
 from spectropaint.gpu.view import ViewSettings
-from spectropaint.transforms.document import Document, edited_runs
+from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import ProjectFileError, SettingsError
-from spectropaint.transforms.project_file import SUFFIX, Project, load_project, save_project
+from spectropaint.transforms.project_file import (
+    SUFFIX,
+    EditedRun,
+    Project,
+    copy_edited_runs,
+    load_project,
+    save_project,
+)
 from spectropaint.transforms.transform import Progress
 
 if TYPE_CHECKING:
@@ -106,92 +110,39 @@ def view_from_values(base: ViewSettings, values: dict[str, Any], n_channels: int
 
 @dataclass(frozen=True)
 class Snapshot:
-    """What a save writes: the document as it was, its view and strokes, and the window's edit
-    count at that moment (``MainWindow.generation``).
-
-    ``document`` is a shallow copy of the open document (the audio and settings, which nothing
-    writes after loading, are shared); ``edits`` holds, per block, each run of edited frames as
-    ``(frame0, frame1, magnitude, phase)`` host copies ``[C, F, frame1 - frame0]``, and ``flags``
-    the blocks' ``edited_frames``.
-    """
+    """What a save writes: the document (whose audio and settings nothing writes after loading),
+    host copies of its edited frames as they were, its view and strokes, and the window's edit
+    count at that moment (``MainWindow.generation``)."""
 
     document: Document
-    edits: list[list[tuple[int, int, torch.Tensor, torch.Tensor]]]
-    flags: list[np.ndarray]
+    edits: list[EditedRun]
     view: dict[str, Any]
     strokes: list[dict[str, Any]]
     generation: int
-
-
-def _host_copy(values: torch.Tensor) -> torch.Tensor:
-    """A contiguous host copy of ``values`` (one copy, from any device)."""
-    return torch.empty(values.shape, dtype=values.dtype).copy_(values)
 
 
 def take_snapshot(window: MainWindow) -> Snapshot:
     """The window's document, view and strokes now, holding the lock only while the edited
     frames are copied (time and memory in proportion to them, not to the document)."""
     with window.lock:
-        document = window.document
-        flags = [block.edited_frames.copy() for block in document.blocks]
-        edits = [
-            [
-                (
-                    frame0,
-                    frame1,
-                    _host_copy(block.magnitude[:, :, frame0:frame1]),
-                    _host_copy(block.phase[:, :, frame0:frame1]),
-                )
-                for frame0, frame1 in edited_runs(block_flags)
-            ]
-            for block, block_flags in zip(document.blocks, flags, strict=True)
-        ]
+        edits = copy_edited_runs(window.document)
     return Snapshot(
-        copy.copy(document),
+        window.document,
         edits,
-        flags,
         view_values(window.canvas.view),
         window.strokes.to_dicts(),
         window.generation,
     )
 
 
-def _frames_major(like: torch.Tensor) -> torch.Tensor:
-    """An unwritten host tensor shaped like ``[C, F, T]`` ``like`` whose frames are its outermost
-    axis in memory, so that a run of frames is one contiguous range of pages."""
-    channels, bins, frames = like.shape
-    return torch.empty((frames, channels, bins), dtype=like.dtype).permute(1, 2, 0)
-
-
-def snapshot_document(snapshot: Snapshot) -> Document:
-    """The document :func:`save_project` needs, built from ``snapshot`` (no lock needed).
-
-    Its blocks hold the snapshot's edited frames in tensors of the full shape that are otherwise
-    left unwritten (``torch.empty``, frames outermost: the operating system backs only the pages of
-    the runs written), which is all the save reads of them.
-    """
-    blocks = []
-    source = snapshot.document.blocks
-    for block, runs, flags in zip(source, snapshot.edits, snapshot.flags, strict=True):
-        magnitude, phase = _frames_major(block.magnitude), _frames_major(block.phase)
-        for frame0, frame1, run_magnitude, run_phase in runs:
-            magnitude[:, :, frame0:frame1] = run_magnitude
-            phase[:, :, frame0:frame1] = run_phase
-        blocks.append(
-            dataclasses.replace(block, magnitude=magnitude, phase=phase, edited_frames=flags)
-        )
-    document = copy.copy(snapshot.document)
-    document.blocks = blocks
-    return document
-
-
 def write_snapshot(snapshot: Snapshot, path: str, progress: Progress | None = None):
     """Save ``snapshot`` as a project at ``path``; returns the ``ProjectReport``."""
     return save_project(
-        snapshot_document(snapshot),
+        snapshot.document,
         path,
         view=snapshot.view,
         strokes=snapshot.strokes,
+        edits=snapshot.edits,
         progress=progress,
     )
 

@@ -15,6 +15,7 @@ no member is ever extracted under its own name. No pickle: JSON and raw ``.npy``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -99,6 +100,46 @@ class ProjectReport:
         )
 
 
+@dataclass(frozen=True)
+class EditedRun:
+    """Frames ``[frame0, frame1)`` of block ``block``: ``magnitude`` and ``phase`` ``[C, F, n]``."""
+
+    block: int
+    frame0: int
+    frame1: int
+    magnitude: torch.Tensor
+    phase: torch.Tensor
+
+
+def edited_run_views(document: Document) -> list[EditedRun]:
+    """Every run of edited frames of ``document``, as views of its tensors (no copy)."""
+    return [
+        EditedRun(
+            index,
+            frame0,
+            frame1,
+            block.magnitude[:, :, frame0:frame1],
+            block.phase[:, :, frame0:frame1],
+        )
+        for index, block in enumerate(document.blocks)
+        for frame0, frame1 in edited_runs(block.edited_frames)
+    ]
+
+
+def copy_edited_runs(document: Document) -> list[EditedRun]:
+    """Host copies of every run of edited frames: what :func:`save_project` needs of the document's
+    coefficients, taken while its writers are held off; the save itself can then run unlocked (the
+    audio and settings are never written after loading)."""
+
+    def host_copy(values: torch.Tensor) -> torch.Tensor:
+        return torch.empty(values.shape, dtype=values.dtype).copy_(values)
+
+    return [
+        dataclasses.replace(run, magnitude=host_copy(run.magnitude), phase=host_copy(run.phase))
+        for run in edited_run_views(document)
+    ]
+
+
 @dataclass
 class Project:
     """A loaded project: the document, the view settings and the recorded strokes (plain JSON)."""
@@ -136,6 +177,7 @@ def save_project(
     *,
     view: Mapping[str, Any] | None = None,
     strokes: Iterable[Mapping[str, Any]] | None = None,
+    edits: list[EditedRun] | None = None,
     progress: Progress | None = None,
 ) -> ProjectReport:
     """Write ``document`` with its view settings and recorded strokes to a project file, atomically.
@@ -150,6 +192,9 @@ def save_project(
         Plain JSON data (the GUI's zoom, colormap, ...), given back unchanged by :func:`load_project`.
     strokes : iterable of mappings, optional
         Recorded strokes as ``RecordedStroke.to_dict()`` writes them.
+    edits : list of EditedRun, optional
+        The edited frames to save (:func:`copy_edited_runs`, taken earlier); by default the
+        document's own, read as the save goes.
     progress : callable, optional
         Called with the fraction done; returning ``False`` cancels (raises :class:`Cancelled`) and
         leaves any existing file untouched.
@@ -182,27 +227,21 @@ def save_project(
         raise ProjectFileError(name, str(refusal), action="save") from None
     audio = document.audio
     storage = _audio_storage(audio)
-    edits = [
-        (index, frame0, frame1)
-        for index, block in enumerate(document.blocks)
-        for frame0, frame1 in edited_runs(block.edited_frames)
-    ]
-    manifest = build_manifest(document, storage, edits, view, len(strokes))
+    runs = edited_run_views(document) if edits is None else edits
+    spans = [(run.block, run.frame0, run.frame1) for run in runs]
+    manifest = build_manifest(document, storage, spans, view, len(strokes))
     meter = _Meter(
-        progress,
-        audio.samples.size + sum(_edit_values(document, *edit) for edit in edits),
-        "saving",
+        progress, audio.samples.size + sum(2 * run.magnitude.numel() for run in runs), "saving"
     )
     _remove_stale_partials(name)
     try:
         with atomic_path(name) as temporary, zipfile.ZipFile(temporary, "w") as archive:
             _write_bytes(archive, MANIFEST, _json_bytes(manifest, "manifest"))
             _write_audio(archive, audio, storage, meter)
-            for index, frame0, frame1 in edits:
-                block = document.blocks[index]
-                shape = (audio.n_channels, 2, block.n_bins, frame1 - frame0)
-                slabs = _edit_slabs(block, frame0, frame1)
-                _write_npy(archive, edit_member(index, frame0, frame1), shape, slabs, meter)
+            for run in runs:
+                shape = (audio.n_channels, 2, *run.magnitude.shape[1:])
+                member = edit_member(run.block, run.frame0, run.frame1)
+                _write_npy(archive, member, shape, _edit_slabs(run), meter)
             _write_bytes(archive, STROKES, strokes_text)
     except OSError as err:
         raise ProjectFileError(name, describe_os_error(err), action="save") from err
@@ -214,7 +253,7 @@ def save_project(
         path=name,
         bytes=os.path.getsize(name),
         audio_member=storage["member"],
-        edited_frames=sum(frame1 - frame0 for _, frame0, frame1 in edits),
+        edited_frames=sum(run.frame1 - run.frame0 for run in runs),
         strokes=len(strokes),
     )
 
@@ -257,10 +296,6 @@ def _holds_integers(x: np.ndarray, bits: int) -> bool:
     return bool(
         np.array_equal(scaled, np.rint(scaled)) and scaled.min() >= -full and scaled.max() < full
     )
-
-
-def _edit_values(document: Document, block: int, frame0: int, frame1: int) -> int:
-    return 2 * document.n_channels * document.blocks[block].n_bins * (frame1 - frame0)
 
 
 class _Meter:
@@ -330,11 +365,11 @@ def _write_npy(
             meter.advance(slab.size)
 
 
-def _edit_slabs(block, frame0: int, frame1: int) -> Iterator[np.ndarray]:
+def _edit_slabs(run: EditedRun) -> Iterator[np.ndarray]:
     """Magnitude then phase ``[bins, frames]`` of each channel: the ``[C, 2, F, n]`` layout."""
-    for channel in range(block.magnitude.shape[0]):
-        for values in (block.magnitude, block.phase):
-            yield values[channel, :, frame0:frame1].to("cpu").numpy()
+    for channel in range(run.magnitude.shape[0]):
+        for values in (run.magnitude, run.phase):
+            yield values[channel].to("cpu").numpy()
 
 
 def _write_audio(archive: zipfile.ZipFile, audio: AudioData, storage: dict, meter: _Meter) -> None:

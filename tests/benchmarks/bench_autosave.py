@@ -211,9 +211,7 @@ def measure(window, edits: str, repeat: int, folder: str) -> dict:
         holds.append(window.lock.held_s)
         grown.append(rss_mib() - before)
     snapshot = snapshots[-1]
-    tensor_bytes = sum(
-        magnitude.nbytes + phase.nbytes for runs in snapshot.edits for *_, magnitude, phase in runs
-    )
+    tensor_bytes = sum(run.magnitude.nbytes + run.phase.nbytes for run in snapshot.edits)
     before_write = rss_mib()
     written, painting = background_write(window, snapshot, os.path.join(folder, "autosave.spp"))
     del snapshots, snapshot
