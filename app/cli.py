@@ -81,7 +81,7 @@ def gui_parser() -> argparse.ArgumentParser:
 
 def render(args: argparse.Namespace) -> int:
     from spectropaint.transforms.document import Document
-    from spectropaint.transforms.project_file import is_project, load_project, save_project
+    from spectropaint.transforms.files.project_file import is_project, load_project, save_project
     from spectropaint.transforms.stft import STFTSettings
 
     if not (args.wav or args.png or args.project):

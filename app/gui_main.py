@@ -65,12 +65,12 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
     """
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from spectropaint.app.main_window import MainWindow
-    from spectropaint.app.recovery import offer_recovery, recovery_folder
+    from spectropaint.app.files.recovery import offer_recovery, recovery_folder
     from spectropaint.app.settings_store import APPLICATION, ORGANIZATION
+    from spectropaint.app.window.main_window import MainWindow
     from spectropaint.gpu.adapter import check_adapter
     from spectropaint.gpu.errors import GPUUnavailableError
-    from spectropaint.gpu.torch_device import choose_device
+    from spectropaint.transforms.torch_device import choose_device
 
     problem = qt_reference_problem()
     if problem is not None:

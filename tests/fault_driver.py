@@ -32,7 +32,7 @@ PRELOAD = (
     "spectropaint.brushes.history",
     "spectropaint.gpu.png_export",
     "spectropaint.transforms.document",
-    "spectropaint.transforms.project_file",
+    "spectropaint.transforms.files.project_file",
 )
 """What the window imports on first use, imported before giving up root: the interpreter's own
 files may sit where nobody cannot read them (a pyenv under ``/root``)."""
@@ -93,9 +93,9 @@ def run(spec: dict) -> dict:
     from PySide6.QtTest import QTest
     from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-    from spectropaint.app.main_window import MainWindow
-    from spectropaint.app.playback import OutputDevice
+    from spectropaint.app.playback.engine import OutputDevice
     from spectropaint.app.settings_store import SettingsStore
+    from spectropaint.app.window.main_window import MainWindow
     from spectropaint.transforms.regions import Region
 
     if spec.get("drop_privileges"):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from spectropaint.app.playback import OutputDevice, find_output_device
+from spectropaint.app.playback.engine import OutputDevice, find_output_device
 
 JACK_RATE = 44100
 JACK_START_TIMEOUT_S = 10.0
@@ -105,8 +105,8 @@ def open_window(
     """
     from PySide6.QtCore import QSettings
 
-    from spectropaint.app.main_window import MainWindow
     from spectropaint.app.settings_store import SettingsStore
+    from spectropaint.app.window.main_window import MainWindow
 
     store = SettingsStore(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from bad_audio import DROP_PRIVILEGES, run_python, shared_folder
 
-from spectropaint.transforms.atomic_write import atomic_path
-from spectropaint.transforms.audio_file import write_audio
 from spectropaint.transforms.errors import AudioFileError
+from spectropaint.transforms.files.atomic_write import atomic_path
+from spectropaint.transforms.files.audio_file import write_audio
 
 
 def _umask() -> int:
@@ -86,7 +86,7 @@ def test_folder_in_the_way(tmp_path):
 _WRITE_EACH = f"""
 import json, sys
 import numpy as np
-from spectropaint.transforms.audio_file import write_audio
+from spectropaint.transforms.files.audio_file import write_audio
 from spectropaint.transforms.errors import AudioFileError
 {DROP_PRIVILEGES}
 results = {{}}
@@ -126,7 +126,7 @@ def test_read_only_folder_is_refused_and_its_file_kept():
 _WRITE_TOO_MUCH = """
 import json, pathlib, resource, signal, sys
 import numpy as np
-from spectropaint.transforms.audio_file import write_audio
+from spectropaint.transforms.files.audio_file import write_audio
 from spectropaint.transforms.errors import AudioFileError
 folder = pathlib.Path(sys.argv[1])
 target = folder / "take.wav"

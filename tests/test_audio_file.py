@@ -18,13 +18,13 @@ from bad_audio import (
     wav_bytes,
 )
 
-from spectropaint.transforms.audio_file import (
+from spectropaint.transforms.errors import AudioFileError, SettingsError
+from spectropaint.transforms.files.audio_file import (
     AudioFormat,
     default_export_subtype,
     load_audio,
     write_audio,
 )
-from spectropaint.transforms.errors import AudioFileError, SettingsError
 
 FRAMES = 40_000  # more than one read/write block (2**15 frames)
 INTEGER_BITS = {"PCM_U8": 8, "PCM_S8": 8, "PCM_16": 16, "PCM_24": 24, "PCM_32": 32}
@@ -363,7 +363,7 @@ def test_rf64_file_loads(tmp_path):
 
 _LOAD_AND_REPORT = f"""
 import json, sys
-from spectropaint.transforms.audio_file import load_audio
+from spectropaint.transforms.files.audio_file import load_audio
 from spectropaint.transforms.errors import AudioFileError
 {DROP_PRIVILEGES}
 results = {{}}

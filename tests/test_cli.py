@@ -158,7 +158,7 @@ def test_render_saves_a_project_that_renders_the_same_audio(tmp_path, source):
     b, _ = sf.read(via_project, dtype="int16")
     original, _ = sf.read(source, dtype="int16")
     assert np.array_equal(a, b) and not np.array_equal(a, original)
-    from spectropaint.transforms.project_file import load_project
+    from spectropaint.transforms.files.project_file import load_project
 
     saved = load_project(project, device="cpu")
     assert [stroke["brush"] for stroke in saved.strokes] == ["erase"] * len(saved.strokes) != []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spectropaint.transforms.demo_sound import demo_samples, load_recipe
+from spectropaint.transforms.files.demo_sound import demo_samples, load_recipe
 
 RATE = 44100
 

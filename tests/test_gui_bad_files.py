@@ -45,8 +45,8 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def window(qapp, tmp_path_factory):
     """A shown window holding a good 1 s sound, shared by every case of the module."""
-    from spectropaint.app.main_window import MainWindow
     from spectropaint.app.settings_store import SettingsStore
+    from spectropaint.app.window.main_window import MainWindow
 
     folder = tmp_path_factory.mktemp("window")
     source = folder / "good.wav"

@@ -11,7 +11,8 @@ import wgpu
 from gui_fixtures import NO_OUTPUT, open_window, write_test_sound
 from PySide6.QtWidgets import QMessageBox
 
-from spectropaint.app import gui_main, main_window
+from spectropaint.app import gui_main
+from spectropaint.app.window import main_window
 from spectropaint.gpu import adapter
 from spectropaint.gpu.errors import GPUFailedError, GPUUnavailableError
 

@@ -18,8 +18,8 @@ from bad_audio import shared_folder
 from fault_driver import drive_window
 from gui_fixtures import write_test_sound
 
-from spectropaint.app.project_actions import PROJECT_FILTER
-from spectropaint.transforms.atomic_write import describe_os_error
+from spectropaint.app.files.project_actions import PROJECT_FILTER
+from spectropaint.transforms.files.atomic_write import describe_os_error
 
 pytestmark = [pytest.mark.gpu]
 

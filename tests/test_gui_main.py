@@ -10,8 +10,9 @@ from gui_fixtures import NO_OUTPUT, user_settings_in  # noqa: F401 - fixture
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from spectropaint.app import gui_main, main_window
-from spectropaint.app.recovery import RECOVERY_ENV
+from spectropaint.app import gui_main
+from spectropaint.app.files.recovery import RECOVERY_ENV
+from spectropaint.app.window import main_window
 from spectropaint.transforms.errors import SpectroPaintError
 
 pytestmark = [

@@ -8,10 +8,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app import transport as transport_module
-from spectropaint.app.playback import OutputDevice
+from spectropaint.app.playback import transport as transport_module
+from spectropaint.app.playback.engine import OutputDevice
 from spectropaint.gpu.adapter import describe_adapter, shared_device
-from spectropaint.gpu.torch_device import describe
+from spectropaint.transforms.torch_device import describe
 
 pytestmark = [
     pytest.mark.gpu,

@@ -12,12 +12,12 @@ from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QThread, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app import project_actions
-from spectropaint.app.project_actions import view_from_values, view_values
+from spectropaint.app.files import project_actions
+from spectropaint.app.files.project_actions import view_from_values, view_values
 from spectropaint.brushes.recorded import apply_strokes
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.project_file import load_project
+from spectropaint.transforms.files.project_file import load_project
 
 pytestmark = [
     pytest.mark.gpu,

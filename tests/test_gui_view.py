@@ -20,10 +20,10 @@ from PySide6.QtGui import QInputDevice, QMouseEvent, QPointingDevice, QTabletEve
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from spectropaint.app.rulers import freq_ticks, note_of, time_ticks
-from spectropaint.app.view_mapping import ViewMapping
+from spectropaint.app.window.rulers import freq_ticks, note_of, time_ticks
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
+from spectropaint.gpu.view_mapping import ViewMapping
 
 pytestmark = [
     pytest.mark.gpu,

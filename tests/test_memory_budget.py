@@ -15,19 +15,17 @@ import pytest
 import soundfile as sf
 import torch
 
-from spectropaint.app.playback import OutputDevice, PlaybackEngine
-from spectropaint.transforms import document as document_module
-from spectropaint.transforms.audio_file import AudioData, AudioFormat
-from spectropaint.transforms.document import READ_SHARE, Document
-from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
-from spectropaint.transforms.memory_budget import (
-    analysis_bytes,
-    document_bytes,
-    host_need,
+from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine
+from spectropaint.gpu.texture_memory import (
     playback_bytes,
     view_and_playback_bytes,
     view_texture_bytes,
 )
+from spectropaint.transforms import document as document_module
+from spectropaint.transforms.document import READ_SHARE, Document
+from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
+from spectropaint.transforms.files.audio_file import AudioData, AudioFormat
+from spectropaint.transforms.memory_budget import analysis_bytes, document_bytes, host_need
 from spectropaint.transforms.stft import STFTSettings
 
 CPU = torch.device("cpu")

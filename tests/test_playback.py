@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from gui_fixtures import JACK_RATE, jack_server  # noqa: F401 - fixture
 
-from spectropaint.app.playback import OutputDevice, PlaybackEngine, find_output_device
-from spectropaint.app.resynthesis import CHUNK_FRAMES, Resynthesizer, merge_spans
+from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
+from spectropaint.app.playback.resynthesis import CHUNK_FRAMES, Resynthesizer, merge_spans
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings

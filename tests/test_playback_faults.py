@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 import sounddevice as sd
 
-from spectropaint.app import playback
-from spectropaint.app.playback import (
+from spectropaint.app.playback import engine as playback
+from spectropaint.app.playback.engine import (
     STUCK_REASON,
     OutputDevice,
     PlaybackEngine,
@@ -253,7 +253,7 @@ def test_a_stop_that_never_returns_is_abandoned_and_portaudio_left_alone(streams
 # --------------------------------------------------------------------------------- transport
 @pytest.fixture
 def transport(qtbot, streams):
-    from spectropaint.app.transport import Transport
+    from spectropaint.app.playback.transport import Transport
 
     rng = np.random.default_rng(4)
     document = Document.from_samples(
@@ -294,7 +294,7 @@ def test_transport_reports_a_lost_device_once_and_editing_goes_on(transport, qtb
 
 
 def test_play_after_a_loss_looks_for_a_device_again(transport, qtbot, streams, monkeypatch):
-    from spectropaint.app import transport as transport_module
+    from spectropaint.app.playback import transport as transport_module
 
     transport.toggle()
     stream = streams[-1]
@@ -403,7 +403,7 @@ def _play_and_stop_the_server(server: subprocess.Popen):
     """A Transport playing on the server; then the server is stopped and the loss awaited."""
     from PySide6.QtCore import QCoreApplication, QTimer
 
-    from spectropaint.app.transport import Transport
+    from spectropaint.app.playback.transport import Transport
 
     deadline = time.monotonic() + 10
     device = find_output_device(refresh=True)

@@ -22,10 +22,10 @@ import torch
 from spectropaint.brushes.recorded import FORMAT as STROKES_FORMAT
 from spectropaint.brushes.recorded import VERSION as STROKES_VERSION
 from spectropaint.brushes.recorded import apply_strokes, load_strokes, stroke_from_dict
-from spectropaint.transforms.audio_file import AudioData, AudioFormat
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import Cancelled, ProjectFileError
-from spectropaint.transforms.project_file import (
+from spectropaint.transforms.files.audio_file import AudioData, AudioFormat
+from spectropaint.transforms.files.project_file import (
     STALE_PARTIAL_SECONDS,
     is_project,
     load_project,
@@ -486,7 +486,7 @@ def test_stale_temporary_files_of_killed_saves_are_removed_and_live_ones_kept(tm
 
 SAVER = """
 import sys
-from spectropaint.transforms.project_file import load_project, save_project
+from spectropaint.transforms.files.project_file import load_project, save_project
 source, target, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
 project = load_project(source)
 print("ready", flush=True)

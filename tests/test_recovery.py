@@ -32,9 +32,11 @@ from gui_fixtures import (  # noqa: F401 - fixture
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from spectropaint.app import gui_main, main_window, recovery
-from spectropaint.app.recovery import RECOVERY_ENV, SessionFiles
+from spectropaint.app import gui_main
+from spectropaint.app.files import recovery
+from spectropaint.app.files.recovery import RECOVERY_ENV, SessionFiles
 from spectropaint.app.settings_store import APPLICATION, ORGANIZATION, SettingsStore
+from spectropaint.app.window import main_window
 
 pytestmark = [
     pytest.mark.gpu,

@@ -26,14 +26,8 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import torch
 
-from spectropaint.gpu.torch_device import (
-    choose_device,
-    continue_on_cpu_notice,
-    limit_fft_plans,
-    out_of_memory,
-    release_cache,
-)
-from spectropaint.transforms.audio_file import (
+from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
+from spectropaint.transforms.files.audio_file import (
     AudioData,
     AudioFormat,
     ExportReport,
@@ -42,10 +36,16 @@ from spectropaint.transforms.audio_file import (
     load_audio,
     write_audio,
 )
-from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
 from spectropaint.transforms.regions import Region, RegionChanged
 from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.torch_device import (
+    choose_device,
+    continue_on_cpu_notice,
+    limit_fft_plans,
+    out_of_memory,
+    release_cache,
+)
 from spectropaint.transforms.transform import BlockLayout, Progress, Transform
 
 FORMAT_BY_SUFFIX = {".wav": "WAV", ".flac": "FLAC", ".aif": "AIFF", ".aiff": "AIFF", ".ogg": "OGG"}
@@ -141,7 +141,7 @@ class Document:
     audio : AudioData
     settings : STFTSettings, optional
     device : str or torch.device, optional
-        See :func:`~spectropaint.gpu.torch_device.choose_device`. A GPU whose free memory the
+        See :func:`~spectropaint.transforms.torch_device.choose_device`. A GPU whose free memory the
         coefficients would not fit is replaced by the CPU, with a notice.
     progress : callable, optional
         Sees the fraction of the analysis done; returning ``False`` cancels (:class:`Cancelled`).
@@ -350,7 +350,7 @@ class Document:
         """``work()``; should the device run out of memory, :meth:`continue_on_cpu` and once more.
 
         Out of memory is ``torch.OutOfMemoryError`` or a library's failed allocation
-        (:func:`~spectropaint.gpu.torch_device.out_of_memory`); other errors pass unchanged.
+        (:func:`~spectropaint.transforms.torch_device.out_of_memory`); other errors pass unchanged.
 
         ``work`` must be safe to repeat after a failure part way (read the document's tensors and
         device afresh, write only at its end). ``operation`` names it in the notice, e.g.

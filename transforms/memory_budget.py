@@ -5,13 +5,14 @@ Everything here is computed from shapes, never measured, so it can run on a file
 - :func:`document_bytes`: what a :class:`~spectropaint.transforms.document.Document` holds (float64
   audio, float32 magnitude and phase of every coefficient block, exactly as the transform lays them
   out) plus the working memory of one analysis chunk;
-- :func:`view_and_playback_bytes`: what the window adds (magnitude textures with their max-pooled
-  levels, the phase texture, the playback buffers), for the caller to pass as a reserve;
+- what the window adds (textures, playback buffers) is estimated where those live
+  (:mod:`spectropaint.gpu.texture_memory`, :mod:`spectropaint.app.files.file_actions`) and passed
+  in as a reserve;
 - :func:`compute_device`: the CPU instead of a GPU whose free memory the coefficients would not fit;
 - :func:`memory_refusal`: why a document does not fit in the memory available, and what would fit;
 - :func:`plan_document`: both, as the document uses them.
 
-Host memory available is :func:`spectropaint.transforms.audio_file.available_memory`.
+Host memory available is :func:`spectropaint.transforms.files.audio_file.available_memory`.
 """
 
 from __future__ import annotations
@@ -22,15 +23,13 @@ from dataclasses import dataclass
 
 import torch
 
-from spectropaint.gpu.tiles import TileGrid, level_widths
-from spectropaint.gpu.torch_device import device_name
-from spectropaint.transforms.audio_file import format_bytes, too_large
+from spectropaint.transforms.files.audio_file import format_bytes, too_large
 from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.torch_device import device_name
 
 ReserveEstimate = Callable[[int, int, int, int], int]
-"""``reserve(n_samples, channels, n_bins, n_frames) -> bytes``, e.g. :func:`view_and_playback_bytes`."""
-
-WEBGPU_DEFAULT_TEXTURE_DIM = 8192
+"""``reserve(n_samples, channels, n_bins, n_frames) -> bytes``, e.g.
+:func:`spectropaint.gpu.texture_memory.view_and_playback_bytes`."""
 
 
 @dataclass(frozen=True)
@@ -230,68 +229,3 @@ def memory_refusal(
         hop *= 2
     seconds = budget / need.total * n_samples / sample_rate
     return f"{reason}; open a shorter part of it (about {seconds:.0f} s would fit)"
-
-
-# --- the window ----------------------------------------------------------------------------------
-
-
-def texture_bytes(grid: TileGrid) -> int:
-    """An r32float array texture holding ``grid``'s tiles (edge tiles are allocated whole)."""
-    return 4 * grid.tile_width * grid.tile_height * grid.n_layers
-
-
-def view_texture_bytes(
-    n_bins: int,
-    n_frames: int,
-    *,
-    max_texture_dim: int = WEBGPU_DEFAULT_TEXTURE_DIM,
-    phase_view: bool = True,
-) -> int:
-    """The renderer's textures: the shown channel's magnitude with its max-pooled levels, and (once
-    the phase is shown) its phase, in tiles of at most ``max_texture_dim`` texels a side."""
-    magnitude = TileGrid.create(1, n_bins, level_widths(n_frames), max_dim=max_texture_dim)
-    phase = TileGrid.create(1, n_bins, (n_frames,), max_dim=max_texture_dim)
-    return texture_bytes(magnitude) + (texture_bytes(phase) if phase_view else 0)
-
-
-def playback_bytes(n_samples: int, channels: int) -> int:
-    """The playback buffers ``[N, C]`` float32: the original and, once edited, its edited copy."""
-    return 2 * 4 * n_samples * channels
-
-
-def view_and_playback_bytes(
-    n_samples: int,
-    channels: int,
-    n_bins: int,
-    n_frames: int,
-    *,
-    max_texture_dim: int = WEBGPU_DEFAULT_TEXTURE_DIM,
-    phase_view: bool = True,
-    textures_on_host: bool = True,
-) -> int:
-    """Host memory the window adds for a document of this shape (a :data:`ReserveEstimate`).
-
-    Parameters
-    ----------
-    n_samples, channels : int
-        The audio's shape.
-    n_bins, n_frames : int
-        The shown block's grid.
-    max_texture_dim : int
-        The adapter's ``max_texture_dimension_2d`` (it sets the tile size, hence the padding).
-    phase_view : bool
-        Count the phase texture, made the first time the phase is shown.
-    textures_on_host : bool
-        True for a CPU adapter (lavapipe), whose textures live in host memory.
-
-    Returns
-    -------
-    int
-        Bytes: :func:`view_texture_bytes` (when on the host), one channel's level-0 magnitude
-        that the first upload copies while it pools the levels, and :func:`playback_bytes`.
-    """
-    textures = view_texture_bytes(
-        n_bins, n_frames, max_texture_dim=max_texture_dim, phase_view=phase_view
-    )
-    upload = 4 * n_bins * n_frames
-    return (textures if textures_on_host else 0) + upload + playback_bytes(n_samples, channels)

@@ -39,7 +39,7 @@ from gui_fixtures import NO_OUTPUT, send_mouse  # noqa: E402
 from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication, QDoubleSpinBox  # noqa: E402
 
-from spectropaint.app.playback import find_output_device  # noqa: E402
+from spectropaint.app.playback.engine import find_output_device  # noqa: E402
 
 RATE = 44100
 DEMO_FRAMES = 690
@@ -58,7 +58,7 @@ def pump(app: QApplication, condition, timeout: float = 120.0) -> None:
 
 
 def make_file(folder: str, minutes: float) -> str:
-    from spectropaint.transforms.demo_sound import demo_samples
+    from spectropaint.transforms.files.demo_sound import demo_samples
 
     demo = demo_samples(RATE)
     repeats = int(np.ceil(minutes * 60 * RATE / demo.shape[1]))
@@ -70,8 +70,8 @@ def make_file(folder: str, minutes: float) -> str:
 
 def open_window(app: QApplication, folder: str, path: str | None, *, output_device=NO_OUTPUT):
     """A window on ``path``; returns it and the seconds from its creation to its first frame."""
-    from spectropaint.app.main_window import MainWindow
     from spectropaint.app.settings_store import SettingsStore
+    from spectropaint.app.window.main_window import MainWindow
 
     store = SettingsStore(QSettings(os.path.join(folder, "bench.ini"), QSettings.Format.IniFormat))
     start = time.perf_counter()
@@ -185,7 +185,7 @@ def main() -> int:
             screenshot(app, folder, args.screenshot)
             return 0
         from spectropaint.gpu.adapter import describe_adapter, shared_device
-        from spectropaint.gpu.torch_device import choose_device, describe
+        from spectropaint.transforms.torch_device import choose_device, describe
 
         results = []
         for label, path in (

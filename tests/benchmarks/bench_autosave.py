@@ -53,17 +53,17 @@ import soundfile
 import torch
 from bench_soak import machine, status_kib
 
-from spectropaint.app.project_actions import (
+from spectropaint.app.files.project_actions import (
     StrokeLog,
     take_snapshot,
     view_values,
     write_snapshot,
 )
-from spectropaint.gpu.torch_device import choose_device
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.project_file import save_project
+from spectropaint.transforms.files.project_file import save_project
 from spectropaint.transforms.regions import Region
+from spectropaint.transforms.torch_device import choose_device
 
 RATE = 44100
 MIB = 2**20

@@ -39,8 +39,8 @@ from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import DabSpacer, InputEvent
-from spectropaint.gpu.torch_device import choose_device, describe
 from spectropaint.transforms.document import Document
+from spectropaint.transforms.torch_device import choose_device, describe
 
 RATE = 44100
 BRUSHES = {

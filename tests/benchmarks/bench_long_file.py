@@ -70,7 +70,7 @@ def write_file(folder: str, minutes: float, channels: int) -> str:
     import numpy as np
     import soundfile
 
-    from spectropaint.transforms.demo_sound import demo_samples
+    from spectropaint.transforms.files.demo_sound import demo_samples
 
     demo = demo_samples(RATE)
     total = int(minutes * 60 * RATE)
@@ -161,8 +161,8 @@ def window_child(path: str) -> dict:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from spectropaint.app.main_window import MainWindow
     from spectropaint.app.settings_store import SettingsStore
+    from spectropaint.app.window.main_window import MainWindow
 
     failures: list[str] = []  # an error dialog offscreen would wait for a click for ever
     QMessageBox.critical = lambda parent, title, text, *rest: failures.append(f"{title}: {text}")
@@ -250,10 +250,8 @@ def predicted(path: str) -> dict:
     import soundfile
 
     from spectropaint.gpu.adapter import shared_device
-    from spectropaint.transforms.memory_budget import (
-        document_bytes,
-        view_and_playback_bytes,
-    )
+    from spectropaint.gpu.texture_memory import view_and_playback_bytes
+    from spectropaint.transforms.memory_budget import document_bytes
     from spectropaint.transforms.stft import STFT, STFTSettings
 
     info = soundfile.info(path)
@@ -291,7 +289,7 @@ def main() -> int:
         return 0
 
     from spectropaint.gpu.adapter import describe_adapter, shared_device
-    from spectropaint.transforms.audio_file import available_memory
+    from spectropaint.transforms.files.audio_file import available_memory
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:

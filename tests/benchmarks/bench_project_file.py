@@ -20,10 +20,10 @@ import zipfile
 import numpy as np
 import torch
 
-from spectropaint.transforms.audio_file import AudioData, AudioFormat
-from spectropaint.transforms.demo_sound import demo_samples
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.project_file import load_project, save_project
+from spectropaint.transforms.files.audio_file import AudioData, AudioFormat
+from spectropaint.transforms.files.demo_sound import demo_samples
+from spectropaint.transforms.files.project_file import load_project, save_project
 from spectropaint.transforms.regions import Region
 
 RATE = 44100

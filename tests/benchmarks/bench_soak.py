@@ -52,9 +52,9 @@ from test_long_session import live_tensors, random_stroke, start, storage_bytes 
 
 from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History  # noqa: E402
 from spectropaint.brushes.recorded import save_strokes  # noqa: E402
-from spectropaint.gpu.torch_device import choose_device, describe  # noqa: E402
 from spectropaint.transforms.document import Document  # noqa: E402
 from spectropaint.transforms.stft import STFTSettings  # noqa: E402
+from spectropaint.transforms.torch_device import choose_device, describe  # noqa: E402
 
 RATE = 44100
 MIB = 2**20

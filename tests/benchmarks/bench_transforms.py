@@ -24,11 +24,11 @@ import numpy as np
 import soundfile as sf
 import torch
 
-from spectropaint.gpu.torch_device import choose_device, describe
-from spectropaint.transforms.audio_file import load_audio
 from spectropaint.transforms.document import Document
+from spectropaint.transforms.files.audio_file import load_audio
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.torch_device import choose_device, describe
 
 RATE = 44100
 

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 
-from spectropaint.app.project_actions import take_snapshot, write_snapshot
-from spectropaint.app.recovery import SessionFiles
-from spectropaint.transforms.atomic_write import atomic_path, describe_os_error
+from spectropaint.app.files.project_actions import take_snapshot, write_snapshot
+from spectropaint.app.files.recovery import SessionFiles
+from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
 
 if TYPE_CHECKING:
-    from spectropaint.app.main_window import MainWindow
+    from spectropaint.app.window.main_window import MainWindow
 
 
 class Autosave(QObject):

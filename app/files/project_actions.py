@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QFileDialog
 
-from spectropaint.app import file_actions
-from spectropaint.app.view_panel import STORED_FIELDS
+from spectropaint.app.files import file_actions
+from spectropaint.app.panels.view_panel import STORED_FIELDS
 from spectropaint.brushes.recorded import RecordedStroke, stroke_from_dict
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import ProjectFileError, SettingsError
-from spectropaint.transforms.project_file import (
+from spectropaint.transforms.files.project_file import (
     SUFFIX,
     EditedRun,
     Project,
@@ -34,8 +34,8 @@ from spectropaint.transforms.project_file import (
 from spectropaint.transforms.transform import Progress
 
 if TYPE_CHECKING:
-    from spectropaint.app.main_window import MainWindow
-    from spectropaint.app.workers import Job
+    from spectropaint.app.files.workers import Job
+    from spectropaint.app.window.main_window import MainWindow
 
 PROJECT_FILTER = "SpectroPaint project (*.spp)"
 VIEW_FIELDS = (*STORED_FIELDS, "channel", "time_range", "freq_range")

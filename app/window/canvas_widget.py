@@ -21,7 +21,6 @@ from PySide6.QtGui import QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
-from spectropaint.app.view_mapping import Point, ViewMapping
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.recorded import RecordedStroke
@@ -31,6 +30,7 @@ from spectropaint.brushes.stroke import InputEvent
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.view import BrushOutline, Selection, ViewSettings
+from spectropaint.gpu.view_mapping import Point, ViewMapping
 from spectropaint.transforms.errors import SettingsError
 
 log = logging.getLogger(__name__)

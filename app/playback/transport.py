@@ -13,8 +13,8 @@ import threading
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from spectropaint.app.playback import OutputDevice, PlaybackEngine, find_output_device
-from spectropaint.app.resynthesis import Resynthesizer
+from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
+from spectropaint.app.playback.resynthesis import Resynthesizer
 from spectropaint.transforms.regions import Region
 
 PLAYHEAD_INTERVAL_MS = 33

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QLockFile, QStandardPaths
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from spectropaint.app import file_actions, project_actions
+from spectropaint.app.files import file_actions, project_actions
 
 if TYPE_CHECKING:
-    from spectropaint.app.main_window import MainWindow
+    from spectropaint.app.window.main_window import MainWindow
 
 RECOVERY_ENV = "SPECTROPAINT_RECOVERY_DIR"
 """Overrides the recovery folder (tests, or a folder on another disk)."""

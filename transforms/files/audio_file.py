@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import soundfile as sf
 
-from .atomic_write import atomic_path, describe_os_error
-from .audio_headers import (
+from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
+from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.audio_headers import (
     MAX_CHANNELS,
     Refused,
     check_chunks,
@@ -32,7 +33,6 @@ from .audio_headers import (
     check_ogg_pages,
     container_kind,
 )
-from .errors import AudioFileError, Cancelled, SettingsError
 
 _BLOCK_FRAMES = 1 << 15
 """Frames per read or write call. Bounds the temporary memory next to the float64 samples, and keeps

@@ -35,8 +35,6 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from spectropaint.transforms.atomic_write import atomic_path, describe_os_error
-from spectropaint.transforms.audio_file import AudioData, available_memory, load_audio, write_audio
 from spectropaint.transforms.document import Document, edited_runs
 from spectropaint.transforms.errors import (
     AudioFileError,
@@ -44,8 +42,14 @@ from spectropaint.transforms.errors import (
     ProjectFileError,
     SettingsError,
 )
-from spectropaint.transforms.memory_budget import ReserveEstimate
-from spectropaint.transforms.project_manifest import (
+from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.audio_file import (
+    AudioData,
+    available_memory,
+    load_audio,
+    write_audio,
+)
+from spectropaint.transforms.files.project_manifest import (
     AUDIO_FLAC,
     AUDIO_NPY,
     COEFFICIENT_DTYPE,
@@ -63,6 +67,7 @@ from spectropaint.transforms.project_manifest import (
     check_manifest,
     edit_member,
 )
+from spectropaint.transforms.memory_budget import ReserveEstimate
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.transform import Progress
 

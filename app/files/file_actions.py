@@ -1,7 +1,7 @@
 """Opening audio and exporting, as background jobs of the main window, and the About text.
 
 The file dialogs are Qt's static functions (``QFileDialog.getSaveFileName``...), which tests answer by
-replacing them. Work runs on a :class:`~spectropaint.app.workers.Job`; errors come back as one dialog
+replacing them. Work runs on a :class:`~spectropaint.app.files.workers.Job`; errors come back as one dialog
 naming the file and the reason. Projects (``.spp``) are opened and saved by :mod:`.project_actions`
 through the same :func:`start_job`.
 """
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app.workers import Job
+from spectropaint.app.files.workers import Job
 from spectropaint.transforms.errors import SpectroPaintError
 
 if TYPE_CHECKING:
-    from spectropaint.app.main_window import MainWindow
+    from spectropaint.app.window.main_window import MainWindow
 
 AUDIO_PATTERNS = "*.wav *.flac *.ogg *.oga *.aif *.aiff *.mp3"
 OPEN_FILTER = (
@@ -85,7 +85,7 @@ def window_reserve():
 
     from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET
     from spectropaint.gpu.adapter import shared_device
-    from spectropaint.transforms.memory_budget import view_and_playback_bytes
+    from spectropaint.gpu.texture_memory import view_and_playback_bytes
 
     device = shared_device()
     estimate = partial(
@@ -104,7 +104,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
     if path is None:
 
         def work(progress):
-            from spectropaint.transforms.demo_sound import demo_samples
+            from spectropaint.transforms.files.demo_sound import demo_samples
 
             return Document.from_samples(demo_samples(DEMO_RATE), DEMO_RATE, device=device)
 
@@ -200,9 +200,9 @@ def export_image(window: MainWindow) -> Job | None:
 
 
 def about_text(window: MainWindow) -> str:
-    from spectropaint.app.about import about_html
+    from spectropaint.app.window.about import about_html
     from spectropaint.gpu.adapter import describe_adapter, shared_device
-    from spectropaint.gpu.torch_device import choose_device, describe
+    from spectropaint.transforms.torch_device import choose_device, describe
 
     device = (
         window.document.device

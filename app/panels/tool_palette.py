@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import QToolBar, QWidget
 
-from spectropaint.app.canvas_widget import VIEW_TOOLS
+from spectropaint.app.window.canvas_widget import VIEW_TOOLS
 from spectropaint.brushes.registry import BRUSHES
 
 TOOL_INFO: dict[str, tuple[str, str, str]] = {

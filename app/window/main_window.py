@@ -1,7 +1,7 @@
 """The main window: canvas with rulers and colour bar, tools, brush and view panels, menus, status.
 
 A document is opened on a worker thread (:mod:`.workers`); when it arrives the window builds a
-canvas for it, a :class:`~spectropaint.app.transport.Transport` for playback, an undo
+canvas for it, a :class:`~spectropaint.app.playback.transport.Transport` for playback, an undo
 :class:`~spectropaint.brushes.history.History` and the log of recorded strokes. Strokes and undo
 steps are written under one lock that the playback resynthesis and saves also take while they read
 the document. The menus' handlers live in :mod:`.commands`, opening audio and exporting in
@@ -36,26 +36,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spectropaint.app import file_actions, project_actions
-from spectropaint.app.actions import build_menus
-from spectropaint.app.autosave import Autosave
-from spectropaint.app.brush_panel import BrushPanel
-from spectropaint.app.canvas_widget import SpectrogramCanvas
-from spectropaint.app.commands import Commands
-from spectropaint.app.playback import OutputDevice, find_output_device
-from spectropaint.app.rulers import ColorBar, FrequencyRuler, TimeRuler, note_label
+from spectropaint.app.files import file_actions, project_actions
+from spectropaint.app.files.autosave import Autosave
+from spectropaint.app.panels.brush_panel import BrushPanel
+from spectropaint.app.panels.tool_palette import ToolPalette
+from spectropaint.app.panels.view_panel import STORED_FIELDS, ViewPanel
+from spectropaint.app.playback.engine import OutputDevice, find_output_device
+from spectropaint.app.playback.transport import Transport
 from spectropaint.app.settings_store import SettingsStore
-from spectropaint.app.tool_palette import ToolPalette
-from spectropaint.app.transport import Transport
-from spectropaint.app.view_mapping import Point
-from spectropaint.app.view_panel import STORED_FIELDS, ViewPanel
+from spectropaint.app.window.actions import build_menus
+from spectropaint.app.window.canvas_widget import SpectrogramCanvas
+from spectropaint.app.window.commands import Commands
+from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler, note_label
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.view import ViewSettings
+from spectropaint.gpu.view_mapping import Point
 from spectropaint.transforms.errors import SettingsError
-from spectropaint.transforms.project_file import is_project
+from spectropaint.transforms.files.project_file import is_project
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
 DEFAULT_TOOL = "gain"

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from spectropaint.app.playback import PlaybackEngine
+from spectropaint.app.playback.engine import PlaybackEngine
 from spectropaint.transforms.regions import Region
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spectropaint import __version__
-from spectropaint.transforms.audio_file import AudioFormat
-from spectropaint.transforms.audio_headers import MAX_CHANNELS
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.files.audio_file import AudioFormat
+from spectropaint.transforms.files.audio_headers import MAX_CHANNELS
 from spectropaint.transforms.stft import STFT, STFTSettings
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """What each menu action does: ``on_<name>`` for every row of :data:`.actions.ACTIONS`.
 
-:func:`~spectropaint.app.actions.build_menus` connects the actions to an instance of
+:func:`~spectropaint.app.window.actions.build_menus` connects the actions to an instance of
 :class:`Commands`; each handler works on the main window's current document, canvas and transport.
 """
 
@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app import file_actions, project_actions
-from spectropaint.app.brush_panel import SIZE_STEP
+from spectropaint.app.files import file_actions, project_actions
+from spectropaint.app.panels.brush_panel import SIZE_STEP
 
 if TYPE_CHECKING:
-    from spectropaint.app.main_window import MainWindow
+    from spectropaint.app.window.main_window import MainWindow
 
 
 class Commands:

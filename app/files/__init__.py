@@ -1,0 +1,1 @@
+"""Opening, exporting, projects, autosave and crash recovery, as background jobs."""

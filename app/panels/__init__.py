@@ -1,0 +1,1 @@
+"""Docked panels and the tool palette: brush settings, view settings, tools."""

@@ -1,0 +1,1 @@
+"""Playback: the output stream, the transport, and resynthesis of edits into the buffer."""

@@ -1,0 +1,1 @@
+"""The main window: layout, menus and their commands, the canvas widget, rulers, About."""
