@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from spectropaint.transforms.geometry import FREQ_SCALES
+
 AUDIO_SUBTYPES = ("PCM_16", "PCM_24", "PCM_32", "FLOAT")
-FREQ_SCALES = ("linear", "log", "mel")
 
 
 def _size(text: str) -> tuple[int, int]:

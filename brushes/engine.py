@@ -1,20 +1,18 @@
 """A stroke in progress: events in, dabs applied, one region-changed event per input event.
 
 ``StrokeSession(document, "blur", settings)`` begins a stroke (and opens its history step);
-:meth:`StrokeSession.add_events` applies the dabs of one or more input events and emits the
-document's ``region_changed`` once with the box they changed; :meth:`StrokeSession.end` commits the
-step. Like libmypaint's surface, the session needs nothing of the document but ``read``, ``write``,
-``blocks[0]`` geometry, ``region_changed`` and ``on_cpu_after_oom``: a dab that runs the device out
+:meth:`StrokeSession.add_events` applies the dabs of one or more input events and returns the box
+they changed (the caller tells its listeners: ``spectropaint.app.session.Session``);
+:meth:`StrokeSession.end` commits the step. Like libmypaint's surface, the stroke needs nothing of
+the document but ``read``, ``write``, ``blocks[0]`` geometry and ``on_cpu_after_oom``: a dab that runs the device out
 of memory moves the document to the CPU (with a notice) and is applied again there.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import numpy as np
 import torch
 
 from spectropaint.brushes.dab import StrokeState, apply_dab
@@ -25,27 +23,6 @@ from spectropaint.brushes.stroke import Dab, DabSpacer, InputEvent
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.regions import EMPTY, Region
-
-_full_scale_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def full_scale_magnitude(document) -> float:
-    """Magnitude of the peak bin of a full-scale sinusoid at a bin's centre, in this document's transform.
-
-    Measured once per document by analysing a test tone, so it holds for any window and scaling.
-    """
-    if document not in _full_scale_cache:
-        block = document.blocks[0]
-        transform = document.transform
-        bin_index = max(1, block.n_bins // 4)
-        n = 4 * transform.min_samples()
-        times = np.arange(n) / document.sample_rate
-        tone = np.cos(2 * np.pi * block.band_hz[bin_index] * times)[None, :]
-        samples = torch.from_numpy(tone).to(document.device)
-        middle = (n // 2) // block.hop
-        coefficients = transform.analyse_frames(samples, 0, middle, middle + 1)
-        _full_scale_cache[document] = float(coefficients.abs().max())
-    return _full_scale_cache[document]
 
 
 class StrokeSession:
@@ -101,9 +78,7 @@ class StrokeSession:
             step=step,
             coverage=TileMap(block.n_bins, block.n_frames, tile=tile),
             band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
-            full_scale=document.on_cpu_after_oom(
-                self.operation, lambda: full_scale_magnitude(document)
-            ),
+            full_scale=document.on_cpu_after_oom(self.operation, lambda: document.full_scale),
             margin=params.margin(settings),
         )
         self.spacer = DabSpacer(
@@ -119,17 +94,12 @@ class StrokeSession:
         return self.state.step.region
 
     def add_events(self, events: Iterable[InputEvent]) -> Region:
-        """Apply the dabs of ``events``; emit ``region_changed`` once if anything changed.
-
-        Returns the box changed by these events (``EMPTY`` if none).
-        """
+        """Apply the dabs of ``events``; the box they changed (``EMPTY`` if none)."""
         if not self.open:
             raise RuntimeError("this stroke has ended")
         dirty = EMPTY
         for dab in self.spacer.feed(events):
             dirty = dirty.union(self.document.on_cpu_after_oom(self.operation, self._dab(dab)))
-        if not dirty.empty:
-            self.document.region_changed.emit(dirty)
         return dirty
 
     def _dab(self, dab: Dab) -> Callable[[], Region]:
@@ -147,13 +117,12 @@ class StrokeSession:
         self._close()
         return self.history.commit() if self.history is not None else False
 
-    def abort(self) -> None:
-        """Undo everything the stroke wrote and finish it (emits once if it wrote anything)."""
+    def abort(self) -> Region:
+        """Undo everything the stroke wrote and finish it; the box restored."""
         self._close()
         if self.history is not None:
-            self.history.abort()
-        else:
-            self.state.step.abort()
+            return self.history.abort()
+        return self.state.step.abort()
 
     def _close(self) -> None:
         if not self.open:

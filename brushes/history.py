@@ -83,13 +83,12 @@ class OpenStep:
         """Values of ``box`` as they were when the stroke began: ``[2, channels, bins, frames]``."""
         return self.originals.paste_into(read_stacked(self.document, box), box)
 
-    def abort(self) -> None:
-        """Write every recorded tile back; emits ``region_changed`` once if anything was written."""
+    def abort(self) -> Region:
+        """Write every recorded tile back; the box that was restored."""
         for key, values in self.originals.tiles.items():
             self.document.write(self.originals.tile_box(key, self.channels), values[0], values[1])
         self.release()
-        if not self.region.empty:
-            self.document.region_changed.emit(self.region)
+        return self.region
 
     def release(self) -> None:
         """Drop the recorded tiles (the stroke is over); ``region`` stays."""
@@ -138,8 +137,8 @@ class History:
     Parameters
     ----------
     document : Document
-        The document whose strokes are recorded; undo and redo write into it and emit its
-        ``region_changed`` once per step.
+        The document whose strokes are recorded; undo and redo write into it and return the box
+        they changed.
     byte_budget : int
         Most bytes the stored steps may hold together.
     """
@@ -191,12 +190,12 @@ class History:
             self._bytes -= self._undo.pop(0).nbytes
         return True
 
-    def abort(self) -> None:
-        """Undo the open step's writes and forget it; emits ``region_changed`` if it wrote anything."""
+    def abort(self) -> Region:
+        """Undo the open step's writes and forget it; the box restored (``EMPTY`` if none)."""
         step, self._open = self._open, None
         if step is None:
             raise RuntimeError("no stroke is open in this history")
-        step.abort()
+        return step.abort()
 
     # ---------------------------------------------------------------------------- undo and redo
     @property
@@ -223,7 +222,6 @@ class History:
         step = source.pop()
         region = step.swap(self.document)
         target.append(step)
-        self.document.region_changed.emit(region)
         return region
 
     # ----------------------------------------------------------------------------------- budget

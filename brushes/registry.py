@@ -25,7 +25,7 @@ from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain
 from spectropaint.brushes.kernels.pen import PenParams, pen
 from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
 from spectropaint.brushes.kernels.warp import WarpParams, warp
-from spectropaint.brushes.settings import from_mapping
+from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
 
 

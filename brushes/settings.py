@@ -1,69 +1,14 @@
-"""Brush settings common to every brush, and the validation shared with each kernel's parameters.
-
-Every value is checked when the dataclass is made, so a bad number from the GUI, a recorded stroke
-file or a test fails at once with a :class:`SettingsError` that names the setting and its range.
-"""
+"""The settings every brush has (size, hardness, strength, spacing, pressure, channel)."""
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
+from spectropaint.brushes.params import check_params, param
+from spectropaint.brushes.validation import from_mapping, to_mapping
 from spectropaint.transforms.errors import SettingsError
-
-T = TypeVar("T")
-
-
-def check_number(name: str, value: Any, low: float, high: float) -> None:
-    """Raise :class:`SettingsError` unless ``value`` is a finite real number in ``[low, high]``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SettingsError(f"{name} must be a finite number, not {value!r}")
-    if not low <= value <= high:
-        raise SettingsError(f"{name} must be from {low:g} to {high:g}, not {value!r}")
-
-
-def check_integer(name: str, value: Any, low: int, high: int) -> None:
-    """Raise :class:`SettingsError` unless ``value`` is an integer in ``[low, high]``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SettingsError(f"{name} must be an integer, not {value!r}")
-    if not low <= value <= high:
-        raise SettingsError(f"{name} must be from {low} to {high}, not {value!r}")
-
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    """Raise :class:`SettingsError` unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise SettingsError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
-
-
-def from_mapping(cls: type[T], values: Mapping[str, Any], *, what: str) -> T:
-    """Build the dataclass ``cls`` from a mapping, refusing keys it does not have.
-
-    Integral floats (``3.0`` from JSON) are accepted where the default is an integer.
-    """
-    if not isinstance(values, Mapping):
-        raise SettingsError(f"{what} must be an object of named values, not {values!r}")
-    fields = {field.name: field for field in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(fields))
-    if unknown:
-        raise SettingsError(
-            f"unknown {what} {', '.join(map(repr, unknown))} (known: {', '.join(fields) or 'none'})"
-        )
-    converted = {}
-    for key, value in values.items():
-        default = fields[key].default
-        if isinstance(default, int) and isinstance(value, float) and value.is_integer():
-            value = int(value)
-        converted[key] = value
-    return cls(**converted)
-
-
-def to_mapping(instance: Any) -> dict[str, Any]:
-    """The fields of a settings dataclass as a plain dict (JSON-ready)."""
-    return dataclasses.asdict(instance)
 
 
 @dataclass(frozen=True)
@@ -89,25 +34,19 @@ class BrushSettings:
         The one channel the stroke edits, or None for all channels together (linked).
     """
 
-    radius_frames: float = 8.0
-    radius_bins: float = 8.0
-    hardness: float = 0.5
-    strength: float = 1.0
-    spacing: float = 0.25
-    pressure_size: float = 0.0
-    pressure_strength: float = 1.0
-    channel: int | None = None
+    radius_frames: float = param(8.0, "Width", "frames", low=0.5, high=4096, step=1.0, decimals=1)
+    radius_bins: float = param(8.0, "Height", "bins", low=0.5, high=4096, step=1.0, decimals=1)
+    hardness: float = param(0.5, "Hardness", low=0.0, high=1.0, step=0.05)
+    strength: float = param(1.0, "Strength", low=0.0, high=1.0, step=0.05)
+    spacing: float = param(0.25, "Spacing", "radii", low=0.02, high=4.0, step=0.05)
+    pressure_size: float = param(0.0, "Pressure → size", low=0.0, high=1.0, step=0.1)
+    pressure_strength: float = param(1.0, "Pressure → strength", low=0.0, high=1.0, step=0.1)
+    channel: int | None = param(
+        None, "Channel", low=0, high=255, integer=True, optional=True, decimals=0
+    )
 
     def __post_init__(self) -> None:
-        check_number("radius_frames", self.radius_frames, 0.5, 4096)
-        check_number("radius_bins", self.radius_bins, 0.5, 4096)
-        check_number("hardness", self.hardness, 0.0, 1.0)
-        check_number("strength", self.strength, 0.0, 1.0)
-        check_number("spacing", self.spacing, 0.02, 4.0)
-        check_number("pressure_size", self.pressure_size, 0.0, 1.0)
-        check_number("pressure_strength", self.pressure_strength, 0.0, 1.0)
-        if self.channel is not None:
-            check_integer("channel", self.channel, 0, 255)
+        check_params(self)
 
     def size_at(self, pressure: float) -> float:
         """The radius scale at ``pressure`` (0..1)."""

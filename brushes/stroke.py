@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from spectropaint.brushes.settings import check_number
+from spectropaint.brushes.validation import check_number
 
 _EPSILON = 1e-9
 """Slack in radius units so a dab landing exactly on an event is not lost to rounding."""

@@ -1,8 +1,9 @@
-"""Coordinates of a coefficient block: seconds and Hz to texel positions, and frequency warps.
+"""Coordinates of a coefficient block on screen: seconds and Hz to texel positions.
 
 Texel coordinates put frame ``i`` over ``[i, i + 1)`` (its centre time at ``i + 0.5``) and bin ``k``
 over ``[k, k + 1)`` (its centre frequency at ``k + 0.5``). A frequency scale is a monotonic *warp*
-``w(hz)``; the screen is linear in ``w``. The shader computes the same warps (spectrogram.wgsl).
+``w(hz)`` (:func:`spectropaint.transforms.geometry.warp`); the screen is linear in ``w``. The shader
+computes the same warps (spectrogram.wgsl).
 """
 
 from __future__ import annotations
@@ -12,30 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import samples_to_seconds
 
-FREQ_SCALES = ("linear", "log", "mel")
 LOG_LOW_HZ = 20.0
 """Default lower edge of a logarithmic frequency axis."""
-
-
-def warp(hz, scale: str):
-    """Frequency in Hz to the screen-linear unit of ``scale`` (Hz, natural log of Hz, HTK mel)."""
-    hz = np.asarray(hz, dtype=np.float64)
-    if scale == "log":
-        return np.log(hz)
-    if scale == "mel":
-        return 2595.0 * np.log10(1.0 + hz / 700.0)
-    return hz
-
-
-def unwarp(value, scale: str):
-    """Inverse of :func:`warp`."""
-    value = np.asarray(value, dtype=np.float64)
-    if scale == "log":
-        return np.exp(value)
-    if scale == "mel":
-        return 700.0 * (10.0 ** (value / 2595.0) - 1.0)
-    return value
 
 
 @dataclass(frozen=True)
@@ -77,7 +58,7 @@ class BlockGeometry:
             first_hz=float(band[0]),
             step_hz=float(step),
             first_seconds=first_seconds,
-            step_seconds=block.hop / sample_rate,
+            step_seconds=float(samples_to_seconds(block.hop, sample_rate=sample_rate)),
         )
 
     @property

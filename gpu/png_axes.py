@@ -15,8 +15,9 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from spectropaint.gpu.colormaps import lookup
-from spectropaint.gpu.geometry import BlockGeometry, warp
+from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
+from spectropaint.transforms.geometry import warp
 
 LEFT, TOP, RIGHT, BOTTOM = 48, 22, 64, 24
 """Margin widths in pixels when axes are drawn."""

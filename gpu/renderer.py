@@ -1,8 +1,8 @@
 """The spectrogram renderer: tiled magnitude and phase textures, dirty uploads, one draw per frame.
 
-``SpectrogramRenderer(device, document)`` uploads the shown channel of the block once, then listens
-to ``document.region_changed``: each event only marks a rectangle dirty, and the next :meth:`prepare`
-uploads each dirty rectangle of each touched tile once (level 0 and the reduced levels it reaches).
+``SpectrogramRenderer(device, document)`` uploads the shown channel of the block once; after that
+each :meth:`mark_dirty` (the window calls it for every change the session emits) only marks a
+rectangle dirty, and the next :meth:`prepare` uploads each dirty rectangle of each touched tile once (level 0 and the reduced levels it reaches).
 The textures hold one channel, the one the view shows: showing another channel uploads it whole, and
 the textures stay half (stereo) the size, which lets an hour of stereo fit the 2 GiB that a single
 allocation may take on lavapipe.
@@ -27,31 +27,19 @@ import wgpu
 
 from spectropaint.gpu.colormaps import colormap_index, colormap_tables
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
-from spectropaint.gpu.geometry import FREQ_SCALES, BlockGeometry, warp
+from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.levels import pooled_columns
 from spectropaint.gpu.tiles import DirtyRects, Rect, TileGrid, level_widths, merge_rects
 from spectropaint.gpu.uniforms import VIEW_SIZE, pack_view
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import FREQ_SCALES, warp
 from spectropaint.transforms.regions import Region
 
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
 _DB_PER_OCTAVE = 20.0 * math.log10(2.0)
-
-
-def full_scale_magnitude(document) -> float:
-    """The magnitude of a full-scale sine in the document's STFT: what the view calls 0 dB.
-
-    For a window ``w`` that is ``sum(w) / 2``; documents without STFT settings get 1.
-    """
-    settings = getattr(document, "settings", None)
-    if settings is None or not hasattr(settings, "window"):
-        return 1.0
-    from spectropaint.transforms.stft import window_tensor
-
-    return float(window_tensor(settings.window, settings.n_fft, torch.device("cpu")).sum()) / 2.0
 
 
 @dataclass
@@ -127,14 +115,14 @@ class SpectrogramRenderer:
     device : wgpu.GPUDevice
     document
         A ``Document``, or anything with ``blocks[i].magnitude/.phase`` (torch ``[C, F, T]``),
-        ``.band_hz``, ``.frame_seconds``, ``.hop``, and ``.sample_rate`` and ``.region_changed``.
+        ``.band_hz``, ``.frame_seconds``, ``.hop``, and ``.sample_rate``.
     view : ViewSettings, optional
     block : int
         The coefficient block drawn.
     max_texture_dim : int, optional
         Tile size limit below the adapter's ``max_texture_dimension_2d`` (tests shrink it).
     reference_magnitude : float, optional
-        The magnitude drawn as 0 dB; default :func:`full_scale_magnitude`.
+        The magnitude drawn as 0 dB; default the document's ``full_scale`` (1 without one).
     target_format : str
         Texture format of the views :meth:`render` draws into.
     """
@@ -155,7 +143,7 @@ class SpectrogramRenderer:
         self.block_index = block
         self.view = view or ViewSettings()
         self.target_format = target_format
-        self.reference_magnitude = reference_magnitude or full_scale_magnitude(document)
+        self.reference_magnitude = reference_magnitude or getattr(document, "full_scale", 1.0)
         data = document.blocks[block]
         self.geometry = BlockGeometry.from_block(data, document.sample_rate)
         n_channels, n_bins, n_frames = data.magnitude.shape
@@ -188,7 +176,6 @@ class SpectrogramRenderer:
         self._bind_group: wgpu.GPUBindGroup | None = None
         self._dirty = DirtyRects()
         self._dirty.add(0, self.grid.full_rect())
-        document.region_changed.connect(self._on_region_changed)
 
     # -------------------------------------------------------------------------------- set-up
     def _colormap_texture(self) -> wgpu.GPUTexture:
@@ -231,7 +218,8 @@ class SpectrogramRenderer:
     def _block(self):
         return self.document.blocks[self.block_index]
 
-    def _on_region_changed(self, region: Region) -> None:
+    def mark_dirty(self, region: Region) -> None:
+        """``region`` of the document changed: upload it before the next frame."""
         if region.block != self.block_index:
             return
         region = region.clipped(self.geometry.n_bins, self.geometry.n_frames)
@@ -415,8 +403,7 @@ class SpectrogramRenderer:
             self.device.queue.submit([encoder.finish()])
 
     def close(self) -> None:
-        """Stop listening to the document and free the textures."""
-        self.document.region_changed.disconnect(self._on_region_changed)
+        """Free the textures."""
         for texture in (self._magnitude, self._phase, self._placeholder, self._colormaps):
             if texture is not None:
                 texture.destroy()

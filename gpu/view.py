@@ -5,11 +5,14 @@ Every field becomes a shader uniform: changing a view uploads nothing but the un
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from spectropaint.gpu.colormaps import colormap_index
-from spectropaint.gpu.geometry import FREQ_SCALES, BlockGeometry
+from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import FREQ_SCALES
 
 MODES = ("magnitude", "phase")
 
@@ -115,3 +118,40 @@ class ViewSettings:
         start, stop = self.time_range or (0.0, float(geometry.n_frames))
         low, high = self.freq_range or geometry.default_freq_range(self.freq_scale)
         return float(start), float(stop), float(low), float(high)
+
+
+STORED_FIELDS = ("colormap", "floor_db", "range_db", "gamma", "freq_scale", "mode")
+"""The look, kept in the preferences between runs (the channel and zoom depend on the file)."""
+PROJECT_FIELDS = (*STORED_FIELDS, "channel", "time_range", "freq_range")
+"""What a project keeps of the view: the look, the channel shown and the zoom."""
+
+
+def view_values(view: ViewSettings) -> dict[str, Any]:
+    """The fields of :data:`PROJECT_FIELDS` as plain JSON data."""
+    values = {name: getattr(view, name) for name in PROJECT_FIELDS}
+    return {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def view_from_values(base: ViewSettings, values: dict[str, Any], n_channels: int) -> ViewSettings:
+    """``base`` with the fields a project stored; ``base`` itself when they do not validate
+    (a project file is not trusted: ``ViewSettings`` checks names and ranges, this the types)."""
+    fields = {name: values[name] for name in PROJECT_FIELDS if name in values}
+    try:
+        for name in ("time_range", "freq_range"):
+            if fields.get(name) is not None:
+                low, high = fields[name]
+                fields[name] = (float(low), float(high))
+        view = dataclasses.replace(base, **fields)
+    except (SettingsError, TypeError, ValueError):
+        return base
+    numbers = (
+        view.range_db,
+        view.gamma,
+        -view.range_db if view.floor_db is None else view.floor_db,
+    )
+    channel_ok = type(view.channel) is int and view.channel < n_channels
+    return view if channel_ok and all(map(_is_number, numbers)) else base

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from spectropaint.gpu.geometry import BlockGeometry, unwarp, warp
+from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
+from spectropaint.transforms.geometry import unwarp, warp
 
 MIN_VISIBLE_FRAMES = 8.0
 MIN_VISIBLE_BINS = 4.0

@@ -136,23 +136,19 @@ def run(spec: dict) -> dict:
     window.resize(900, 600)
     window.show()
     window.open_path(spec["source"])
-    if not wait_until(lambda: window.job is None) or window.document is None:
+    if not wait_until(lambda: window.job is None) or window.session.document is None:
         raise RuntimeError(f"the window did not open {spec['source']}: {dialogs} {escaped}")
-    document = window.document
+    document = window.session.document
     if spec.get("edit"):
         region = Region(100, 300, 2, 8, channels=tuple(range(document.n_channels)))
-        with window.lock:
-            magnitude, phase = document.read(region)
-            document.write(region, magnitude * 0.25, phase)
-        document.region_changed.emit(region)
-        window.edited(region)
+        window.session.apply("quarter", region, lambda magnitude, phase: (magnitude * 0.25, phase))
     for path, text in spec.get("previous", {}).items():
         Path(path).write_text(text)
     targets = spec.get("targets", [])
     result: dict = {
         "uid": os.geteuid(),
         "document_before": document_digest(document),
-        "modified_before": window.modified,
+        "modified_before": window.session.modified,
         "files_before": {path: file_digest(path) for path in targets},
         "filled": fill_file_system(spec["fill"]) if spec.get("fill") else 0,
         "steps": [],
@@ -173,9 +169,9 @@ def run(spec: dict) -> dict:
                 "step": step,
                 "finished": finished,
                 "dialogs": dialogs[seen:],
-                "same_document": window.document is document,
+                "same_document": window.session.document is document,
                 "document": document_digest(document),
-                "modified": window.modified,
+                "modified": window.session.modified,
                 "visible": window.isVisible(),
             }
         )
@@ -184,7 +180,7 @@ def run(spec: dict) -> dict:
         names = os.listdir(spec["listing"])
         result["listing"] = sorted(name for name in names if name != FILLER)
     result["escaped"] = escaped
-    window.modified = False  # nothing to ask about on the way out
+    window.session.modified = False  # nothing to ask about on the way out
     window.close()
     app.processEvents()
     return result

@@ -128,7 +128,8 @@ def open_window(
 
 
 def _forget_edits(window) -> None:
-    window.modified = False
+    if window.session is not None:
+        window.session.modified = False
 
 
 def canvas_pixels(canvas) -> np.ndarray:

@@ -95,7 +95,7 @@ def test_an_analysis_that_runs_out_of_memory_restarts_and_progress_never_goes_ba
     )
 
     assert torch.equal(grids(document), grids(reference))
-    assert document.notices.messages == [
+    assert document.notices.emitted == [
         "out of memory while analysing the audio; SpectroPaint tried once more"
     ]
     assert seen == sorted(seen) and seen[-1] == 1.0
@@ -125,7 +125,7 @@ def test_a_second_failure_in_a_row_is_raised_not_retried_forever(monkeypatch):
     monkeypatch.setattr(STFT, "synthesise_frames", always)
     with pytest.raises(torch.OutOfMemoryError):
         document.edited_span(0, 40)
-    assert len(document.notices.messages) == 1
+    assert len(document.notices.emitted) == 1
 
 
 def test_other_errors_pass_unchanged_and_library_allocation_failures_count(monkeypatch):
@@ -143,10 +143,10 @@ def test_other_errors_pass_unchanged_and_library_allocation_failures_count(monke
     monkeypatch.setattr(STFT, "synthesise_frames", fails_first)
     with pytest.raises(RuntimeError, match="shapes do not match"):
         document.edited_span(0, 40)
-    assert document.notices.messages == []
+    assert document.notices.emitted == []
     again_start, again = document.edited_span(0, 40)
     assert again_start == start and np.array_equal(again, expected)
-    assert document.notices.messages == [
+    assert document.notices.emitted == [
         "out of memory while resynthesising; SpectroPaint tried once more"
     ]
 
@@ -225,7 +225,7 @@ def test_real_oom_while_resynthesising_moves_the_document_to_the_cpu():
     with full_gpu():
         again_start, again = document.edited_span(0, block.n_frames)
     assert document.device.type == "cpu"
-    assert document.notices.messages[-1].startswith("CUDA ran out of memory while resynthesising")
+    assert document.notices.emitted[-1].startswith("CUDA ran out of memory while resynthesising")
     assert again_start == start
     assert np.abs(again - expected).max() < 1e-5  # CUDA's and the CPU's FFTs round differently
 
@@ -236,7 +236,7 @@ def test_a_document_too_big_for_the_free_gpu_memory_opens_on_the_cpu():
     with full_gpu(leave_bytes=16 << 20):
         document = Document.from_samples(samples, 22050, device="cuda")
     assert document.device.type == "cpu"
-    assert "SpectroPaint works on the CPU" in document.notices.messages[0]
+    assert "SpectroPaint works on the CPU" in document.notices.emitted[0]
     reference = Document.from_samples(samples, 22050, device="cpu")
     assert torch.equal(grids(document), grids(reference))
 
@@ -258,7 +258,7 @@ def test_real_oom_while_analysing_restarts_on_the_cpu():
         torch.cuda.set_per_process_memory_fraction(1.0)
         torch.cuda.empty_cache()
     assert document.device.type == "cpu"
-    assert document.notices.messages == [
+    assert document.notices.emitted == [
         "CUDA ran out of memory while analysing the audio; SpectroPaint continues on the CPU (slower)"
     ]
     reference = Document.from_samples(samples, 22050, device="cpu")

@@ -75,6 +75,7 @@ def test_wgpu_reports_become_one_line():
 
 def test_an_upload_to_a_lost_device_says_what_failed_and_what_to_do(document, own_device):
     renderer = SpectrogramRenderer(own_device, document)
+    document.changed.connect(renderer.mark_dirty)
     target = target_texture(own_device)
     renderer.render(target.create_view(), 32, 16)
     own_device.destroy()

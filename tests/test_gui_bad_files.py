@@ -56,7 +56,7 @@ def window(qapp, tmp_path_factory):
     window.show()
     window.open_path(str(source))
     deadline = time.monotonic() + HANG_TIMEOUT_MS / 1000
-    while window.job is not None or window.document is None:
+    while window.job is not None or window.session.document is None:
         assert time.monotonic() < deadline, "the good sound did not open"
         QTest.qWait(10)
     yield window
@@ -66,7 +66,7 @@ def window(qapp, tmp_path_factory):
 @pytest.mark.parametrize("case", CASES)
 def test_bad_file_shows_one_dialog_and_keeps_the_document(case, corpus, window, qtbot, monkeypatch):
     path, reason = corpus[case]
-    document, good_path = window.document, window.path
+    document, good_path = window.session.document, window.session.path
     digest = document_digest(document)
     shown = []
     monkeypatch.setattr(
@@ -80,7 +80,11 @@ def test_bad_file_shows_one_dialog_and_keeps_the_document(case, corpus, window, 
     title, text = shown[0]
     assert title == "Cannot open"
     assert f"'{path}'" in text and reason in text, text
-    assert window.document is document and window.path == good_path and not window.modified
+    assert (
+        window.session.document is document
+        and window.session.path == good_path
+        and not window.session.modified
+    )
     assert document_digest(document) == digest
 
 

@@ -56,7 +56,10 @@ def test_a_gpu_error_while_drawing_is_one_dialog_and_the_document_stays(
     path = tmp_path / "tones.wav"
     write_test_sound(path, seconds=1.0)
     window = open_window(qtbot, tmp_path, path, output_device=NO_OUTPUT)
-    document, magnitude = window.document, window.document.blocks[0].magnitude.clone()
+    document, magnitude = (
+        window.session.document,
+        window.session.document.blocks[0].magnitude.clone(),
+    )
     failure = GPUFailedError(
         "drawing the spectrogram",
         wgpu.GPUValidationError("In wgpuQueueSubmit: Parent device is lost"),
@@ -76,7 +79,9 @@ def test_a_gpu_error_while_drawing_is_one_dialog_and_the_document_stays(
     assert title == "Cannot draw" and "while drawing the spectrogram" in text
     assert "Parent device is lost" in text and "SPECTROPAINT_ADAPTER=cpu" in text
     assert str(failure) in window.statusBar().currentMessage()
-    assert window.document is document and torch.equal(document.blocks[0].magnitude, magnitude)
+    assert window.session.document is document and torch.equal(
+        document.blocks[0].magnitude, magnitude
+    )
     monkeypatch.undo()
 
 
@@ -85,7 +90,7 @@ def test_a_document_notice_from_another_thread_reaches_the_status_bar(qtbot, tmp
     write_test_sound(path, seconds=1.0)
     window = open_window(qtbot, tmp_path, path, output_device=NO_OUTPUT)
     text = "CUDA ran out of memory while painting with blur; SpectroPaint continues on the CPU"
-    worker = threading.Thread(target=window.document.notices.emit, args=(text,))
+    worker = threading.Thread(target=window.session.document.notices.emit, args=(text,))
     worker.start()
     worker.join()
     qtbot.waitUntil(lambda: window.statusBar().currentMessage() == text)

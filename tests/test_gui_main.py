@@ -59,7 +59,9 @@ def test_run_gui_shows_the_demo_sound_and_returns_when_closed(
             QTimer.singleShot(50, close_when_shown)
             return
         seen.update(
-            path=window.path, channels=window.document.n_channels, title=window.windowTitle()
+            path=window.session.path,
+            channels=window.session.document.n_channels,
+            title=window.windowTitle(),
         )
         window.close()
 

@@ -63,7 +63,7 @@ def test_every_menu_action_runs(window, qtbot, dialogs):
     assert not [entry for entry in dialogs if entry[0] == "critical"]
     with qtbot.waitSignal(window.document_loaded, timeout=20000):
         recent[-1].trigger()  # the demo sound
-    assert window.path is None and window.document.n_channels == 2
+    assert window.session.path is None and window.session.document.n_channels == 2
     window.actions_by_name["quit"].trigger()
     qtbot.waitUntil(lambda: not window.isVisible())
 
@@ -72,7 +72,7 @@ def test_about_box_lists_versions_and_devices(window, dialogs):
     window.actions_by_name["about"].trigger()
     (kind, text) = dialogs[-1]
     assert kind == "about"
-    assert describe(window.document.device) in text
+    assert describe(window.session.document.device) in text
     assert describe_adapter(shared_device().adapter) in text
     for name in ("torch", "wgpu", "PySide6", "PortAudio", "libsndfile"):
         assert name in text

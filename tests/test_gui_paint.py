@@ -47,7 +47,7 @@ def stroke_points(canvas, *, y_fraction: float = 0.45) -> list[tuple[float, floa
 def expected_box(canvas, points) -> tuple[int, int, int, int]:
     """Cells (bin0, bin1, frame0, frame1) the brush can reach along ``points``, one cell of slack."""
     mapping = canvas.mapping()
-    settings = canvas.brush_settings
+    settings = canvas.tool.settings
     where = [mapping.to_document(x, y) for x, y in points]
     frames = [p.frame for p in where]
     bins = [p.bin for p in where]
@@ -61,9 +61,9 @@ def expected_box(canvas, points) -> tuple[int, int, int, int]:
 
 @pytest.mark.parametrize("brush", list(BRUSHES))
 def test_each_brush_changes_the_document_inside_its_stroke_only(window, qtbot, brush):
-    canvas, document = window.canvas, window.document
+    canvas, document = window.canvas, window.session.document
     window.palette.actions_by_tool[brush].trigger()
-    assert canvas.tool == brush and window.brush_panel.brush == brush
+    assert canvas.tool.name == brush and window.brush_panel.brush == brush
     points = stroke_points(canvas)
     if brush == "clone":  # Ctrl+click sets the source first, as a person would
         ctrl, left = Qt.KeyboardModifier.ControlModifier, Qt.MouseButton.LeftButton
@@ -79,14 +79,14 @@ def test_each_brush_changes_the_document_inside_its_stroke_only(window, qtbot, b
                 modifiers=ctrl,
             )
         send_mouse(canvas, QEvent.Type.MouseButtonRelease, x, y, button=left, modifiers=ctrl)
-        assert canvas.clone_source is not None
+        assert canvas.tool.clone_source is not None
     magnitude, phase = snapshot(document)
     wait_for_fresh_frame(qtbot, canvas)
     pixels = canvas_pixels(canvas)
 
     drag(qtbot, canvas, points)
 
-    assert window.history.can_undo and window.modified
+    assert window.session.history.can_undo and window.session.modified
     after_magnitude, after_phase = snapshot(document)
     changed = ((after_magnitude != magnitude) | (after_phase != phase)).any(dim=0).numpy()
     assert changed.sum() > 20, "the stroke changed (almost) nothing"
@@ -114,7 +114,7 @@ def key(qtbot, widget, sequence: str) -> None:
 
 
 def test_undo_and_redo_shortcuts_restore_the_document_exactly(window, qtbot):
-    canvas, document = window.canvas, window.document
+    canvas, document = window.canvas, window.session.document
     original = snapshot(document)
     drag(qtbot, canvas, stroke_points(canvas))
     painted = snapshot(document)
@@ -138,11 +138,11 @@ def test_undo_and_redo_shortcuts_restore_the_document_exactly(window, qtbot):
 def test_bracket_keys_change_the_brush_size(window, qtbot):
     canvas = window.canvas
     canvas.setFocus()
-    before = canvas.brush_settings.radius_frames, canvas.brush_settings.radius_bins
+    before = canvas.tool.settings.radius_frames, canvas.tool.settings.radius_bins
     key(qtbot, canvas, "]")
-    bigger = canvas.brush_settings.radius_frames, canvas.brush_settings.radius_bins
+    bigger = canvas.tool.settings.radius_frames, canvas.tool.settings.radius_bins
     assert bigger == pytest.approx((before[0] * 1.25, before[1] * 1.25), rel=1e-3)
     key(qtbot, canvas, "[")
     key(qtbot, canvas, "[")
-    smaller = canvas.brush_settings.radius_frames, canvas.brush_settings.radius_bins
+    smaller = canvas.tool.settings.radius_frames, canvas.tool.settings.radius_bins
     assert smaller == pytest.approx((before[0] / 1.25, before[1] / 1.25), rel=1e-2)

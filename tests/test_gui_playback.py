@@ -58,8 +58,8 @@ def test_after_a_stroke_playback_delivers_the_edited_signal(window, qtbot):
     play_to_the_end(qtbot, window)
 
     played = np.concatenate(delivered)
-    edited = window.document.edited_samples().T
-    original = window.document.audio.samples.T
+    edited = window.session.document.edited_samples().T
+    original = window.session.document.audio.samples.T
     n = len(edited)
     assert np.abs(edited - original).max() > 1e-3  # the stroke is audible
     np.testing.assert_allclose(played[:n], edited, atol=1e-6)
@@ -74,7 +74,7 @@ def test_bypass_plays_the_original(window, qtbot):
     window.actions_by_name["bypass"].trigger()
     delivered = record(window.transport.engine)
     play_to_the_end(qtbot, window)
-    original = window.document.audio.samples.T.astype(np.float32)
+    original = window.session.document.audio.samples.T.astype(np.float32)
     np.testing.assert_array_equal(np.concatenate(delivered)[: len(original)], original)
 
 
@@ -97,5 +97,5 @@ def test_loop_repeats_the_selected_time_range(window, qtbot):
     QTest.keyClick(window.canvas, Qt.Key.Key_Space)  # Pause
     assert not transport.playing
     played = np.concatenate(delivered)[: 3 * (stop - start)]
-    loop = window.document.edited_samples().T[start:stop].astype(np.float32)
+    loop = window.session.document.edited_samples().T[start:stop].astype(np.float32)
     np.testing.assert_array_equal(played, np.concatenate([loop] * 3))

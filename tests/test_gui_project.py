@@ -12,10 +12,9 @@ from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt, QThread, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app.files import project_actions
-from spectropaint.app.files.project_actions import view_from_values, view_values
+from spectropaint.app.session import Snapshot
 from spectropaint.brushes.recorded import apply_strokes
-from spectropaint.gpu.view import ViewSettings
+from spectropaint.gpu.view import ViewSettings, view_from_values, view_values
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.files.project_file import load_project
 
@@ -44,9 +43,9 @@ def paint(qtbot, window, y_fraction: float, *, brush: str = "gain") -> None:
     canvas = window.canvas
     width, height = canvas.width(), canvas.height()
     points = [(width * (0.2 + 0.1 * k), height * (y_fraction - 0.02 * k)) for k in range(5)]
-    before = len(window.strokes.done)
+    before = len(window.session.strokes.done)
     drag(qtbot, canvas, points)
-    assert len(window.strokes.done) == before + 1
+    assert len(window.session.strokes.done) == before + 1
 
 
 def set_clone_source(qtbot, window) -> None:
@@ -94,7 +93,7 @@ def test_a_saved_project_reopens_bit_for_bit_with_its_strokes_and_view(
     paint(qtbot, window, 0.5)
     set_clone_source(qtbot, window)
     paint(qtbot, window, 0.7, brush="clone")
-    clone = window.strokes.done[-1]
+    clone = window.session.strokes.done[-1]
     assert (clone.params.offset_frames, clone.params.offset_bins) != (0, 0)  # the offsets used
     window.view_panel.colormap.setCurrentText("viridis")
     window.canvas.zoom(2.0)
@@ -105,20 +104,26 @@ def test_a_saved_project_reopens_bit_for_bit_with_its_strokes_and_view(
 
     saved = tmp_path / "mine.spp"  # the suffix is added
     assert asked[0][1] == str(tmp_path / "tones.spp")  # the default: the sound's name
-    assert saved.is_file() and window.project_path == str(saved) and not window.modified
+    assert (
+        saved.is_file()
+        and window.session.project_path == str(saved)
+        and not window.session.modified
+    )
     assert window.windowTitle().startswith("mine.spp")
     second = open_window(qtbot, tmp_path, saved)
-    assert_same_document(second.document, window.document)
-    assert [s.to_dict() for s in second.strokes.done] == [s.to_dict() for s in window.strokes.done]
+    assert_same_document(second.session.document, window.session.document)
+    assert [s.to_dict() for s in second.session.strokes.done] == [
+        s.to_dict() for s in window.session.strokes.done
+    ]
     assert second.canvas.view.colormap == "viridis"
     assert second.canvas.view.time_range == pytest.approx(view.time_range)
-    assert second.project_path == str(saved) and not second.modified
+    assert second.session.project_path == str(saved) and not second.session.modified
     assert second.store.recent_files()[0] == str(saved)
 
     # the recorded strokes are what was applied: replayed on the sound they give the same bits
-    replayed = Document.from_file(sound, device=window.document.device)
-    apply_strokes(replayed, second.strokes.done)
-    assert_same_document(replayed, window.document)
+    replayed = Document.from_file(sound, device=window.session.document.device)
+    apply_strokes(replayed, second.session.strokes.done)
+    assert_same_document(replayed, window.session.document)
 
 
 def test_view_values_from_a_project_are_checked_before_use():
@@ -143,26 +148,26 @@ def test_view_values_from_a_project_are_checked_before_use():
 def test_undo_and_redo_keep_the_recorded_strokes_in_step(window, qtbot):
     paint(qtbot, window, 0.4)
     paint(qtbot, window, 0.6)
-    first, second = window.strokes.done
+    first, second = window.session.strokes.done
     window.actions_by_name["undo"].trigger()
-    assert window.strokes.done == [first] and window.strokes.undone == [second]
+    assert window.session.strokes.done == [first] and window.session.strokes.undone == [second]
     window.actions_by_name["redo"].trigger()
-    assert window.strokes.done == [first, second] and not window.strokes.undone
+    assert window.session.strokes.done == [first, second] and not window.session.strokes.undone
     window.actions_by_name["undo"].trigger()
     paint(qtbot, window, 0.8)
-    assert window.strokes.done[0] is first and window.strokes.done[1] is not second
-    assert not window.strokes.undone and not window.history.can_redo
+    assert window.session.strokes.done[0] is first and window.session.strokes.done[1] is not second
+    assert not window.session.strokes.undone and not window.session.history.can_redo
     window.actions_by_name["undo"].trigger()
     window.actions_by_name["undo"].trigger()
     window.actions_by_name["undo"].trigger()  # nothing left: the log stays as it is
-    assert window.strokes.done == [] and len(window.strokes.undone) == 2
+    assert window.session.strokes.done == [] and len(window.session.strokes.undone) == 2
 
 
 def test_a_failed_save_names_the_file_and_keeps_the_document_modified(
     window, qtbot, monkeypatch, tmp_path
 ):
     paint(qtbot, window, 0.5)
-    before = grids(window.document)
+    before = grids(window.session.document)
     target = tmp_path / "no such folder" / "song.spp"
     answer_save_dialog(monkeypatch, target)
     shown = []
@@ -170,9 +175,9 @@ def test_a_failed_save_names_the_file_and_keeps_the_document_modified(
     window.actions_by_name["save_project"].trigger()  # no project yet: asks where
     wait_for_job(qtbot, window)
     assert len(shown) == 1 and str(target) in shown[0] and "does not exist" in shown[0]
-    assert window.modified and window.project_path is None
+    assert window.session.modified and window.session.project_path is None
     assert not target.parent.exists()
-    after = grids(window.document)
+    after = grids(window.session.document)
     assert torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])
 
 
@@ -182,12 +187,12 @@ def test_save_writes_to_the_project_without_asking_again(window, qtbot, monkeypa
     window.actions_by_name["save_project"].trigger()
     wait_for_job(qtbot, window)
     paint(qtbot, window, 0.7)
-    assert window.modified
+    assert window.session.modified
     window.actions_by_name["save_project"].trigger()
     wait_for_job(qtbot, window)
-    assert len(asked) == 1 and not window.modified
-    project = load_project(tmp_path / "song.spp", device=window.document.device)
-    assert_same_document(project.document, window.document)
+    assert len(asked) == 1 and not window.session.modified
+    project = load_project(tmp_path / "song.spp", device=window.session.document.device)
+    assert_same_document(project.document, window.session.document)
     assert len(project.strokes) == 2
 
     data = QMimeData()  # a project dropped on the window opens, strokes and all
@@ -199,12 +204,14 @@ def test_save_writes_to_the_project_without_asking_again(window, qtbot, monkeypa
         Qt.MouseButton.NoButton,
         Qt.KeyboardModifier.NoModifier,
     )
-    painted = window.document
+    painted = window.session.document
     with qtbot.waitSignal(window.document_loaded, timeout=JOB_TIMEOUT_MS):
         window.dropEvent(drop)
-    assert window.document is not painted and window.project_path == str(tmp_path / "song.spp")
-    assert_same_document(window.document, painted)
-    assert len(window.strokes.done) == 2 and not window.modified
+    assert window.session.document is not painted and window.session.project_path == str(
+        tmp_path / "song.spp"
+    )
+    assert_same_document(window.session.document, painted)
+    assert len(window.session.strokes.done) == 2 and not window.session.modified
 
 
 def test_exporting_audio_leaves_the_project_unsaved(window, qtbot, monkeypatch, tmp_path):
@@ -213,7 +220,7 @@ def test_exporting_audio_leaves_the_project_unsaved(window, qtbot, monkeypatch, 
     window.actions_by_name["export_audio"].trigger()
     wait_for_job(qtbot, window)
     assert (tmp_path / "render.wav").is_file()
-    assert window.modified and window.isWindowModified()
+    assert window.session.modified and window.isWindowModified()
 
 
 def test_close_question_cancel_then_save_then_close(window, qtbot, monkeypatch, tmp_path):
@@ -227,14 +234,14 @@ def test_close_question_cancel_then_save_then_close(window, qtbot, monkeypatch, 
 
     monkeypatch.setattr(QMessageBox, "warning", question)
     window.actions_by_name["quit"].trigger()
-    assert window.isVisible() and window.modified  # Cancel
+    assert window.isVisible() and window.session.modified  # Cancel
     assert "tones.wav" in asked[0] and "project" in asked[0]
 
     answer_save_dialog(monkeypatch, None)  # Save, then the save dialog is cancelled
     answers.append(QMessageBox.StandardButton.Save)
     window.actions_by_name["quit"].trigger()
     wait_for_job(qtbot, window)
-    assert window.isVisible() and window.modified and window.after_save is None
+    assert window.isVisible() and window.session.modified and window.after_save is None
 
     target = tmp_path / "kept.spp"
     answer_save_dialog(monkeypatch, target)  # Save, to a file: the window closes once saved
@@ -256,12 +263,12 @@ def test_a_save_cancelled_from_the_close_question_keeps_the_window(
         while progress(0.5):
             QThread.msleep(5)
 
-    monkeypatch.setattr(project_actions, "write_snapshot", endless_save)
+    monkeypatch.setattr(Snapshot, "write", endless_save)
     window.actions_by_name["quit"].trigger()
     assert window.after_save is not None
     window.job.cancel()  # the progress dialog's Cancel button
     wait_for_job(qtbot, window)
-    assert window.isVisible() and window.modified and window.after_save is None
+    assert window.isVisible() and window.session.modified and window.after_save is None
     assert "cancelled" in window.statusBar().currentMessage()
 
 
@@ -289,12 +296,14 @@ def test_autosave_after_strokes_holds_the_document_and_a_save_removes_it(
     paint(qtbot, window, 0.5)
     assert recovery_files(window) == []  # one edit: not yet
     paint(qtbot, window, 0.7)
-    qtbot.waitUntil(lambda: window.autosave.written == window.generation, timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: window.autosave.written == window.session.generation, timeout=JOB_TIMEOUT_MS
+    )
     session = f"session-{window.autosave.files.session}"
     assert recovery_files(window) == [f"{session}.json", f"{session}.lock", f"{session}.spp"]
-    recovered = load_project(window.autosave.files.project, device=window.document.device)
-    assert_same_document(recovered.document, window.document)
-    assert recovered.strokes == [s.to_dict() for s in window.strokes.done]
+    recovered = load_project(window.autosave.files.project, device=window.session.document.device)
+    assert_same_document(recovered.document, window.session.document)
+    assert recovered.strokes == [s.to_dict() for s in window.session.strokes.done]
 
     answer_save_dialog(monkeypatch, tmp_path / "song.spp")
     window.actions_by_name["save_project"].trigger()
@@ -307,10 +316,12 @@ def test_timed_autosave_runs_after_an_edit_and_a_clean_close_removes_it(autosavi
     window.autosave.every = 0
     window.autosave.set_interval(0.05)
     paint(qtbot, window, 0.5)
-    qtbot.waitUntil(lambda: window.autosave.written == window.generation, timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: window.autosave.written == window.session.generation, timeout=JOB_TIMEOUT_MS
+    )
     assert "Autosaved" in window.statusBar().currentMessage()
     assert any(name.endswith(".spp") for name in recovery_files(window))
-    window.modified = False  # as after Discard
+    window.session.modified = False  # as after Discard
     window.close()
     assert recovery_files(window) == []
 
@@ -327,7 +338,7 @@ def test_an_autosave_failure_shows_in_the_status_bar_only(qtbot, tmp_path, sound
     paint(qtbot, window, 0.6)
     assert "Autosave failed" in window.statusBar().currentMessage()
     assert str(blocked) in window.statusBar().currentMessage()
-    assert shown == [] and window.modified
+    assert shown == [] and window.session.modified
     assert blocked.read_text() == "a file where the recovery folder should be"
 
 

@@ -20,10 +20,11 @@ from PySide6.QtGui import QInputDevice, QMouseEvent, QPointingDevice, QTabletEve
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from spectropaint.app.window.rulers import freq_ticks, note_of, time_ticks
+from spectropaint.app.window.rulers import freq_ticks, time_ticks
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
+from spectropaint.transforms.geometry import note_of
 
 pytestmark = [
     pytest.mark.gpu,
@@ -142,13 +143,15 @@ def test_middle_drag_and_space_drag_pan_without_playing(window, qtbot):
     drag(qtbot, canvas, [(200, 200), (260, 200)])
     QTest.keyRelease(canvas, Qt.Key.Key_Space)
     assert canvas.mapping().visible[0] < after_middle
-    assert window.history is not None and not window.history.can_undo  # nothing was painted
+    assert (
+        window.session.history is not None and not window.session.history.can_undo
+    )  # nothing was painted
     assert "Playback" not in window.statusBar().currentMessage()  # and Space did not toggle play
 
 
 def test_view_controls_restyle_the_canvas_without_touching_the_document(window, qtbot):
     canvas = window.canvas
-    magnitude = window.document.blocks[0].magnitude.clone()
+    magnitude = window.session.document.blocks[0].magnitude.clone()
     wait_for_fresh_frame(qtbot, canvas)
     before = canvas_pixels(canvas)
     window.view_panel.colormap.setCurrentText("grayscale")
@@ -162,7 +165,7 @@ def test_view_controls_restyle_the_canvas_without_touching_the_document(window, 
         or np.abs(after[..., 0] - after[..., 2].astype(int)).max() < 3
     )
     assert window.color_bar.range_db == 40.0
-    assert (window.document.blocks[0].magnitude == magnitude).all()
+    assert (window.session.document.blocks[0].magnitude == magnitude).all()
 
 
 def test_zoom_tool_click_zooms_in_on_the_clicked_point(window, qtbot):
@@ -182,10 +185,10 @@ def test_zoom_tool_click_zooms_in_on_the_clicked_point(window, qtbot):
 
 
 def test_pen_pressure_scales_the_stroke(window, qtbot):
-    canvas, block = window.canvas, window.document.blocks[0]
+    canvas, block = window.canvas, window.session.document.blocks[0]
     gain_db = window.brush_params["gain"]["gain_db"]
     pressure = 0.25
-    assert canvas.brush_settings.pressure_strength == 1.0  # weight follows pressure fully
+    assert canvas.tool.settings.pressure_strength == 1.0  # weight follows pressure fully
     pen = QPointingDevice(
         "test pen", 7, QInputDevice.DeviceType.Stylus, QPointingDevice.PointerType.Pen,
         QInputDevice.Capability.Position | QInputDevice.Capability.Pressure, 1, 2,
@@ -193,7 +196,7 @@ def test_pen_pressure_scales_the_stroke(window, qtbot):
     x, y = canvas.width() * 0.5, canvas.height() * 0.5
     centre = canvas.mapping().to_document(x, y)
     frame, bin_ = round(centre.frame), round(centre.bin)
-    canvas.brush_settings = dataclasses.replace(canvas.brush_settings, hardness=1.0)
+    canvas.tool.settings = dataclasses.replace(canvas.tool.settings, hardness=1.0)
     before = block.magnitude[:, bin_, frame].clone()
     local = QPointF(x, y)
     tablet = QTabletEvent(

@@ -31,6 +31,7 @@ from spectropaint.app.playback.engine import (
     find_output_device,
     portaudio_stuck,
 )
+from spectropaint.app.session import Session
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
@@ -259,7 +260,7 @@ def transport(qtbot, streams):
     document = Document.from_samples(
         0.2 * rng.standard_normal((2, 8000)), 8000, settings=STFTSettings(n_fft=256, hop=64)
     )
-    transport = Transport(document, threading.Lock(), DEVICE)
+    transport = Transport(Session(document), DEVICE)
     transport.document = document
     transport.messages = []
     transport.failed.connect(transport.messages.append)
@@ -284,9 +285,7 @@ def test_transport_reports_a_lost_device_once_and_editing_goes_on(transport, qtb
 
     document = transport.document
     region = Region(5, 40, 10, 60, (0, 1))
-    magnitude, phase = document.read(region)
-    document.write(region, 0.1 * magnitude, phase)
-    transport.edited(region)
+    transport.session.apply("tenth", region, lambda magnitude, phase: (0.1 * magnitude, phase))
     assert transport.resynthesizer.wait_idle(30) and transport.resynthesizer.error is None
     edited = document.edited_samples().T
     np.testing.assert_allclose(transport.engine.edited(), edited, atol=1e-6)
@@ -376,9 +375,7 @@ def _jack_loss_child() -> dict:
     position_at_failure = transport.engine.position
 
     region = Region(5, 40, 10, 60, (0, 1))
-    magnitude, phase = document.read(region)
-    document.write(region, 0.1 * magnitude, phase)
-    transport.edited(region)
+    transport.session.apply("tenth", region, lambda magnitude, phase: (0.1 * magnitude, phase))
     idle = transport.resynthesizer.wait_idle(30)
     edit_applied = bool(
         idle and np.allclose(transport.engine.edited(), document.edited_samples().T, atol=1e-6)
@@ -416,7 +413,7 @@ def _play_and_stop_the_server(server: subprocess.Popen):
     document = Document.from_samples(
         0.1 * rng.standard_normal((2, 44100)), 44100, settings=STFTSettings(n_fft=256, hop=64)
     )
-    transport = Transport(document, threading.Lock(), device)
+    transport = Transport(Session(document), device)
     transport.app = app  # kept alive as long as the transport
     transport.set_looping(True)
     transport.messages = []

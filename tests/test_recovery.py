@@ -90,8 +90,8 @@ def drive(mode: str, sound: str, dump: str) -> int:
             )
             for y_fraction in (0.3, 0.5, 0.7):
                 stroke(window.canvas, y_fraction)
-            wait_until(lambda: window.autosave.written == window.generation, "the autosave")
-            block = window.document.blocks[0]
+            wait_until(lambda: window.autosave.written == window.session.generation, "the autosave")
+            block = window.session.document.blocks[0]
             np.savez(
                 Path(dump) / "document.npz",
                 magnitude=block.magnitude.cpu().numpy(),
@@ -99,7 +99,7 @@ def drive(mode: str, sound: str, dump: str) -> int:
                 edited=block.edited_frames,
             )
             state = {
-                "strokes": [stroke.to_dict() for stroke in window.strokes.done],
+                "strokes": [stroke.to_dict() for stroke in window.session.strokes.done],
                 "settings": [window.store.autosave_strokes, window.store.autosave_interval_s],
             }
             (Path(dump) / "state.json").write_text(json.dumps(state))
@@ -209,14 +209,14 @@ def test_a_killed_session_is_offered_and_restored_bit_for_bit(
         if window is None or window.canvas is None or not window.canvas.frames_presented:
             QTimer.singleShot(50, capture_when_restored)
             return
-        block = window.document.blocks[0]
+        block = window.session.document.blocks[0]
         seen.update(
             magnitude=block.magnitude.clone(),
             phase=block.phase.clone(),
             edited=block.edited_frames.copy(),
-            strokes=[stroke.to_dict() for stroke in window.strokes.done],
+            strokes=[stroke.to_dict() for stroke in window.session.strokes.done],
             title=window.windowTitle(),
-            modified=window.modified,
+            modified=window.session.modified,
             files=sorted(os.listdir(folder)),
             own=window.autosave.files.session,
         )
@@ -256,7 +256,7 @@ def test_a_damaged_recovery_file_is_described_then_kept_or_deleted(qtbot, tmp_pa
     Path(files.project).write_bytes(b"PK\x03\x04 not really a project")
     Path(files.sidecar).write_text(json.dumps({"source": str(sound), "time": 0}))
     window = open_window(qtbot, tmp_path, sound, recovery_folder=folder)
-    document = window.document
+    document = window.session.document
     monkeypatch.setattr(recovery, "ask_recovery", lambda parent, orphans: recovery.RESTORE)
     questions, answers = [], [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
 
@@ -272,7 +272,7 @@ def test_a_damaged_recovery_file_is_described_then_kept_or_deleted(qtbot, tmp_pa
         qtbot.waitUntil(lambda rounds=rounds: len(fallbacks) == rounds, timeout=20000)
         assert sorted(str(path) for path in folder.iterdir()) == left
     assert len(questions) == 2 and files.project in questions[0] and "zip" in questions[0]
-    assert window.document is document and not window.recovered
+    assert window.session.document is document and not window.session.recovered
 
 
 def test_a_running_session_is_not_offered(tmp_path):

@@ -36,8 +36,10 @@ def renderer(document):
     renderer = SpectrogramRenderer(
         shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0, view=NATIVE
     )
+    document.changed.connect(renderer.mark_dirty)
     render_offscreen(renderer, N_FRAMES, N_BINS)  # the first frame uploads everything
     yield renderer
+    document.changed.disconnect(renderer.mark_dirty)
     renderer.close()
 
 
@@ -130,7 +132,7 @@ def test_the_phase_texture_is_made_on_first_use_and_kept_current(document, rende
     assert renderer.stats.frame_bytes == 4 * N_BINS * N_FRAMES
     block = document.blocks[0]
     block.phase[0, 20:22, 50:60] = 3.0
-    document.region_changed.emit(Region(20, 22, 50, 60, (0,)))
+    renderer.mark_dirty(Region(20, 22, 50, 60, (0,)))
     picture = render_offscreen(renderer, 100, 48, phase_view)
     n_levels = len(renderer.grid.level_widths)
     assert renderer.stats.frame_bytes == expected_bytes((20, 22), (50, 60), n_levels) + 4 * 2 * 10
@@ -138,11 +140,11 @@ def test_the_phase_texture_is_made_on_first_use_and_kept_current(document, rende
 
 
 def test_regions_of_other_blocks_and_outside_the_grid_are_ignored_or_clipped(document, renderer):
-    document.region_changed.emit(Region(0, 5, 0, 5, (0,), block=1))
-    document.region_changed.emit(Region(N_BINS, N_BINS + 5, 0, 5, (0,)))
+    renderer.mark_dirty(Region(0, 5, 0, 5, (0,), block=1))
+    renderer.mark_dirty(Region(N_BINS, N_BINS + 5, 0, 5, (0,)))
     render_offscreen(renderer, 20, 20)
     assert renderer.stats.frame_bytes == 0
-    document.region_changed.emit(Region(N_BINS - 2, N_BINS + 5, N_FRAMES - 1, N_FRAMES + 9, (0,)))
+    renderer.mark_dirty(Region(N_BINS - 2, N_BINS + 5, N_FRAMES - 1, N_FRAMES + 9, (0,)))
     render_offscreen(renderer, 20, 20)
     n_levels = len(renderer.grid.level_widths)
     assert renderer.stats.frame_bytes == expected_bytes(

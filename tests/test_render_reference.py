@@ -18,7 +18,8 @@ from rendercanvas.offscreen import OffscreenRenderCanvas
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.colormaps import colormap_tables
 from spectropaint.gpu.view import ViewSettings
-from spectropaint.transforms.regions import Region, RegionChanged
+from spectropaint.transforms.events import Event
+from spectropaint.transforms.regions import Region
 
 LEVEL_FACTOR = 4
 MIN_LEVEL_WIDTH = 16
@@ -49,7 +50,8 @@ class FakeDocument:
             phase = np.zeros_like(magnitude)
         self.blocks = [FakeBlock(magnitude, phase, sample_rate, n_fft, hop)]
         self.sample_rate = sample_rate
-        self.region_changed = RegionChanged()
+        self.changed: Event[Region] = Event()
+        """What a session would emit; tests connect renderers' ``mark_dirty``."""
 
     def write(self, region: Region, magnitude: np.ndarray) -> None:
         """Store magnitudes ``[len(channels), bins, frames]`` in ``region`` and emit the event."""
@@ -58,7 +60,7 @@ class FakeDocument:
             block.magnitude[channel, region.bin0 : region.bin1, region.frame0 : region.frame1] = (
                 torch.from_numpy(np.asarray(magnitude[index], dtype=np.float32))
             )
-        self.region_changed.emit(region)
+        self.changed.emit(region)
 
 
 def sample_magnitudes(n_channels: int, n_bins: int, n_frames: int, *, seed: int = 0) -> np.ndarray:

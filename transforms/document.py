@@ -1,9 +1,10 @@
 """The editable document: original audio, transform settings, and magnitude and phase per channel.
 
 No Qt and no wgpu here. Brushes edit the coefficients through :meth:`Document.read` and
-:meth:`Document.write`; whoever batches edits (one pointer event) emits ``region_changed`` once.
+:meth:`Document.write`; the document emits no change events itself: the session that drives the edits
+does (``spectropaint.app.session.Session.changed``).
 
-Resynthesis is by difference (DESIGN.md): the edited signal is
+Resynthesis is by difference (README, "Architecture"): the edited signal is
 ``original + inverse(edited - original)`` computed only over frames that were written, so samples no
 edit reaches keep their exact original values and an unedited document exports bit-identical.
 
@@ -27,6 +28,7 @@ import numpy as np
 import torch
 
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
+from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.audio_file import (
     AudioData,
     AudioFormat,
@@ -37,7 +39,7 @@ from spectropaint.transforms.files.audio_file import (
     write_audio,
 )
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
-from spectropaint.transforms.regions import Region, RegionChanged
+from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFT, STFTSettings
 from spectropaint.transforms.torch_device import (
     choose_device,
@@ -82,33 +84,6 @@ class CoefficientBlock:
     @property
     def n_frames(self) -> int:
         return self.magnitude.shape[2]
-
-
-class Notices:
-    """Messages for the person at the program, such as a switch to the CPU; like
-    :class:`~spectropaint.transforms.regions.RegionChanged`, callbacks run on the emitting thread.
-
-    ``messages`` keeps every message emitted, and :meth:`connect` first replays them, so a
-    listener connected after the document was made still hears what happened while it was made.
-    """
-
-    def __init__(self) -> None:
-        self._callbacks: list[Callable[[str], object]] = []
-        self.messages: list[str] = []
-
-    def connect(self, callback: Callable[[str], object], *, replay: bool = True) -> None:
-        if replay:
-            for message in self.messages:
-                callback(message)
-        self._callbacks.append(callback)
-
-    def disconnect(self, callback: Callable[[str], object]) -> None:
-        self._callbacks.remove(callback)
-
-    def emit(self, message: str) -> None:
-        self.messages.append(message)
-        for callback in list(self._callbacks):
-            callback(message)
 
 
 class _Rising:
@@ -174,10 +149,11 @@ class Document:
     ):
         self.audio = audio
         self.settings = settings or STFTSettings()
-        self.notices = Notices()
-        self.region_changed = RegionChanged()
+        self._full_scale: float | None = None
+        self.notices: Event[str] = Event(remember=True)
+        """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
         channels, n = audio.samples.shape
-        minimum = STFT(self.settings).min_samples()
+        minimum = self.settings.min_samples()
         if n < minimum:
             self._refuse(
                 f"audio is {n} samples long, shorter than one analysis frame ({minimum} samples)"
@@ -340,6 +316,26 @@ class Document:
     @property
     def sample_rate(self) -> int:
         return self.audio.format.sample_rate
+
+    @property
+    def full_scale(self) -> float:
+        """The magnitude of a full-scale sinusoid at a bin's centre in this document's transform:
+        what 0 dB means, for the view, the readout and the brushes' levels.
+
+        Measured once by analysing a test tone, so it holds for any transform, window and scaling.
+        """
+        if self._full_scale is None:
+            block = self.blocks[0]
+            bin_index = max(1, block.n_bins // 4)
+            n = 4 * self.transform.min_samples()
+            times = np.arange(n) / self.sample_rate
+            tone = np.cos(2 * np.pi * block.band_hz[bin_index] * times)[None, :]
+            middle = (n // 2) // block.hop
+            coefficients = self.transform.analyse_frames(
+                torch.from_numpy(tone).to(self.device), 0, middle, middle + 1
+            )
+            self._full_scale = float(coefficients.abs().max())
+        return self._full_scale
 
     @property
     def is_edited(self) -> bool:

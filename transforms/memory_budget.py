@@ -76,7 +76,7 @@ def audio_bytes(n_samples: int, channels: int) -> int:
 
 def spectrogram_bytes(n_samples: int, channels: int, settings: STFTSettings) -> int:
     """Float32 magnitude and phase ``[C, F, T]`` of every block the transform lays out."""
-    layouts = STFT(settings).layout(n_samples, 1)
+    layouts = settings.layout(n_samples, 1)
     return sum(2 * 4 * channels * layout.n_bins * layout.n_frames for layout in layouts)
 
 
@@ -156,7 +156,7 @@ def host_need(
     if device.type == "cuda":
         need = need.without("spectrogram", "analysis")
     if callable(reserve):
-        layout = STFT(settings).layout(n_samples, 1)[0]
+        layout = settings.layout(n_samples, 1)[0]
         reserve = reserve(n_samples, channels, layout.n_bins, layout.n_frames)
     return need.plus("view and playback", reserve)
 

@@ -1,4 +1,4 @@
-"""Regions of the coefficient grid and the region-changed event that the document emits.
+"""Regions of the coefficient grid: the boxes that edits change.
 
 A :class:`Region` is a half-open box of bins and frames in one coefficient block, for a set of
 channels. Everything downstream of an edit (texture uploads, playback resynthesis, undo) works in
@@ -60,24 +60,3 @@ class Region:
 
 
 EMPTY = Region(0, 0, 0, 0, ())
-
-
-class RegionChanged:
-    """A minimal observer list: ``connect(callback)``, ``emit(region)``.
-
-    The document owns one; the renderer, the playback buffer and the GUI connect to it. Callbacks run
-    synchronously on the emitting thread.
-    """
-
-    def __init__(self) -> None:
-        self._callbacks: list = []
-
-    def connect(self, callback) -> None:
-        self._callbacks.append(callback)
-
-    def disconnect(self, callback) -> None:
-        self._callbacks.remove(callback)
-
-    def emit(self, region: Region) -> None:
-        for callback in list(self._callbacks):
-            callback(region)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import fft_frequencies
 from spectropaint.transforms.transform import BlockLayout, Transform
 
 WINDOWS = ("hann", "hamming", "blackman")
@@ -49,6 +49,20 @@ class STFTSettings:
     def to_dict(self) -> dict:
         return {"n_fft": self.n_fft, "hop": self.hop, "window": self.window, "engine": self.engine}
 
+    # The grid, from the settings alone (no transform object, no tensors): what the memory budget
+    # and the project file check shapes with.
+    def n_frames(self, n_samples: int) -> int:
+        return 1 + n_samples // self.hop
+
+    def min_samples(self) -> int:
+        """The shortest signal analysed: one window."""
+        return self.n_fft
+
+    def layout(self, n_samples: int, sample_rate: int) -> list[BlockLayout]:
+        """The one block of ``n_samples`` at ``sample_rate``."""
+        band_hz = fft_frequencies(n_fft=self.n_fft, sample_rate=sample_rate)
+        return [BlockLayout(band_hz=band_hz, hop=self.hop, n_frames=self.n_frames(n_samples))]
+
 
 def window_tensor(name: str, n_fft: int, device: torch.device) -> torch.Tensor:
     """The periodic analysis window, float32."""
@@ -79,14 +93,13 @@ class STFT(Transform):
         return self.settings.hop
 
     def n_frames(self, n_samples: int) -> int:
-        return 1 + n_samples // self.hop
+        return self.settings.n_frames(n_samples)
 
     def min_samples(self) -> int:
-        return self.n_fft
+        return self.settings.min_samples()
 
     def layout(self, n_samples: int, sample_rate: int) -> list[BlockLayout]:
-        band_hz = np.arange(self.n_fft // 2 + 1) * (sample_rate / self.n_fft)
-        return [BlockLayout(band_hz=band_hz, hop=self.hop, n_frames=self.n_frames(n_samples))]
+        return self.settings.layout(n_samples, sample_rate)
 
     def samples_reached(
         self, block: int, frame0: int, frame1: int, n_samples: int

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from spectropaint.transforms.errors import Cancelled
+from spectropaint.transforms.geometry import frames_to_seconds
 
 Progress = Callable[[float], object]
 """Called with the fraction done (0..1); returning ``False`` cancels the work."""
@@ -53,7 +54,12 @@ class BlockLayout:
 
     def frame_seconds(self, sample_rate: int) -> np.ndarray:
         """Centre time of each frame in seconds, shape ``(n_frames,)``."""
-        return (self.frame0_sample + self.hop * np.arange(self.n_frames)) / sample_rate
+        return frames_to_seconds(
+            np.arange(self.n_frames),
+            hop=self.hop,
+            sample_rate=sample_rate,
+            frame0_sample=self.frame0_sample,
+        )
 
 
 class Transform(ABC):

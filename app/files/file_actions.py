@@ -139,7 +139,8 @@ def _ask_save_path(
 
 
 def _stem(window: MainWindow) -> str:
-    base = os.path.splitext(os.path.basename(window.path))[0] if window.path else "demo"
+    path = window.session.path
+    base = os.path.splitext(os.path.basename(path))[0] if path else "demo"
     return f"{base}-edited"
 
 
@@ -152,7 +153,7 @@ def export_audio(window: MainWindow) -> Job | None:
     path = _ask_save_path(window, "Export Audio", AUDIO_FILTERS, _stem(window))
     if path is None:
         return None
-    document = window.document
+    document = window.session.document
     return _start_export(
         window, path, lambda progress: document.export(path, progress=progress), "audio"
     )
@@ -180,7 +181,7 @@ def export_image(window: MainWindow) -> Job | None:
     path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
     if path is None:
         return None
-    document, view = window.document, window.canvas.view
+    document, view = window.session.document, window.canvas.view
 
     def work(progress):
         return export_png(
@@ -205,8 +206,8 @@ def about_text(window: MainWindow) -> str:
     from spectropaint.transforms.torch_device import choose_device, describe
 
     device = (
-        window.document.device
-        if window.document is not None
+        window.session.document.device
+        if window.session is not None
         else choose_device(window.torch_device)
     )
     transport = window.transport

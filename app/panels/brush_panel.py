@@ -1,9 +1,9 @@
 """The brush-settings panel: the settings every brush has, then the chosen brush's own parameters.
 
-The form for a brush's parameters is built from its parameter dataclass (``BrushKind.params_type``),
-so a new brush in the registry gets a panel without changes here. The ranges below only bound the
-spin boxes; the brush engine validates every value, and a value it refuses is shown in red and not
-applied.
+Both forms are built from the declarations the brushes make (:mod:`spectropaint.brushes.params`):
+label, unit, range, step and decimals come from there, so a new brush in the registry gets a panel
+without changes here. The brush engine validates every value, and a value it refuses is shown in
+red and not applied.
 """
 
 from __future__ import annotations
@@ -24,58 +24,34 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spectropaint.brushes.kernels.clone import MAX_OFFSET
-from spectropaint.brushes.kernels.gain import ERASE_DB
-from spectropaint.brushes.kernels.phase import PHASE_MODES
-from spectropaint.brushes.kernels.spectral_filter import MODES
+from spectropaint.brushes.params import Param, declared
 from spectropaint.brushes.registry import brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.transforms.errors import SettingsError
 
 SIZE_STEP = 1.25
 """Factor of one press of ``[`` or ``]``."""
-
-# field: (label, minimum, maximum, step, decimals)
-COMMON_FIELDS: dict[str, tuple[str, float, float, float, int]] = {
-    "radius_frames": ("Width (frames)", 0.5, 4096, 1.0, 1),
-    "radius_bins": ("Height (bins)", 0.5, 4096, 1.0, 1),
-    "hardness": ("Hardness", 0.0, 1.0, 0.05, 2),
-    "strength": ("Strength", 0.0, 1.0, 0.05, 2),
-    "spacing": ("Spacing (radii)", 0.02, 4.0, 0.05, 2),
-    "pressure_size": ("Pressure → size", 0.0, 1.0, 0.1, 2),
-    "pressure_strength": ("Pressure → strength", 0.0, 1.0, 0.1, 2),
-}
-PARAM_FIELDS: dict[str, tuple[str, float, float, float, int]] = {
-    "gain_db": ("Gain (dB)", ERASE_DB, 48.0, 1.0, 1),
-    "level_db": ("Level (dB)", -120.0, 6.0, 1.0, 1),
-    "sigma": ("Blur (radii)", 0.01, 2.0, 0.05, 2),
-    "amount": ("Amount", 0.0, 2.0, 0.1, 2),
-    "cutoff": ("Cutoff (cycles/cell)", 0.005, 0.5, 0.005, 3),
-    "cutoff_high": ("Upper cutoff", 0.005, 0.5, 0.005, 3),
-    "offset_frames": ("Source offset (frames)", -MAX_OFFSET, MAX_OFFSET, 1, 0),
-    "offset_bins": ("Source offset (bins)", -MAX_OFFSET, MAX_OFFSET, 1, 0),
-}
-CHOICES: dict[str, tuple[str, ...]] = {"mode": MODES, "phase": PHASE_MODES}
-"""Text parameters with a fixed set of values; any other text parameter gets a line edit."""
+SPIN_LIMIT = 2**31 - 1
+"""What a QSpinBox can hold."""
 
 
-def _editor(value: Any, spec: tuple[str, float, float, float, int] | None, choices=None) -> QWidget:
-    if choices is not None:
+def _editor(value: Any, spec: Param | None) -> QWidget:
+    if spec is not None and spec.choices:
         box = QComboBox()
-        box.addItems(list(choices))
+        box.addItems(list(spec.choices))
         box.setCurrentText(str(value))
         return box
     if isinstance(value, str):
         return QLineEdit(value)
-    label, low, high, step, decimals = spec or ("", -1e6, 1e6, 1.0, 3)
-    if isinstance(value, int) and not isinstance(value, bool):
+    spec = spec or Param("", low=-1e6, high=1e6, decimals=3)
+    if spec.integer or (isinstance(value, int) and not isinstance(value, bool)):
         box = QSpinBox()
-        box.setRange(int(max(low, -(2**31) + 1)), int(min(high, 2**31 - 1)))
+        box.setRange(int(max(spec.low, -SPIN_LIMIT)), int(min(spec.high, SPIN_LIMIT)))
     else:
         box = QDoubleSpinBox()
-        box.setDecimals(decimals)
-        box.setRange(low, high)
-    box.setSingleStep(step)
+        box.setDecimals(spec.decimals)
+        box.setRange(spec.low, spec.high)
+    box.setSingleStep(spec.step)
     box.setValue(value)
     box.setKeyboardTracking(False)
     return box
@@ -94,6 +70,10 @@ def _connect(editor: QWidget, slot) -> None:
         editor.editingFinished.connect(slot)
     else:
         editor.valueChanged.connect(slot)
+
+
+COMMON_FIELDS = {name: spec for name, spec in declared(BrushSettings).items() if name != "channel"}
+"""The settings with a spin box (the channel has a list of its own)."""
 
 
 class BrushPanel(QWidget):
@@ -115,7 +95,7 @@ class BrushPanel(QWidget):
             editor = _editor(getattr(self._settings, name), spec)
             editor.setObjectName(f"brush_{name}")
             _connect(editor, self._edited)
-            common.addRow(spec[0], editor)
+            common.addRow(spec.caption, editor)
             self._common[name] = editor
         self.channel = QComboBox()
         self.channel.setObjectName("brush_channel")
@@ -165,12 +145,14 @@ class BrushPanel(QWidget):
         while self.own_form.rowCount():
             self.own_form.removeRow(0)
         self._own = {}
+        specs = declared(kind.params_type)
         for field, value in self._params.items():
-            spec = PARAM_FIELDS.get(field)
-            editor = _editor(value, spec, CHOICES.get(field))
+            spec = specs.get(field)
+            editor = _editor(value, spec)
             editor.setObjectName(f"param_{field}")
             _connect(editor, self._edited)
-            self.own_form.addRow(spec[0] if spec else field.replace("_", " ").capitalize(), editor)
+            caption = spec.caption if spec else field.replace("_", " ").capitalize()
+            self.own_form.addRow(caption, editor)
             self._own[field] = editor
         self.own_box.setTitle(f"{name.title()} parameters")
         self.own_box.setVisible(bool(self._own))

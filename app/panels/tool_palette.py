@@ -8,8 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import QToolBar, QWidget
 
-from spectropaint.app.window.canvas_widget import VIEW_TOOLS
-from spectropaint.brushes.registry import BRUSHES
+from spectropaint.app.tools.registry import TOOL_NAMES, VIEW_TOOLS
 
 TOOL_INFO: dict[str, tuple[str, str, str]] = {
     # name: (label, shortcut, what it does)
@@ -53,8 +52,8 @@ class ToolPalette(QToolBar):
         self.group = QActionGroup(self)
         self.group.setExclusive(True)
         self.actions_by_tool: dict[str, QAction] = {}
-        for name in list(BRUSHES) + list(VIEW_TOOLS):
-            if name == VIEW_TOOLS[0]:
+        for name in TOOL_NAMES:
+            if name == next(iter(VIEW_TOOLS)):
                 self.addSeparator()
             label, key, tip = TOOL_INFO.get(
                 name, (name.title(), "", f"Paint with the {name} brush")

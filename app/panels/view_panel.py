@@ -12,13 +12,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QWidget
 
 from spectropaint.gpu.colormaps import MAGNITUDE_COLORMAPS
-from spectropaint.gpu.geometry import FREQ_SCALES
 from spectropaint.gpu.view import MODES, ViewSettings
+from spectropaint.transforms.geometry import FREQ_SCALES
 
 AUTO_FLOOR = -241.0
 """The floor spin box's minimum, shown as "Auto" (``floor_db=None``: minus the range)."""
-STORED_FIELDS = ("colormap", "floor_db", "range_db", "gamma", "freq_scale", "mode")
-"""The fields kept in the preferences (the channel depends on the file)."""
 
 
 class ViewPanel(QWidget):

@@ -1,7 +1,7 @@
 """Keeping the playback buffer equal to the edited document, on a thread of its own.
 
-After a stroke (or an undo) the GUI hands the changed box to :meth:`Resynthesizer.schedule` and goes
-on. The worker merges pending frame spans, asks the document for the edited samples those frames
+Each change of the session (a pointer event of a stroke, an undo, a redo) hands the changed box to
+:meth:`Resynthesizer.schedule`, which only queues it. The worker merges pending frame spans, asks the document for the edited samples those frames
 reach (``Document.edited_span``: original plus the inverse of the difference, in proportion to the
 span) and swaps them into the playback engine (:meth:`PlaybackEngine.update_span`, tear-free while
 playing). The document lock is held only while the document is read, so a stroke waits at most for

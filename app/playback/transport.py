@@ -9,13 +9,12 @@ Play, when playback is unavailable, first looks for an output device again.
 
 from __future__ import annotations
 
-import threading
-
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
 from spectropaint.app.playback.resynthesis import Resynthesizer
-from spectropaint.transforms.regions import Region
+from spectropaint.app.session import Change, Session
+from spectropaint.transforms.geometry import samples_to_seconds, seconds_to_samples
 
 PLAYHEAD_INTERVAL_MS = 33
 
@@ -41,15 +40,17 @@ class Transport(QObject):
 
     def __init__(
         self,
-        document,
-        lock: threading.Lock,
+        session: Session,
         output_device: OutputDevice,
         parent: QObject | None = None,
     ):
         super().__init__(parent)
+        document = session.document
+        self.session = session
         self.sample_rate = document.sample_rate
         self.engine = PlaybackEngine(document.audio.samples, self.sample_rate, device=output_device)
-        self.resynthesizer = Resynthesizer(document, self.engine, lock)
+        self.resynthesizer = Resynthesizer(document, self.engine, session.lock)
+        session.changed.connect(self._session_changed)
         self.cursor_seconds = 0.0
         self.selection: tuple[float, float] | None = None
         self.looping = False
@@ -73,7 +74,7 @@ class Transport(QObject):
 
     @property
     def playhead_seconds(self) -> float:
-        return self.engine.position / self.sample_rate
+        return self._seconds(self.engine.position)
 
     # ------------------------------------------------------------------------------- control
     def toggle(self) -> None:
@@ -91,7 +92,7 @@ class Transport(QObject):
         raises RuntimeError saying why when there is still none. A device failing as it starts is
         not raised: :attr:`failed` reports it.
         """
-        self._play(round(self.cursor_seconds * self.sample_rate))
+        self._play(seconds_to_samples(self.cursor_seconds, sample_rate=self.sample_rate))
         self._tick()
 
     def reprobe(self) -> bool:
@@ -115,8 +116,8 @@ class Transport(QObject):
     def set_cursor(self, seconds: float) -> None:
         """The edit cursor (where Play from Cursor starts); the playhead moves there too."""
         self.cursor_seconds = max(0.0, seconds)
-        self.engine.seek(round(self.cursor_seconds * self.sample_rate))
-        self.playhead_moved.emit(self.engine.position / self.sample_rate)
+        self.engine.seek(seconds_to_samples(self.cursor_seconds, sample_rate=self.sample_rate))
+        self.playhead_moved.emit(self._seconds(self.engine.position))
 
     def rewind(self) -> None:
         self.set_cursor(0.0)
@@ -139,19 +140,20 @@ class Transport(QObject):
         if self.selection is None or self.selection[1] - self.selection[0] < 0.01:
             self.engine.set_loop((0, self.engine.n_samples))
         else:
-            start, stop = (round(s * self.sample_rate) for s in self.selection)
+            start, stop = seconds_to_samples(self.selection, sample_rate=self.sample_rate)
             self.engine.set_loop((start, stop))
 
     # ------------------------------------------------------------------------------- edits
-    def edited(self, region: Region) -> None:
-        """The document changed in ``region``: re-synthesise what it reaches (off this thread)."""
-        self.resynthesizer.schedule(region)
+    def _session_changed(self, change: Change) -> None:
+        """Re-synthesise what the changed region reaches, on the resynthesis thread (any thread:
+        scheduling only queues it), as each pointer event paints and for undo and redo."""
+        self.resynthesizer.schedule(change.region)
 
     def _tick(self) -> None:
         self.engine.check()
         playing = self.engine.playing
         if playing or self._was_playing:
-            self.playhead_moved.emit(self.engine.position / self.sample_rate)
+            self.playhead_moved.emit(self._seconds(self.engine.position))
         if playing != self._was_playing:
             self._was_playing = playing
             if not playing:
@@ -165,7 +167,11 @@ class Transport(QObject):
             self._failures_reported = self.engine.failures
             self.failed.emit(f"Playback stopped: {self.engine.failure}")
 
+    def _seconds(self, samples: int) -> float:
+        return float(samples_to_seconds(samples, sample_rate=self.sample_rate))
+
     def close(self) -> None:
+        self.session.changed.disconnect(self._session_changed)
         self.timer.stop()
         self.resynthesizer.close()
         self.engine.close()

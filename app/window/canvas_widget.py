@@ -1,19 +1,16 @@
-"""The spectrogram canvas: a rendercanvas Qt widget drawing with the wgpu renderer, and the pointer
-tools (brushes, pan, zoom, time selection).
+"""The spectrogram canvas: a rendercanvas Qt widget drawing with the wgpu renderer, dispatching
+pointer events to the active tool (:mod:`spectropaint.app.tools`).
 
 Pointer events arrive through rendercanvas, which merges consecutive moves into one per frame; each
-merged move of a stroke becomes one :class:`~spectropaint.brushes.stroke.InputEvent`, so one stroke
-event, one ``region_changed`` and one redraw per displayed frame. Each finished stroke is also
-recorded (brush, settings, parameters as used, and the events as applied) as a
-:class:`~spectropaint.brushes.recorded.RecordedStroke`. The canvas draws on demand: only when the
-view, the overlays or the document changed.
+becomes one :class:`~spectropaint.app.tools.base.Pointer` for the tool, so a stroke gets one input
+event, one session change and one redraw per displayed frame. The middle button, or the left one
+with Space held, pans whatever the tool. The canvas draws on demand: when the view, the overlays or
+the document changed (it uploads each change's region: :meth:`show_change`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-import threading
 import time
 
 from PySide6.QtCore import Qt, Signal
@@ -21,49 +18,43 @@ from PySide6.QtGui import QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
-from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.history import History
-from spectropaint.brushes.recorded import RecordedStroke
-from spectropaint.brushes.registry import BRUSHES
-from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import InputEvent
+from spectropaint.app.session import Change, Session
+from spectropaint.app.tools.base import LEFT, MIDDLE, Pointer, Tool
+from spectropaint.app.tools.brush_tool import BrushTool
+from spectropaint.app.tools.registry import check_tool, make_tools
+from spectropaint.app.tools.view_tools import PanTool
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.view import BrushOutline, Selection, ViewSettings
-from spectropaint.gpu.view_mapping import Point, ViewMapping
-from spectropaint.transforms.errors import SettingsError
+from spectropaint.gpu.view_mapping import ViewMapping
 
-log = logging.getLogger(__name__)
-VIEW_TOOLS = ("select", "pan", "zoom")
-LEFT, RIGHT, MIDDLE = 1, 2, 3
 WHEEL_ZOOM_PER_UNIT = 1.0015
 """Zoom factor per wheel unit (a notch is 120 units: about 1.2 times)."""
 _STYLUS = (QPointingDevice.PointerType.Pen, QPointingDevice.PointerType.Eraser)
+_CURSORS = {
+    "cross": Qt.CursorShape.CrossCursor,
+    "open_hand": Qt.CursorShape.OpenHandCursor,
+    "closed_hand": Qt.CursorShape.ClosedHandCursor,
+    "pointing": Qt.CursorShape.PointingHandCursor,
+}
 
 
 class SpectrogramCanvas(QRenderWidget):
-    """Draws ``document``'s first block and turns pointer drags into strokes, pans and zooms.
+    """Draws the session's document (its first block) and hands pointer events to the active tool.
+
+    It is the tools' :class:`~spectropaint.app.tools.base.ToolHost`.
 
     Parameters
     ----------
-    document : Document
-    history : History
-        Where strokes record their undo steps.
+    session : Session
     device : wgpu.GPUDevice
-    lock : threading.Lock
-        Held while a stroke writes the document (the playback resynthesis reads it on another thread).
     view : ViewSettings, optional
     """
 
     view_changed = Signal()
     cursor_moved = Signal(object)
     """A :class:`Point` under the pointer, or None when it left the canvas."""
-    stroke_recorded = Signal(object)
-    """The :class:`RecordedStroke` of a finished stroke that changed something (before
-    ``stroke_finished``)."""
-    stroke_finished = Signal(object)
-    """The :class:`Region` a finished stroke changed."""
-    time_clicked = Signal(float)
+    time_clicked_at = Signal(float)
     """Seconds where the select tool was clicked without dragging (the edit cursor)."""
     selection_changed = Signal(object)
     """``(start_s, stop_s)`` of the time selection, or None."""
@@ -73,37 +64,30 @@ class SpectrogramCanvas(QRenderWidget):
 
     def __init__(
         self,
-        document,
+        session: Session,
         *,
-        history: History,
         device,
-        lock: threading.Lock,
         view: ViewSettings | None = None,
         parent: QWidget | None = None,
     ):
         super().__init__(parent, update_mode="ondemand", max_fps=60)
-        self.document = document
-        self.history = history
-        self.lock = lock
-        self.renderer = SpectrogramRenderer(device, document, view=view)
+        self.session = session
+        self.renderer = SpectrogramRenderer(device, session.document, view=view)
         self._gpu_error = ""
         attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
-        self.tool = "gain"
-        self.brush_settings = BrushSettings()
-        self.brush_params: dict = {}
-        self.clone_source: tuple[float, float] | None = None
-        self.space_held = False
-        self.space_pan_used = False
+        self.tools: dict[str, Tool] = make_tools(self, session)
+        self.tool: Tool = self.tools["gain"]
+        self._pan = PanTool(self)
+        self._drag: Tool | None = None
+        """The tool holding the drag in progress (the active one, or the pan tool)."""
+        self._space_held = False
+        self._space_pan_used = False
         self.frames_presented = 0
         """Frames drawn by the renderer and then painted on the widget (tests and benchmarks)."""
         self.last_present_time = 0.0
         self._drawn_since_paint = False
         self._pressure = 1.0
         self._tablet_pressure = 1.0
-        self._stroke: StrokeSession | None = None
-        self._stroke_events: list[InputEvent] = []
-        """The events applied so far by the stroke in progress."""
-        self._drag: tuple | None = None
         self.setMinimumSize(200, 120)
         self.add_event_handler(self._on_down, "pointer_down")
         self.add_event_handler(self._on_move, "pointer_move")
@@ -140,6 +124,9 @@ class SpectrogramCanvas(QRenderWidget):
     def set_playhead(self, seconds: float | None) -> None:
         self._set_overlays(playhead_seconds=seconds)
 
+    def set_outline(self, outline: BrushOutline | None) -> None:
+        self._set_overlays(brush=outline)
+
     def set_selection(self, span: tuple[float, float] | None) -> None:
         geometry = self.renderer.geometry
         selection = None
@@ -147,6 +134,12 @@ class SpectrogramCanvas(QRenderWidget):
             selection = Selection(min(span), max(span), geometry.low_edge_hz, geometry.high_edge_hz)
         self._set_overlays(selection=selection)
         self.selection_changed.emit(None if span is None else (min(span), max(span)))
+
+    def time_clicked(self, seconds: float) -> None:
+        self.time_clicked_at.emit(seconds)
+
+    def show_message(self, text: str) -> None:
+        self.message.emit(text)
 
     def fit(self) -> None:
         self.set_view(self.mapping().fitted())
@@ -163,14 +156,35 @@ class SpectrogramCanvas(QRenderWidget):
             )
         )
 
+    def show_change(self, change: Change) -> None:
+        """The session changed ``change.region``: upload it and draw."""
+        if not change.region.empty:
+            self.renderer.mark_dirty(change.region)
+            self.request_draw()
+
+    # -------------------------------------------------------------------------------- tools
     def set_tool(self, name: str) -> None:
-        if name not in BRUSHES and name not in VIEW_TOOLS:
-            raise SettingsError(f"unknown tool {name!r}")
-        self.tool = name
-        cursors = {"pan": Qt.CursorShape.OpenHandCursor, "zoom": Qt.CursorShape.PointingHandCursor}
-        self.setCursor(cursors.get(name, Qt.CursorShape.CrossCursor))
-        if name not in BRUSHES:
-            self._set_overlays(brush=None)
+        """Make tool ``name`` the active one (a drag in progress goes on with its tool)."""
+        tool = self.tools[check_tool(name)]
+        if tool is not self.tool:
+            self.tool.deactivate()
+            self.tool = tool
+        self._show_cursor(tool.cursor)
+
+    def brush_tool(self, name: str) -> BrushTool:
+        return self.tools[name]
+
+    def space_pressed(self) -> None:
+        """Space went down: a left drag pans until it goes up."""
+        self._space_held, self._space_pan_used = True, False
+
+    def space_released(self) -> bool:
+        """Space went up; True when it was a tap (it panned nothing)."""
+        self._space_held = False
+        return not self._space_pan_used
+
+    def _show_cursor(self, name: str) -> None:
+        self.setCursor(_CURSORS[name])
 
     # ------------------------------------------------------------------------------- Qt events
     def tabletEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -207,66 +221,49 @@ class SpectrogramCanvas(QRenderWidget):
             self.last_present_time = time.perf_counter()
 
     # ----------------------------------------------------------------------- pointer handlers
-    def _point(self, event) -> Point:
-        return self.mapping().to_document(event["x"], event["y"])
+    def _pointer(self, event) -> Pointer:
+        return Pointer(
+            event["x"],
+            event["y"],
+            self.mapping().to_document(event["x"], event["y"]),
+            button=event.get("button", 0),
+            modifiers=frozenset(event.get("modifiers") or ()),
+            time=event.get("time_stamp", 0.0),
+            pressure=self._pressure,
+        )
 
     def _on_down(self, event) -> None:
-        x, y, button = event["x"], event["y"], event["button"]
-        modifiers = event.get("modifiers") or ()
-        if self._stroke is not None or self._drag is not None:
+        if self._drag is not None:
             return
-        if button == MIDDLE or (button == LEFT and (self.space_held or self.tool == "pan")):
-            self.space_pan_used = self.space_held
-            self._drag = ("pan", x, y, self.mapping())
-            self.setCursor(Qt.CursorShape.ClosedHandCursor)
-        elif self.tool == "zoom" and button in (LEFT, RIGHT):
-            factor = 0.5 if button == RIGHT or "Shift" in modifiers else 2.0
-            self.set_view(self.mapping().zoomed(x, y, time_factor=factor, freq_factor=factor))
-        elif self.tool == "select" and button == LEFT:
-            self._drag = ("select", x, self._point(event).seconds)
-        elif self.tool in BRUSHES and button == LEFT:
-            point = self._point(event)
-            if self.tool == "clone" and "Control" in modifiers:
-                self.clone_source = (point.frame, point.bin)
-                self.message.emit(f"Clone source set at {point.seconds:.3f} s, {point.hz:.0f} Hz")
-                return
-            self._begin_stroke(point, event["time_stamp"])
+        pointer = self._pointer(event)
+        panning = pointer.button == MIDDLE or (pointer.button == LEFT and self._space_held)
+        tool = self._pan if panning else self.tool
+        if tool.press(pointer):
+            self._drag = tool
+            if tool is self._pan:
+                self._space_pan_used = self._space_held
+                self._show_cursor("closed_hand")
+        self.request_draw()
 
     def _on_move(self, event) -> None:
-        point = self._point(event)
-        self.cursor_moved.emit(point)
-        if self.tool in BRUSHES:
-            settings, geometry = self.brush_settings, self.renderer.geometry
-            self._set_overlays(
-                brush=BrushOutline(
-                    point.seconds,
-                    point.hz,
-                    settings.radius_frames * geometry.step_seconds,
-                    settings.radius_bins * geometry.step_hz,
-                )
-            )
-        if self._stroke is not None:
-            self._paint(InputEvent(event["time_stamp"], point.frame, point.bin, self._pressure))
-        elif self._drag is not None and self._drag[0] == "pan":
-            _, x0, y0, start = self._drag
-            self.set_view(
-                dataclasses.replace(
-                    start.panned(event["x"] - x0, event["y"] - y0), overlays=self.view.overlays
-                )
-            )
-        elif self._drag is not None and self._drag[0] == "select":
-            self.set_selection((self._drag[2], point.seconds))
+        pointer = self._pointer(event)
+        self.cursor_moved.emit(pointer.point)
+        if self._drag is not None:
+            self._drag.drag(pointer)
+        else:
+            self.tool.hover(pointer)
+        self.request_draw()
 
     def _on_up(self, event) -> None:
-        if self._stroke is not None and event["button"] == LEFT:
-            self._end_stroke()
-        elif self._drag is not None:
-            kind, x0 = self._drag[0], self._drag[1]
-            self._drag = None
-            self.set_tool(self.tool)
-            if kind == "select" and abs(event["x"] - x0) < 3:
-                self.set_selection(None)
-                self.time_clicked.emit(self._point(event).seconds)
+        if self._drag is None:
+            return
+        pointer = self._pointer(event)
+        if self._drag is not self._pan and pointer.button != LEFT:
+            return
+        tool, self._drag = self._drag, None
+        tool.release(pointer)
+        self._show_cursor(self.tool.cursor)
+        self.request_draw()
 
     def _on_wheel(self, event) -> None:
         modifiers = event.get("modifiers") or ()
@@ -288,77 +285,25 @@ class SpectrogramCanvas(QRenderWidget):
         self.set_view(view)
 
     def _on_leave(self, event) -> None:
-        self._set_overlays(brush=None)
+        self.tool.leave()
         self.cursor_moved.emit(None)
 
     def _on_key(self, event) -> None:
-        if event["key"] == "Escape" and self._stroke is not None:
-            with self.lock:
-                self._stroke.abort()
-            self._stroke = None
+        if event["key"] == "Escape" and self._drag is not None:
+            tool, self._drag = self._drag, None
+            tool.cancel()
+            self._show_cursor(self.tool.cursor)
             self.request_draw()
-            self.message.emit("Stroke cancelled")
-
-    # ----------------------------------------------------------------------------- strokes
-    def _begin_stroke(self, point: Point, stamp: float) -> None:
-        params = dict(self.brush_params)
-        if self.tool == "clone" and self.clone_source is not None:
-            # the source chosen by Ctrl+click lines up with where this stroke starts
-            params.update(
-                offset_frames=round(self.clone_source[0] - point.frame),
-                offset_bins=round(self.clone_source[1] - point.bin),
-            )
-        try:
-            with self.lock:
-                self._stroke = StrokeSession(
-                    self.document,
-                    self.tool,
-                    self.brush_settings,
-                    params=params,
-                    history=self.history,
-                )
-        except SettingsError as exc:
-            self.message.emit(str(exc))
-            return
-        self._stroke_events = []
-        self._paint(InputEvent(stamp, point.frame, point.bin, self._pressure))
-
-    def _paint(self, event: InputEvent) -> None:
-        """Apply one input event to the stroke; a failing brush aborts its stroke, with a message."""
-        try:
-            with self.lock:
-                self._stroke.add_events((event,))
-            self._stroke_events.append(event)
-        except Exception as exc:  # a brush bug must not leave a half-open stroke behind
-            log.exception("the %s brush failed", self.tool)
-            stroke, self._stroke = self._stroke, None
-            with self.lock:
-                stroke.abort()
-            self.message.emit(f"The {self.tool} brush failed and its stroke was undone: {exc}")
-        self.request_draw()
-
-    def _end_stroke(self) -> None:
-        stroke, self._stroke = self._stroke, None
-        with self.lock:
-            stroke.end()
-        if not stroke.region.empty:
-            state = stroke.state
-            self.stroke_recorded.emit(
-                RecordedStroke(
-                    state.kind.name, state.settings, state.params, tuple(self._stroke_events)
-                )
-            )
-            self.stroke_finished.emit(stroke.region)
 
     @property
     def painting(self) -> bool:
         """A stroke is in progress."""
-        return self._stroke is not None
+        return self.session.painting
 
     @property
     def interacting(self) -> bool:
         """A stroke, a pan or a selection drag is in progress."""
-        return self._stroke is not None or self._drag is not None
+        return self._drag is not None
 
     def _on_gpu_error(self, error) -> None:
         if str(error) != self._gpu_error:

@@ -45,22 +45,13 @@ class Commands:
     def on_quit(self) -> None:
         self.window.close()
 
-    def _history_step(self, step, log_step) -> None:
-        """Undo or redo one stroke, and move its record in the stroke log the same way."""
-        if self.window.canvas is None or self.window.canvas.painting:
-            return
-        with self.window.lock:
-            region = step()
-        if region is not None:
-            log_step()
-            self.window.canvas.request_draw()
-            self.window.edited(region)
-
     def on_undo(self) -> None:
-        self._history_step(self.window.history.undo, self.window.strokes.undo)
+        if self.window.session is not None:
+            self.window.session.undo()
 
     def on_redo(self) -> None:
-        self._history_step(self.window.history.redo, self.window.strokes.redo)
+        if self.window.session is not None:
+            self.window.session.redo()
 
     def on_clear_selection(self) -> None:
         self.window.canvas.set_selection(None)

@@ -1,21 +1,22 @@
-"""The main window: canvas with rulers and colour bar, tools, brush and view panels, menus, status.
+"""The main window: lays out the canvas with rulers and colour bar, tools, brush and view panels,
+menus and status bar, and wires them to the open :class:`~spectropaint.app.session.Session`.
 
-A document is opened on a worker thread (:mod:`.workers`); when it arrives the window builds a
-canvas for it, a :class:`~spectropaint.app.playback.transport.Transport` for playback, an undo
-:class:`~spectropaint.brushes.history.History` and the log of recorded strokes. Strokes and undo
-steps are written under one lock that the playback resynthesis and saves also take while they read
-the document. The menus' handlers live in :mod:`.commands`, opening audio and exporting in
-:mod:`.file_actions`, projects in :mod:`.project_actions`, autosave in :mod:`.autosave`.
+A document is opened on a worker thread (:mod:`spectropaint.app.files.workers`); when it arrives
+the window makes a session of it, a canvas that draws it, and a
+:class:`~spectropaint.app.playback.transport.Transport` that plays it. Edits go through the session,
+whose one change event reaches the canvas, playback, autosave and the window's title (through a
+:class:`~.session_bridge.SessionBridge`, on the GUI thread). The menus' handlers live in
+:mod:`.commands`, opening audio and exporting in :mod:`spectropaint.app.files.file_actions`,
+projects in :mod:`spectropaint.app.files.project_actions`.
 
-The document is the project: ``modified`` says it holds edits no project file has, and only saving
-the project clears it (an audio export is a rendering of it, not a save).
+The document is the project: ``session.modified`` says it holds edits no project file has, and only
+saving the project clears it (an audio export is a rendering of it, not a save).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 from collections.abc import Iterable
 
 import numpy as np
@@ -40,22 +41,25 @@ from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
 from spectropaint.app.panels.brush_panel import BrushPanel
 from spectropaint.app.panels.tool_palette import ToolPalette
-from spectropaint.app.panels.view_panel import STORED_FIELDS, ViewPanel
+from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
 from spectropaint.app.playback.transport import Transport
+from spectropaint.app.session import Change, Session
 from spectropaint.app.settings_store import SettingsStore
 from spectropaint.app.window.actions import build_menus
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
-from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler, note_label
+from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler
+from spectropaint.app.window.session_bridge import SessionBridge
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import ViewSettings
+from spectropaint.gpu.view import STORED_FIELDS, ViewSettings, view_from_values, view_values
 from spectropaint.gpu.view_mapping import Point
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
+from spectropaint.transforms.geometry import note_label
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
 DEFAULT_TOOL = "gain"
@@ -86,8 +90,6 @@ class MainWindow(QMainWindow):
     """
 
     document_loaded = Signal()
-    notice = Signal(str)
-    """A message from the document (a switch to the CPU), from whichever thread it came."""
 
     def __init__(
         self,
@@ -101,20 +103,10 @@ class MainWindow(QMainWindow):
         self.store = settings or SettingsStore()
         self.torch_device = torch_device
         self.output_device = output_device if output_device is not None else find_output_device()
-        self.lock = threading.Lock()
-        self.document = None
-        self.history = None
+        self.session: Session | None = None
+        self.bridge: SessionBridge | None = None
         self.canvas: SpectrogramCanvas | None = None
         self.transport: Transport | None = None
-        self.path: str | None = None
-        """The file the document was opened from (sound or project; None for the demo)."""
-        self.project_path: str | None = None
-        """The project file the document is saved to (None until it is saved or opened as one)."""
-        self.recovered = False
-        self.modified = False
-        self.generation = 0
-        """Counts the changes to documents (edits, undos, redos, opening): saves note theirs."""
-        self.strokes = project_actions.StrokeLog()
         self.job = None
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
@@ -132,6 +124,8 @@ class MainWindow(QMainWindow):
         if recovery_folder is not None:
             self.autosave = Autosave(
                 self,
+                lambda: self.session,
+                self.view_values,
                 recovery_folder,
                 interval_s=self.store.autosave_interval_s,
                 every=self.store.autosave_strokes,
@@ -207,7 +201,6 @@ class MainWindow(QMainWindow):
         self.readout.setObjectName("readout")
         self.readout.setTextFormat(Qt.TextFormat.PlainText)
         self.statusBar().addPermanentWidget(self.readout)
-        self.notice.connect(self.statusBar().showMessage)
 
     def _load_preferences(self) -> None:
         for name, kind in BRUSHES.items():
@@ -261,12 +254,11 @@ class MainWindow(QMainWindow):
         strokes: Iterable[RecordedStroke] = (),
         recovered: bool = False,
     ) -> None:
-        """Show ``document`` (replacing the current one) and get playback ready.
+        """Show ``document`` in a new session (replacing the current one) and get playback ready.
 
         A project's ``stored_view`` values and recorded ``strokes`` come with it; a ``recovered``
         document is one no file holds yet, so it starts modified.
         """
-        from spectropaint.brushes.history import History
         from spectropaint.gpu.adapter import shared_device
 
         base = self.canvas.view if self.canvas is not None else self.initial_view
@@ -277,62 +269,65 @@ class MainWindow(QMainWindow):
             channel=min(base.channel, document.n_channels - 1),
         )
         if stored_view is not None:
-            view = project_actions.view_from_values(view, stored_view, document.n_channels)
-        history = History(document)
+            view = view_from_values(view, stored_view, document.n_channels)
+        session = Session(
+            document,
+            path=path,
+            project_path=project_path,
+            strokes=strokes,
+            recovered=recovered,
+        )
         try:  # before closing the current document, which stays if the GPU cannot show this one
-            canvas = SpectrogramCanvas(
-                document, history=history, device=shared_device(), lock=self.lock, view=view
-            )
+            canvas = SpectrogramCanvas(session, device=shared_device(), view=view)
         except GPUUnavailableError as exc:
             name = os.path.basename(project_path or path or "") or "the demo sound"
             QMessageBox.critical(self, "Cannot show", f"cannot show {name}: {exc}")
             return
         self.close_document()
-        self.document, self.path, self.project_path = document, path, project_path
-        self.modified = self.recovered = recovered
-        self.generation += 1
-        self.history = history
-        self.strokes = project_actions.StrokeLog(strokes)
-        self.canvas = canvas
-        self.canvas.setObjectName("canvas")
+        self.session, self.canvas = session, canvas
+        self.bridge = SessionBridge(session, self)
+        canvas.setObjectName("canvas")
         self.placeholder.hide()
-        self.grid.addWidget(self.canvas, 1, 1)
-        self.canvas.view_changed.connect(self._update_rulers)
-        self.canvas.cursor_moved.connect(self._show_readout)
-        self.canvas.stroke_recorded.connect(self.strokes.add)
-        self.canvas.stroke_finished.connect(self.edited)
-        self.canvas.time_clicked.connect(self._set_cursor)
-        self.canvas.selection_changed.connect(self._selection_changed)
-        self.canvas.message.connect(self.statusBar().showMessage)
-        document.notices.connect(self._post_notice)
-        self.canvas.gpu_failed.connect(self._gpu_failed, Qt.ConnectionType.QueuedConnection)
+        self.grid.addWidget(canvas, 1, 1)
+        canvas.view_changed.connect(self._update_rulers)
+        canvas.cursor_moved.connect(self._show_readout)
+        canvas.time_clicked_at.connect(self._set_cursor)
+        canvas.selection_changed.connect(self._selection_changed)
+        canvas.message.connect(self.statusBar().showMessage)
+        canvas.gpu_failed.connect(self._gpu_failed, Qt.ConnectionType.QueuedConnection)
+        self.bridge.changed.connect(canvas.show_change)
+        self.bridge.changed.connect(self._session_changed)
+        self.bridge.notice.connect(self.statusBar().showMessage)
+        for name in BRUSHES:
+            self._apply_brush(name)
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
         self.view_panel.set_values(view, document.n_channels)
         self.brush_panel.set_channel_count(document.n_channels)
         self._refresh_brush_panel()
-        self.transport = Transport(document, self.lock, self.output_device, self)
-        self.transport.playhead_moved.connect(self.canvas.set_playhead)
+        self.transport = Transport(session, self.output_device, self)
+        self.transport.playhead_moved.connect(canvas.set_playhead)
         self.transport.state_changed.connect(self._transport_state)
         self.transport.failed.connect(self._playback_failed)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
-        self.canvas.set_playhead(0.0)
+        canvas.set_playhead(0.0)
         self._update_rulers()
         self.set_document_actions(True)
         self._update_title()
-        self.canvas.setFocus()
+        canvas.setFocus()
         if not self.transport.available:
             self.statusBar().showMessage(f"Playback is off: {self.transport.reason}")
         if self.autosave is not None:
+            self.bridge.changed.connect(self.autosave.session_changed)
             self.autosave.document_changed()
+        self.bridge.start()
         self.document_loaded.emit()
 
-    def _post_notice(self, text: str) -> None:
-        self.notice.emit(text)  # from any thread: Qt queues it onto the GUI thread
-
     def close_document(self) -> None:
-        if self.document is not None:
-            self.document.notices.disconnect(self._post_notice)
+        if self.bridge is not None:
+            self.bridge.close()
+            self.bridge.deleteLater()
+            self.bridge = None
         if self.transport is not None:
             self.transport.close()
             self.transport = None
@@ -343,18 +338,18 @@ class MainWindow(QMainWindow):
             self.canvas.deleteLater()
             self.canvas = None
         self.placeholder.show()
-        self.document = self.history = None
+        self.session = None
 
-    @property
-    def document_name(self) -> str:
-        """The project's file name, else the sound's (what the title shows)."""
-        path = self.project_path or self.path
-        return os.path.basename(path) if path else "Demo sound"
+    def view_values(self) -> dict:
+        """The view as a project keeps it."""
+        return view_values(self.canvas.view if self.canvas is not None else self.initial_view)
 
     def _update_title(self) -> None:
-        note = " (recovered)" if self.recovered else ""
-        self.setWindowTitle(f"{self.document_name}{note}[*] — SpectroPaint")
-        self.setWindowModified(self.modified)
+        session = self.session
+        name = session.name if session is not None else "SpectroPaint"
+        note = " (recovered)" if session is not None and session.recovered else ""
+        self.setWindowTitle(f"{name}{note}[*] — SpectroPaint")
+        self.setWindowModified(session is not None and session.modified)
 
     def set_document_actions(self, enabled: bool) -> None:
         for name in (
@@ -383,29 +378,15 @@ class MainWindow(QMainWindow):
         self._update_undo_actions()
 
     def _update_undo_actions(self) -> None:
-        history = self.history
+        history = self.session.history if self.session is not None else None
         self.actions_by_name["undo"].setEnabled(history is not None and history.can_undo)
         self.actions_by_name["redo"].setEnabled(history is not None and history.can_redo)
 
-    def edited(self, region) -> None:
-        """The document changed in ``region`` (a stroke, an undo, a redo)."""
-        self.transport.edited(region)
-        self.generation += 1
-        self.modified = True
-        self.setWindowModified(True)
-        self._update_undo_actions()
-        if self.autosave is not None:
-            self.autosave.edited()
-
-    def project_saved(self, path: str, generation: int) -> None:
-        """The document as it was at ``generation`` is now the project at ``path``."""
-        self.project_path, self.recovered = path, False
-        if generation == self.generation:
-            self.modified = False
-        if self.autosave is not None:
-            self.autosave.project_saved(generation)
-        self.store.add_recent(path)
-        self._update_title()
+    def _session_changed(self, change: Change) -> None:
+        """The title's modified mark and Undo/Redo follow the session."""
+        if change.completes_edit or change.kind == "saved":
+            self._update_title()
+            self._update_undo_actions()
 
     # -------------------------------------------------------------------------------- panels
     def _choose_tool(self, name: str) -> None:
@@ -419,24 +400,26 @@ class MainWindow(QMainWindow):
         brush_kind(name)
         settings = self.brush_settings[name]
         if (
-            self.document is not None
+            self.session is not None
             and settings.channel is not None
-            and settings.channel >= self.document.n_channels
+            and settings.channel >= self.session.document.n_channels
         ):
             settings = self.brush_settings[name] = dataclasses.replace(settings, channel=None)
         self.brush_panel.set_brush(name, settings, self.brush_params[name])
-        self._apply_brush()
+        self._apply_brush(name)
 
     def _brush_edited(self) -> None:
         name = self.brush_panel.brush
         self.brush_settings[name] = self.brush_panel.settings()
         self.brush_params[name] = self.brush_panel.params()
-        self._apply_brush()
+        self._apply_brush(name)
 
-    def _apply_brush(self) -> None:
+    def _apply_brush(self, name: str) -> None:
+        """Give brush ``name``'s tool the settings and parameters its next stroke uses."""
         if self.canvas is not None:
-            self.canvas.brush_settings = self.brush_panel.settings()
-            self.canvas.brush_params = self.brush_panel.params()
+            tool = self.canvas.brush_tool(name)
+            tool.settings, tool.params = self.brush_settings[name], dict(self.brush_params[name])
+            tool.show_outline()
 
     def _view_edited(self, fields: dict) -> None:
         if self.canvas is None:
@@ -461,14 +444,15 @@ class MainWindow(QMainWindow):
         self._update_color_bar(mapping.view)
 
     def _show_readout(self, point: Point | None) -> None:
-        if point is None or self.document is None:
+        if point is None or self.session is None:
             self.readout.clear()
             return
         text = f"{point.seconds:8.3f} s   {point.hz:8.1f} Hz   {note_label(point.hz):>9}"
-        block = self.document.blocks[0]
+        document = self.session.document
+        block = document.blocks[0]
         frame, bin_ = round(point.frame), round(point.bin)
         if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
-            reference = self.canvas.renderer.reference_magnitude
+            reference = document.full_scale
             values = block.magnitude[:, bin_, frame].cpu().numpy()
             db = 20 * np.log10(np.maximum(values, 1e-30) / reference)
             shown = self.canvas.view.channel
@@ -531,11 +515,9 @@ class MainWindow(QMainWindow):
         if event.isAutoRepeat():
             return True
         if kind == QEvent.Type.KeyPress:
-            self.canvas.space_held, self.canvas.space_pan_used = True, False
-        else:
-            self.canvas.space_held = False
-            if not self.canvas.space_pan_used:
-                self.commands.on_play_pause()
+            self.canvas.space_pressed()
+        elif self.canvas.space_released():
+            self.commands.on_play_pause()
         return True
 
     # -------------------------------------------------------------------------- drag and drop
@@ -569,12 +551,12 @@ class MainWindow(QMainWindow):
         False; ``then`` runs when the save succeeded. Cancel, a cancelled dialog or a failed save
         leave everything as it was.
         """
-        if not self.modified:
+        if self.session is None or not self.session.modified:
             return True
         answer = QMessageBox.warning(
             self,
             "Unsaved edits",
-            f"Save the changes to {self.document_name} as a project?\n\n"
+            f"Save the changes to {self.session.name} as a project?\n\n"
             "Discard loses every edit since the last save (an exported sound is not a project).",
             QMessageBox.StandardButton.Save
             | QMessageBox.StandardButton.Discard

@@ -16,26 +16,9 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from spectropaint.gpu.colormaps import lookup
-from spectropaint.gpu.geometry import warp
+from spectropaint.transforms.geometry import octave_c_hz, warp
 
-NOTE_NAMES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
-A4_HZ = 440.0
 MIN_TICK_SPACING_PX = 64
-
-
-def note_of(hz: float) -> tuple[str, float]:
-    """The nearest equal-tempered note (A4 = 440 Hz) and the offset from it in cents."""
-    if not hz > 0:
-        return "", 0.0
-    semitones = 12 * math.log2(hz / A4_HZ) + 57  # 57: semitones from C0 to A4
-    nearest = round(semitones)
-    return f"{NOTE_NAMES[nearest % 12]}{nearest // 12}", 100 * (semitones - nearest)
-
-
-def note_label(hz: float) -> str:
-    """``'A4 +3¢'`` style text for a frequency (empty for 0 Hz or below)."""
-    name, cents = note_of(hz)
-    return f"{name} {cents:+.0f}¢" if name else ""
 
 
 def nice_step(span: float, max_ticks: int) -> float:
@@ -117,7 +100,7 @@ def note_ticks(low: float, high: float, length_px: float) -> list[Tick]:
     w_low, w_high = math.log(low), math.log(high)
     ticks = []
     for octave in range(0, 11):
-        hz = A4_HZ * 2 ** ((12 * octave - 57) / 12)
+        hz = octave_c_hz(octave)
         if low <= hz <= high:
             ticks.append(Tick(hz, (math.log(hz) - w_low) / (w_high - w_low), f"C{octave}"))
     return ticks

@@ -14,7 +14,7 @@ import torch
 
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import fast_length
-from spectropaint.brushes.settings import check_number
+from spectropaint.brushes.params import check_params, param
 
 TRUNCATE = 4.0
 
@@ -28,10 +28,10 @@ def support(sigma: float) -> int:
 class BlurParams:
     """``sigma``: the Gaussian's standard deviation in radii (per axis: times each radius), 0.01..2."""
 
-    sigma: float = 0.25
+    sigma: float = param(0.25, "Blur", "radii", low=0.01, high=2.0, step=0.05)
 
     def __post_init__(self) -> None:
-        check_number("sigma", self.sigma, 0.01, 2.0)
+        check_params(self)
 
     def margin(self, settings) -> tuple[int, int]:
         """Cells of context (bins, frames): the Gaussian's support."""

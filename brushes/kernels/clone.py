@@ -16,7 +16,7 @@ import torch
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import PHASE_MODES, phase_ramp, wrap
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.settings import check_choice, check_integer
+from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
 
 MAX_OFFSET = 10_000_000
@@ -26,14 +26,16 @@ MAX_OFFSET = 10_000_000
 class CloneParams(PointwiseParams):
     """Source minus destination in whole frames and bins (not both zero), and the phase mode."""
 
-    offset_frames: int = -64
-    offset_bins: int = 0
-    phase: str = "continue"
+    offset_frames: int = param(
+        -64, "Source offset", "frames", low=-MAX_OFFSET, high=MAX_OFFSET, integer=True, decimals=0
+    )
+    offset_bins: int = param(
+        0, "Source offset", "bins", low=-MAX_OFFSET, high=MAX_OFFSET, integer=True, decimals=0
+    )
+    phase: str = param("continue", "Phase", choices=PHASE_MODES)
 
     def __post_init__(self) -> None:
-        check_integer("offset_frames", self.offset_frames, -MAX_OFFSET, MAX_OFFSET)
-        check_integer("offset_bins", self.offset_bins, -MAX_OFFSET, MAX_OFFSET)
-        check_choice("phase", self.phase, PHASE_MODES)
+        check_params(self)
         if self.offset_frames == 0 and self.offset_bins == 0:
             raise SettingsError("the clone offset must not be zero in both frames and bins")
 

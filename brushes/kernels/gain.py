@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
-from spectropaint.brushes.settings import check_number
+from spectropaint.brushes.params import check_params, param
 
 ERASE_DB = -150.0
 """The erase brush's default: below the noise floor of every integer sample format."""
@@ -17,10 +17,10 @@ ERASE_DB = -150.0
 class GainParams(PointwiseParams):
     """``gain_db``: change of magnitude at full weight, -150..+48 dB."""
 
-    gain_db: float = -12.0
+    gain_db: float = param(-12.0, "Gain", "dB", low=ERASE_DB, high=48.0, decimals=1)
 
     def __post_init__(self) -> None:
-        check_number("gain_db", self.gain_db, ERASE_DB, 48.0)
+        check_params(self)
 
 
 def gain(

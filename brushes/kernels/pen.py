@@ -13,17 +13,17 @@ import torch
 
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import phase_ramp
-from spectropaint.brushes.settings import check_number
+from spectropaint.brushes.params import check_params, param
 
 
 @dataclass(frozen=True)
 class PenParams(PointwiseParams):
     """``level_db``: the painted tone's level per bin, dB relative to full scale, -120..+6."""
 
-    level_db: float = -30.0
+    level_db: float = param(-30.0, "Level", "dB", low=-120.0, high=6.0, decimals=1)
 
     def __post_init__(self) -> None:
-        check_number("level_db", self.level_db, -120.0, 6.0)
+        check_params(self)
 
 
 def pen(

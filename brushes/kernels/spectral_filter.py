@@ -15,7 +15,7 @@ import torch
 
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import fft_filter
-from spectropaint.brushes.settings import check_choice, check_number
+from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
 
 MODES = ("lowpass", "highpass", "bandpass")
@@ -36,14 +36,14 @@ class FilterParams:
         The upper edge of band-pass (unused otherwise); above ``cutoff``, up to 0.5.
     """
 
-    mode: str = "lowpass"
-    cutoff: float = 0.1
-    cutoff_high: float = 0.25
+    mode: str = param("lowpass", "Mode", choices=MODES)
+    cutoff: float = param(0.1, "Cutoff", "cycles/cell", low=0.005, high=0.5, step=0.005, decimals=3)
+    cutoff_high: float = param(
+        0.25, "Upper cutoff", "cycles/cell", low=0.005, high=0.5, step=0.005, decimals=3
+    )
 
     def __post_init__(self) -> None:
-        check_choice("mode", self.mode, MODES)
-        check_number("cutoff", self.cutoff, 0.005, 0.5)
-        check_number("cutoff_high", self.cutoff_high, 0.005, 0.5)
+        check_params(self)
         if self.mode == "bandpass" and self.cutoff_high <= self.cutoff:
             raise SettingsError(
                 f"cutoff_high ({self.cutoff_high}) must be above cutoff ({self.cutoff}) for bandpass"

@@ -18,7 +18,7 @@ import torch
 
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.phase import PHASE_MODES, phase_ramp, wrap
-from spectropaint.brushes.settings import check_choice, check_number
+from spectropaint.brushes.params import check_params, param
 
 
 @dataclass(frozen=True)
@@ -26,12 +26,11 @@ class WarpParams:
     """``amount``: how far content moves per unit of pointer motion at full weight, 0..2;
     ``phase``: ``continue`` or ``shift`` (see :mod:`.phase`)."""
 
-    amount: float = 1.0
-    phase: str = "continue"
+    amount: float = param(1.0, "Amount", low=0.0, high=2.0, step=0.1)
+    phase: str = param("continue", "Phase", choices=PHASE_MODES)
 
     def __post_init__(self) -> None:
-        check_number("amount", self.amount, 0.0, 2.0)
-        check_choice("phase", self.phase, PHASE_MODES)
+        check_params(self)
 
     def margin(self, settings) -> tuple[int, int]:
         """Cells of context (bins, frames): the farthest a cell can be sampled from, plus one."""

@@ -117,8 +117,8 @@ def paint_latencies(app, window, *, moves: int, radius: float) -> dict:
     released = time.perf_counter()
     window.transport.resynthesizer.wait_idle()
     resynthesis_ms = (time.perf_counter() - released) * 1e3
-    with window.lock:
-        window.history.undo()
+    with window.session.lock:
+        window.session.history.undo()
 
     def summary(values: list[float]) -> dict:
         ordered = sorted(values)
@@ -166,7 +166,7 @@ def screenshot(app, folder: str, out: str) -> None:
     raw = os.path.join(folder, "shot.png")
     window.grab().save(raw)
     Image.open(raw).convert("RGB").save(out, optimize=True)
-    window.modified = False
+    window.session.modified = False
     window.close()
     print(f"wrote {out} ({os.path.getsize(out) / 1024:.0f} KiB)")
 
@@ -198,7 +198,7 @@ def main() -> int:
             )  # the same zoom for both
             row = {
                 "file": label,
-                "frames": window.document.blocks[0].n_frames,
+                "frames": window.session.document.blocks[0].n_frames,
                 "first_frame_s": round(first_frame, 2),
             }
             paint_latencies(
@@ -207,7 +207,7 @@ def main() -> int:
             row["paint"] = [
                 paint_latencies(app, window, moves=args.moves, radius=r) for r in (8.0, 32.0)
             ]
-            window.modified = False
+            window.session.modified = False
             window.close()
             results.append(row)
     report = {

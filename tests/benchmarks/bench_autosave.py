@@ -8,18 +8,16 @@ A ``--seconds`` (default 600; ``--quick``: 60) stereo 44.1 kHz document of noise
 temporary WAV as FLOAT (a project stores the audio as a float32 ``.npy``) and as PCM_16 (stored as
 FLAC) and opened with ``Document.from_file`` (n_fft 2048, hop 512). Each is measured with two sets
 of edits: 20 strokes (20 regions 40 frames wide, all bins, both channels, spread evenly) and then
-every frame edited. The window is a stand-in with the attributes the autosave reads (``lock``,
-``document``, ``canvas.view``, ``strokes``, ``generation``); its lock records how long each hold
-lasts. After opening, the memory the run will need is touched once and freed (``prefault``:
+every frame edited. The session's lock is replaced by one that records how long each hold lasts. After opening, the memory the run will need is touched once and freed (``prefault``:
 on a virtual machine that backs memory on first touch, that first touch would land in whichever
 measurement gets there first).
 
 Per source and edits:
 
-- ``lock ms``: how long ``take_snapshot`` holds the window's lock (median of ``--repeat``);
+- ``lock ms``: how long ``Session.snapshot`` holds the session's lock (median of ``--repeat``);
 - ``snap MiB``: VmRSS growth from one snapshot (median; earlier snapshots are kept alive meanwhile,
   so no measurement reuses another's freed memory), and ``tensors`` the bytes of its copies;
-- ``write s``, ``MB``: ``write_snapshot`` of the last snapshot on a worker thread (as the autosave
+- ``write s``, ``MB``: ``Snapshot.write`` of the last snapshot on a worker thread (as the autosave
   runs it) and the size of the ``.spp``; ``+MiB``: the highest VmRSS during the write over the level
   before it (the snapshots still alive);
 - painting: meanwhile the main thread keeps reading and writing back a 128 x 128 region of both
@@ -45,7 +43,6 @@ import sys
 import tempfile
 import threading
 import time
-import types
 from pathlib import Path
 
 import numpy as np
@@ -53,13 +50,8 @@ import soundfile
 import torch
 from bench_soak import machine, status_kib
 
-from spectropaint.app.files.project_actions import (
-    StrokeLog,
-    take_snapshot,
-    view_values,
-    write_snapshot,
-)
-from spectropaint.gpu.view import ViewSettings
+from spectropaint.app.session import Session
+from spectropaint.gpu.view import ViewSettings, view_values
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.files.project_file import save_project
 from spectropaint.transforms.regions import Region
@@ -140,10 +132,10 @@ def edit_all(document: Document) -> None:
         scale(document, frame0, min(frame0 + EDIT_CHUNK, n_frames))
 
 
-def paint_loop(window, until) -> dict:
+def paint_loop(session, until) -> dict:
     """Read and write back a ``PAINT_SIZE`` square under the lock until ``until()``: the step
     times, and the highest VmRSS seen (sampled every ``RSS_EVERY_S``)."""
-    document = window.document
+    document = session.document
     block = document.blocks[0]
     frame0 = block.n_frames // 3
     region = Region(100, 100 + PAINT_SIZE, frame0, frame0 + PAINT_SIZE, (0, 1))
@@ -153,7 +145,7 @@ def paint_loop(window, until) -> dict:
     peak = rss_mib()
     last = sampled = time.perf_counter()
     while not until():
-        with window.lock:
+        with session.lock:
             magnitude, phase = document.read(region)
             document.write(region, magnitude, phase)
             if sync:
@@ -173,15 +165,15 @@ def paint_loop(window, until) -> dict:
     }
 
 
-def background_write(window, snapshot, path: str) -> tuple[dict, dict]:
-    """``write_snapshot`` on a thread while :func:`paint_loop` runs: the write and the painting."""
+def background_write(session, snapshot, path: str) -> tuple[dict, dict]:
+    """``Snapshot.write`` on a thread while :func:`paint_loop` runs: the write and the painting."""
     result: dict = {}
     done = threading.Event()
 
     def write() -> None:
         start = time.perf_counter()
         try:
-            result["report"] = write_snapshot(snapshot, path)
+            result["report"] = snapshot.write(path)
         except BaseException as exc:  # given to the main thread, which raises it
             result["error"] = exc
         result["write_s"] = time.perf_counter() - start
@@ -189,42 +181,42 @@ def background_write(window, snapshot, path: str) -> tuple[dict, dict]:
 
     thread = threading.Thread(target=write, name="autosave")
     thread.start()
-    painting = paint_loop(window, done.is_set)
+    painting = paint_loop(session, done.is_set)
     thread.join()
     if "error" in result:
         raise result["error"]
     return result, painting
 
 
-def measure(window, edits: str, repeat: int, folder: str) -> dict:
+def measure(session, edits: str, repeat: int, folder: str) -> dict:
     """One row: snapshots, the background write with painting, and the synchronous save."""
-    document = window.document
+    document = session.document
     block = document.blocks[0]
-    window.generation += 1
+    session.generation += 1
     idle_start = time.perf_counter()
-    idle = paint_loop(window, lambda: time.perf_counter() - idle_start >= IDLE_S)
+    idle = paint_loop(session, lambda: time.perf_counter() - idle_start >= IDLE_S)
     gc.collect()
     snapshots, holds, grown = [], [], []
     for _ in range(repeat):  # each kept alive while the next is measured
         before = rss_mib()
-        snapshots.append(take_snapshot(window))
-        holds.append(window.lock.held_s)
+        snapshots.append(session.snapshot(view_values(ViewSettings())))
+        holds.append(session.lock.held_s)
         grown.append(rss_mib() - before)
     snapshot = snapshots[-1]
     tensor_bytes = sum(run.magnitude.nbytes + run.phase.nbytes for run in snapshot.edits)
     before_write = rss_mib()
-    written, painting = background_write(window, snapshot, os.path.join(folder, "autosave.spp"))
+    written, painting = background_write(session, snapshot, os.path.join(folder, "autosave.spp"))
     del snapshots, snapshot
     gc.collect()
     sync_path = os.path.join(folder, "sync.spp")
-    with window.lock:
+    with session.lock:
         save_project(
             document,
             sync_path,
-            view=view_values(window.canvas.view),
-            strokes=window.strokes.to_dicts(),
+            view=view_values(ViewSettings()),
+            strokes=session.strokes.to_dicts(),
         )
-    sync_s = window.lock.held_s
+    sync_s = session.lock.held_s
     lock_s = statistics.median(holds)
     return {
         "source": document.audio.format.subtype,
@@ -261,17 +253,12 @@ def bench_source(args: argparse.Namespace, subtype: str, device, folder: str) ->
     coefficient_bytes = block.magnitude.nbytes + block.phase.nbytes
     # the snapshots, the write's full-shaped blocks and a full save's slabs, with room to spare
     warm = prefault((args.repeat + 3) * coefficient_bytes) if args.prefault else None
-    window = types.SimpleNamespace(
-        lock=TimedLock(),
-        document=document,
-        canvas=types.SimpleNamespace(view=ViewSettings()),
-        strokes=StrokeLog(),
-        generation=0,
-    )
+    session = Session(document)
+    session.lock = TimedLock()
     edit_strokes(document)
-    rows = [measure(window, f"{STROKES} strokes", args.repeat, folder)]
+    rows = [measure(session, f"{STROKES} strokes", args.repeat, folder)]
     edit_all(document)
-    rows.append(measure(window, "every frame", args.repeat, folder))
+    rows.append(measure(session, "every frame", args.repeat, folder))
     shape = {
         "bins": block.n_bins,
         "frames": block.n_frames,
@@ -363,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     print_table(rows)
     print(
-        "lock ms: take_snapshot's hold (median); snap MiB: its VmRSS growth; tensors: its copies; "
+        "lock ms: Session.snapshot's hold (median); snap MiB: its VmRSS growth; tensors: its copies; "
         "+MiB: VmRSS peak during the write;\nidle/worst ms: longest painting step with no write / "
         "during it; p99/med ms: percentiles during it;\nsync s: save_project under the lock; "
         "sync/lock: its ratio to lock ms"

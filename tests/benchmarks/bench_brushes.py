@@ -15,7 +15,7 @@ with the GUI, the renderer and other processes, two OpenMP threads wait on each 
 is descheduled (p99 latencies of 100+ ms were seen here under load, against under 8 ms with one).
 ``--threads 0`` measures torch's own choice.
 
-Targets (DESIGN.md): median under 4 ms per event on a 2-core CPU for radii up to 128, and the
+Targets (the design's, in the README's "Architecture"): median under 4 ms per event on a 2-core CPU for radii up to 128, and the
 10-minute figures within 20 % of the 10-second ones. Wide brushes dab only every ``spacing * radius``
 cells, so many of their events apply no dab: the table also gives the median of the events that did
 ("med(dab)", also what the two documents are compared on) and the mean time per dab.

@@ -191,8 +191,8 @@ def window_child(path: str) -> dict:
         opened = status_bytes("VmHWM")
         window.canvas.update_view(time_range=(0.0, float(DEMO_FRAMES)))
         paint = paint_latencies(app, window, moves=30, radius=8.0)
-        frames = window.document.blocks[0].n_frames
-        window.modified = False
+        frames = window.session.document.blocks[0].n_frames
+        window.session.modified = False
         window.close()
     return {
         "frames": frames,

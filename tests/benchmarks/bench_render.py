@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         region = Region(0, bins, frame0, frame0 + frames, (0,))
         magnitude, phase = document.read(region)
         document.write(region, magnitude * 0.5, phase)
-        document.region_changed.emit(region)
+        renderer.mark_dirty(region)
         small.draw(renderer)
 
     middle = block.n_frames // 3

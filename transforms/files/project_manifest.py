@@ -192,7 +192,7 @@ def check_manifest(manifest: Any) -> Plan:
         raise Refused(
             f"manifest: {frames} audio frames are shorter than one analysis frame ({settings.n_fft})"
         )
-    layouts = STFT(settings).layout(frames, audio_format.sample_rate)
+    layouts = settings.layout(frames, audio_format.sample_rate)
     blocks = _field(manifest, "blocks", list, "")
     declared = [
         (

@@ -1,0 +1,313 @@
+"""The editing session: one open document, its undo history, its recorded strokes and its state.
+
+No Qt and no wgpu here (an import contract checks it): the window, the command line, autosave and
+the tests all drive the same :class:`Session`. Every edit goes through it, and it says what changed
+through one event, :attr:`Session.changed`, which carries a :class:`Change`:
+
+- ``paint``: one pointer event of a stroke in progress changed ``region``;
+- ``stroke``: a stroke ended (``region`` is all it changed); it is recorded and can be undone;
+- ``operation``: one undoable operation on a region (:meth:`Session.apply`);
+- ``undo`` / ``redo``: a step was taken back or put back;
+- ``cancel``: a stroke in progress was undone before it ended (Escape, or a failing brush);
+- ``saved``: the document is now held by a project file (no coefficients changed).
+
+The renderer uploads every non-empty ``region``, playback resynthesises it, and autosave counts the
+changes that complete an edit (:attr:`Change.completes_edit`). Callbacks run on the thread that
+made the change; a GUI bridges them to its own thread.
+
+The session's :attr:`lock` is held while it writes the document; whoever reads the document from
+another thread (playback's resynthesis, a save's snapshot) takes it too.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History
+from spectropaint.brushes.recorded import RecordedStroke
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.events import Event
+from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
+from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.transform import Progress
+
+EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo"})
+"""Changes that complete an edit: the document differs from what it was, for good."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a session changed: ``region`` of the coefficients (``EMPTY`` if none), how, and the
+    session's generation after it (for ``saved``: the generation the project holds)."""
+
+    region: Region
+    kind: str
+    generation: int
+
+    @property
+    def completes_edit(self) -> bool:
+        """A stroke ended, or a step was undone or redone."""
+        return self.kind in EDIT_KINDS
+
+
+class BrushFailed(RuntimeError):
+    """A brush raised while painting; its stroke was undone (the message says which brush)."""
+
+
+class StrokeLog:
+    """The strokes that made the document, in step with its undo history.
+
+    ``done`` are the strokes in the document, oldest first; ``undone`` those undone and not yet
+    redone. The undo history holds the newest strokes of ``done`` (older ones may have left it when
+    over its budget), so an undo that changed something undid the last of ``done``.
+    """
+
+    def __init__(self, strokes: Iterable[RecordedStroke] = ()):
+        self.done: list[RecordedStroke] = list(strokes)
+        self.undone: list[RecordedStroke] = []
+
+    def add(self, stroke: RecordedStroke) -> None:
+        """A new stroke: it ends the redo list, as it ends the history's."""
+        self.done.append(stroke)
+        self.undone.clear()
+
+    def undo(self) -> None:
+        if self.done:
+            self.undone.append(self.done.pop())
+
+    def redo(self) -> None:
+        if self.undone:
+            self.done.append(self.undone.pop())
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [stroke.to_dict() for stroke in self.done]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a save writes: the document (whose audio and settings nothing writes after loading),
+    host copies of its edited frames as they were, the view and strokes, and the session's
+    generation at that moment."""
+
+    document: Document
+    edits: list[EditedRun]
+    view: dict[str, Any]
+    strokes: list[dict[str, Any]]
+    generation: int
+
+    def write(self, path: str, progress: Progress | None = None):
+        """Save as a project at ``path`` (no lock needed); the ``ProjectReport``."""
+        return save_project(
+            self.document,
+            path,
+            view=self.view,
+            strokes=self.strokes,
+            edits=self.edits,
+            progress=progress,
+        )
+
+
+class Session:
+    """One document being edited.
+
+    Parameters
+    ----------
+    document : Document
+    path : str, optional
+        The file it was opened from (a sound or a project); None for the demo or an array.
+    project_path : str, optional
+        The project file that holds it (None until saved, unless opened from one).
+    strokes : iterable of RecordedStroke
+        The strokes that made it (a project's).
+    recovered : bool
+        It comes from a recovery copy that no file holds yet: it starts modified.
+    history_budget : int
+        Bytes the undo history may keep.
+    """
+
+    def __init__(
+        self,
+        document: Document,
+        *,
+        path: str | None = None,
+        project_path: str | None = None,
+        strokes: Iterable[RecordedStroke] = (),
+        recovered: bool = False,
+        history_budget: int = DEFAULT_BYTE_BUDGET,
+    ):
+        self.document = document
+        self.history = History(document, byte_budget=history_budget)
+        self.strokes = StrokeLog(strokes)
+        self.lock = threading.Lock()
+        self.path = path
+        self.project_path = project_path
+        self.recovered = recovered
+        self.modified = recovered
+        """The document holds edits that no project file has."""
+        self.generation = 0
+        """Counts the completed edits; a save notes the generation it wrote."""
+        self.changed: Event[Change] = Event()
+        self._stroke: StrokeSession | None = None
+        self._events: list[InputEvent] = []
+
+    @property
+    def notices(self) -> Event[str]:
+        """Messages for the person (the document's: a switch to the CPU, a damaged file opened)."""
+        return self.document.notices
+
+    @property
+    def name(self) -> str:
+        """The project's file name, else the sound's, else ``'Demo sound'``."""
+        path = self.project_path or self.path
+        return os.path.basename(path) if path else "Demo sound"
+
+    def _emit(self, region: Region, kind: str) -> None:
+        if kind in EDIT_KINDS:
+            self.generation += 1
+            self.modified = True
+        self.changed.emit(Change(region, kind, self.generation))
+
+    # ---------------------------------------------------------------------------------- strokes
+    @property
+    def painting(self) -> bool:
+        """A stroke is in progress."""
+        return self._stroke is not None
+
+    def begin_stroke(
+        self,
+        brush: str,
+        settings: BrushSettings,
+        params: Mapping[str, Any],
+        event: InputEvent,
+    ) -> Region:
+        """Start a stroke of ``brush`` at ``event`` (which dabs); the box it changed.
+
+        Raises ``SettingsError`` for settings or parameters the brush refuses (nothing begins).
+        """
+        if self._stroke is not None:
+            raise RuntimeError("a stroke is already in progress")
+        with self.lock:
+            self._stroke = StrokeSession(
+                self.document, brush, settings, params=params, history=self.history
+            )
+        self._events = []
+        return self.paint(event)
+
+    def paint(self, event: InputEvent) -> Region:
+        """Apply one pointer event to the stroke in progress; the box it changed.
+
+        A brush that raises has its stroke undone (a ``cancel`` change) and :class:`BrushFailed`
+        says so.
+        """
+        stroke = self._require_stroke()
+        try:
+            with self.lock:
+                region = stroke.add_events((event,))
+        except Exception as exc:  # a brush bug must not leave a half-open stroke behind
+            name = stroke.state.kind.name
+            self.cancel_stroke()
+            raise BrushFailed(f"The {name} brush failed and its stroke was undone: {exc}") from exc
+        self._events.append(event)
+        if not region.empty:
+            self._emit(region, "paint")
+        return region
+
+    def end_stroke(self) -> Region:
+        """Finish the stroke in progress; record it when it changed something. The box changed."""
+        stroke = self._require_stroke()
+        self._stroke = None
+        with self.lock:
+            stroke.end()
+        region = stroke.region
+        if region.empty:
+            return region
+        state = stroke.state
+        self.strokes.add(
+            RecordedStroke(state.kind.name, state.settings, state.params, tuple(self._events))
+        )
+        self._emit(region, "stroke")
+        return region
+
+    def cancel_stroke(self) -> Region:
+        """Undo the stroke in progress and forget it; the box restored."""
+        stroke = self._require_stroke()
+        self._stroke = None
+        with self.lock:
+            region = stroke.abort()
+        if not region.empty:
+            self._emit(region, "cancel")
+        return region
+
+    def _require_stroke(self) -> StrokeSession:
+        if self._stroke is None:
+            raise RuntimeError("no stroke is in progress")
+        return self._stroke
+
+    # ------------------------------------------------------------------------------ operations
+    def apply(
+        self,
+        label: str,
+        region: Region,
+        compute: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    ) -> Region:
+        """One undoable operation: ``compute(magnitude, phase)`` of ``region`` (each
+        ``[channels, bins, frames]``) gives the values written there. The box changed."""
+        if self._stroke is not None:
+            raise RuntimeError("an operation cannot run while a stroke is in progress")
+        with self.lock:
+            step = self.history.begin(region.channels, label=label)
+            try:
+                magnitude, phase = self.document.read(region)
+                new_magnitude, new_phase = compute(magnitude, phase)
+                step.record(region)
+                self.document.write(region, new_magnitude, new_phase)
+            except BaseException:
+                self.history.abort()
+                raise
+            self.history.commit()
+        self._emit(region, "operation")
+        return region
+
+    # ---------------------------------------------------------------------------- undo and redo
+    def undo(self) -> Region | None:
+        """Take back the latest step (and its recorded stroke); the box changed, None if none."""
+        return self._step(self.history.undo, self.strokes.undo, "undo")
+
+    def redo(self) -> Region | None:
+        """Put back the latest undone step; the box changed, None if none."""
+        return self._step(self.history.redo, self.strokes.redo, "redo")
+
+    def _step(self, step, log_step, kind: str) -> Region | None:
+        if self._stroke is not None:
+            return None
+        with self.lock:
+            region = step()
+        if region is None:
+            return None
+        log_step()
+        self._emit(region, kind)
+        return region
+
+    # ----------------------------------------------------------------------------------- saving
+    def snapshot(self, view: Mapping[str, Any]) -> Snapshot:
+        """The document, ``view`` and strokes now, holding the lock only while the edited frames
+        are copied (time and memory in proportion to them, not to the document)."""
+        with self.lock:
+            edits = copy_edited_runs(self.document)
+        return Snapshot(self.document, edits, dict(view), self.strokes.to_dicts(), self.generation)
+
+    def mark_saved(self, path: str, generation: int) -> None:
+        """The document as it was at ``generation`` is now the project at ``path``."""
+        self.project_path, self.recovered = path, False
+        if generation == self.generation:
+            self.modified = False
+        self.changed.emit(Change(EMPTY, "saved", generation))

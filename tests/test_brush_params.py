@@ -1,0 +1,75 @@
+"""Brush parameters are declared once (label, unit, range) and both checks and the panel use it."""
+
+import dataclasses
+
+import pytest
+
+from spectropaint.brushes.params import check_params, declared
+from spectropaint.brushes.registry import BRUSHES
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.transforms.errors import SettingsError
+
+
+@pytest.mark.parametrize("name", sorted(BRUSHES))
+def test_every_parameter_of_every_brush_is_declared_and_its_default_is_allowed(name):
+    kind = BRUSHES[name]
+    fields = [field.name for field in dataclasses.fields(kind.params_type)]
+    specs = declared(kind.params_type)
+    assert list(specs) == fields
+    defaults = kind.params()
+    check_params(defaults)
+    for field, spec in specs.items():
+        assert spec.label
+        if spec.choices:
+            assert getattr(defaults, field) in spec.choices
+        else:
+            assert spec.low <= getattr(defaults, field) <= spec.high
+
+
+@pytest.mark.parametrize("name", sorted(BRUSHES))
+def test_values_past_a_declared_range_are_refused_naming_the_field(name):
+    kind = BRUSHES[name]
+    for field, spec in declared(kind.params_type).items():
+        bad = "nonsense" if spec.choices else spec.high + (1 if spec.integer else 0.5)
+        if not spec.choices and spec.high == float("inf"):
+            continue
+        with pytest.raises(SettingsError, match=field):
+            kind.params({field: bad})
+
+
+def test_common_settings_are_declared_with_units():
+    specs = declared(BrushSettings)
+    assert specs["radius_frames"].caption == "Width (frames)"
+    assert specs["spacing"].caption == "Spacing (radii)"
+    assert BrushSettings(channel=None).channel is None
+    with pytest.raises(SettingsError, match="hardness must be from 0 to 1, not 2"):
+        BrushSettings(hardness=2)
+    with pytest.raises(SettingsError, match="channel must be an integer"):
+        BrushSettings(channel=0.5)
+
+
+def test_the_panel_is_built_from_the_declarations(qtbot):
+    from PySide6.QtWidgets import QDoubleSpinBox, QLabel
+
+    from spectropaint.app.panels.brush_panel import BrushPanel
+
+    panel = BrushPanel()
+    qtbot.addWidget(panel)
+    for name, kind in BRUSHES.items():
+        panel.set_brush(name, BrushSettings(), {})
+        for field, spec in declared(kind.params_type).items():
+            editor = panel.findChild(editor_type(spec), f"param_{field}")
+            assert editor is not None, (name, field)
+            label = panel.own_form.labelForField(editor)
+            assert isinstance(label, QLabel) and label.text() == spec.caption
+            if isinstance(editor, QDoubleSpinBox):
+                assert (editor.minimum(), editor.maximum()) == (spec.low, spec.high)
+                assert editor.decimals() == spec.decimals
+
+
+def editor_type(spec):  # noqa: N802 - a type chooser
+    from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSpinBox
+
+    if spec.choices:
+        return QComboBox
+    return QSpinBox if spec.integer else QDoubleSpinBox
