@@ -114,10 +114,27 @@ class Transform(ABC):
         """The half-open sample span that frames ``[frame0, frame1)`` of ``block`` contribute to."""
 
     @abstractmethod
-    def frames_reaching(
-        self, block: int, frame0: int, frame1: int, n_samples: int
-    ) -> tuple[int, int]:
-        """All frames whose span overlaps that of frames ``[frame0, frame1)``."""
+    def frames_over(self, block: int, start: int, stop: int, n_samples: int) -> tuple[int, int]:
+        """The half-open span of ``block``'s frames whose samples overlap ``[start, stop)``."""
+
+    def synthesise_many(
+        self, pieces: list[tuple[int, int, torch.Tensor]], n_samples: int
+    ) -> tuple[int, torch.Tensor]:
+        """The summed samples of several frame spans, ``(block, frame0, coefficients)`` each.
+
+        Returns ``(first_sample, samples [C, n])`` clipped to ``[0, n_samples)``, covering every
+        piece's :meth:`synthesise_frames`. Transforms whose blocks share an inverse step (the
+        NSGT's ``irfft`` per slice) do it once for all pieces.
+        """
+        parts = [self.synthesise_frames(c, block, f0, n_samples) for block, f0, c in pieces]
+        lo = min(first for first, _ in parts)
+        hi = max(first + samples.shape[-1] for first, samples in parts)
+        if len(parts) == 1:
+            return parts[0]
+        out = parts[0][1].new_zeros((parts[0][1].shape[0], hi - lo))
+        for first, samples in parts:
+            out[:, first - lo : first - lo + samples.shape[-1]] += samples
+        return lo, out
 
     @abstractmethod
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spectropaint import __version__
+from spectropaint.transforms.analysis import AnalysisSettings, make_transform, settings_from_dict
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.audio_file import AudioFormat
 from spectropaint.transforms.files.audio_headers import MAX_CHANNELS
-from spectropaint.transforms.stft import STFT, STFTSettings
 
 if TYPE_CHECKING:
     from spectropaint.transforms.document import Document
@@ -111,7 +111,7 @@ class Plan:
     frames: int
     source_path: str | None
     storage: dict[str, Any]
-    settings: STFTSettings
+    settings: AnalysisSettings
     blocks: tuple[tuple[int, int], ...]
     """(bins, frames) of each block."""
     edits: tuple[Edit, ...]
@@ -182,17 +182,20 @@ def check_manifest(manifest: Any) -> Plan:
     storage = _storage(_field(audio, "storage", dict, "audio"), channels, audio_format)
 
     transform = _field(manifest, "transform", dict, "")
-    if _field(transform, "name", str, "transform") != STFT.name:
-        raise Refused(f"manifest: unknown transform {transform['name']!r}")
     try:
-        settings = STFTSettings(**_field(transform, "settings", dict, "transform"))
-    except (TypeError, SettingsError) as err:
-        raise Refused(f"manifest: bad transform settings ({err})") from None
-    if frames < settings.n_fft:
-        raise Refused(
-            f"manifest: {frames} audio frames are shorter than one analysis frame ({settings.n_fft})"
+        settings = settings_from_dict(
+            _field(transform, "name", str, "transform"),
+            _field(transform, "settings", dict, "transform"),
         )
-    layouts = settings.layout(frames, audio_format.sample_rate)
+        analysis = make_transform(settings, audio_format.sample_rate)
+    except SettingsError as err:
+        raise Refused(f"manifest: bad transform settings ({err})") from None
+    if frames < analysis.min_samples():
+        raise Refused(
+            f"manifest: {frames} audio frames are shorter than one analysis frame "
+            f"({analysis.min_samples()})"
+        )
+    layouts = analysis.layout(frames, audio_format.sample_rate)
     blocks = _field(manifest, "blocks", list, "")
     declared = [
         (
