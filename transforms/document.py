@@ -33,11 +33,11 @@ from spectropaint.transforms.files.audio_file import (
     AudioData,
     AudioFormat,
     ExportReport,
-    available_memory,
     default_export_subtype,
     load_audio,
     write_audio,
 )
+from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFT, STFTSettings
@@ -84,6 +84,13 @@ class CoefficientBlock:
     @property
     def n_frames(self) -> int:
         return self.magnitude.shape[2]
+
+
+def _padded_for_analysis(samples: np.ndarray, minimum: int) -> np.ndarray:
+    """``samples`` ``[C, N]``, or a copy padded with zeros to ``minimum`` samples when shorter."""
+    if samples.shape[-1] >= minimum:
+        return samples
+    return np.pad(samples, ((0, 0), (0, minimum - samples.shape[-1])))
 
 
 class _Rising:
@@ -152,11 +159,18 @@ class Document:
         self._full_scale: float | None = None
         self.notices: Event[str] = Event(remember=True)
         """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
-        channels, n = audio.samples.shape
-        minimum = self.settings.min_samples()
-        if n < minimum:
-            self._refuse(
-                f"audio is {n} samples long, shorter than one analysis frame ({minimum} samples)"
+        channels, length = audio.samples.shape
+        for warning in audio.warnings:
+            self.notices.emit(self._about_audio(warning))
+        self._signal = _padded_for_analysis(audio.samples, self.settings.min_samples())
+        """The samples analysed: the audio itself, or a copy padded with silence to one window."""
+        n = self._signal.shape[-1]
+        if n > length:
+            self.notices.emit(
+                self._about_audio(
+                    f"{length} samples long, shorter than one analysis window ({n} samples): "
+                    "padded with silence for analysis; exported at its own length"
+                )
             )
         budget = max_bytes
         available = available_memory()
@@ -198,6 +212,9 @@ class Document:
             for (magnitude, phase), layout in zip(polar, layouts, strict=True)
         ]
 
+    def _about_audio(self, warning: str) -> str:
+        return f"'{self.audio.path}': {warning}" if self.audio.path is not None else warning
+
     def _refuse(self, reason: str) -> NoReturn:
         if self.audio.path is not None:
             raise AudioFileError(self.audio.path, reason)
@@ -206,7 +223,7 @@ class Document:
     def _device_samples(self) -> torch.Tensor:
         """The samples the transform reads: the float64 array itself on the CPU (no copy); float32
         elsewhere, converted slice by slice (the analysis rounds to float32 either way)."""
-        samples = np.ascontiguousarray(self.audio.samples)
+        samples = np.ascontiguousarray(self._signal)
         if self.device == CPU:
             return torch.from_numpy(samples)
         out = torch.empty(samples.shape, dtype=torch.float32, device=self.device)
@@ -311,6 +328,7 @@ class Document:
 
     @property
     def n_samples(self) -> int:
+        """The audio's length in samples (the analysis of a very short file covers more)."""
         return self.audio.samples.shape[-1]
 
     @property
@@ -434,8 +452,9 @@ class Document:
         )
 
     def _edited_span(self, frame0: int, frame1: int, block: int) -> tuple[int, np.ndarray]:
-        n = self.n_samples
+        n = self._signal.shape[-1]
         start, stop = self.transform.samples_reached(block, frame0, frame1, n)
+        stop = max(start, min(stop, self.n_samples))  # the padding of a short file is not audio
         out = self.audio.samples[:, start:stop].copy()
         lo, hi = self.transform.frames_reaching(block, frame0, frame1, n)
         edited = self.blocks[block].edited_frames[lo:hi]

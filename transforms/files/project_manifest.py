@@ -32,6 +32,8 @@ MANIFEST, STROKES, AUDIO_FLAC, AUDIO_NPY = (
 )
 STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 1
 """The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file."""
+MAX_STROKES_BYTES = 256 * 2**20
+"""The largest strokes file (and ``strokes.json`` member) read."""
 COEFFICIENT_DTYPE = "<f4"
 AUDIO_DTYPES = ("<f4", "<f8")
 FLAC_SUBTYPE_BY_BITS = {8: "PCM_S8", 16: "PCM_16", 24: "PCM_24"}
@@ -188,11 +190,8 @@ def check_manifest(manifest: Any) -> Plan:
         settings = STFTSettings(**_field(transform, "settings", dict, "transform"))
     except (TypeError, SettingsError) as err:
         raise Refused(f"manifest: bad transform settings ({err})") from None
-    if frames < settings.n_fft:
-        raise Refused(
-            f"manifest: {frames} audio frames are shorter than one analysis frame ({settings.n_fft})"
-        )
-    layouts = settings.layout(frames, audio_format.sample_rate)
+    # audio shorter than one window is analysed padded to it, as the document does
+    layouts = settings.layout(max(frames, settings.min_samples()), audio_format.sample_rate)
     blocks = _field(manifest, "blocks", list, "")
     declared = [
         (
