@@ -19,9 +19,17 @@ from spectropaint.brushes.registry import brush_kind
 from spectropaint.brushes.settings import BrushSettings, to_mapping
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.errors import SettingsError, SpectroPaintError
+from spectropaint.transforms.files.project_manifest import MAX_STROKES_BYTES
+from spectropaint.transforms.files.safe_read import InputRefused, parse_json, read_small_file
 
 FORMAT = "spectropaint-strokes"
 VERSION = 1
+MAX_STROKES = 10_000
+"""The most strokes one file may hold."""
+MAX_EVENTS_PER_STROKE = 100_000
+"""The most input events one stroke may hold (half an hour of a 60 Hz pointer)."""
+MAX_EVENTS = 1_000_000
+"""The most input events one file may hold, all strokes together."""
 
 
 class PackedEvents(Sequence[InputEvent]):
@@ -115,23 +123,31 @@ def stroke_from_dict(values: Any, *, origin: str) -> RecordedStroke:
         events = values["events"]
         if not isinstance(events, list) or not events:
             raise SettingsError("'events' must be a non-empty list of [t, frame, bin, pressure]")
+        if len(events) > MAX_EVENTS_PER_STROKE:
+            raise SettingsError(
+                f"{len(events)} events, more than the {MAX_EVENTS_PER_STROKE} a stroke may hold"
+            )
         return RecordedStroke(kind.name, settings, params, tuple(map(_event, events)), origin)
     except SettingsError as exc:
         raise SettingsError(f"{origin}: {exc}") from None
 
 
 def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
-    """Read a strokes file; :class:`SpectroPaintError` (or its :class:`SettingsError`) naming the file."""
+    """Read a strokes file; :class:`SpectroPaintError` (or its :class:`SettingsError`) naming the file.
+
+    Only a regular file of at most ``MAX_STROKES_BYTES`` is read, its JSON within the limits of
+    :func:`~spectropaint.transforms.files.safe_read.parse_json`, holding at most
+    :data:`MAX_STROKES` strokes and :data:`MAX_EVENTS` events.
+    """
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise SpectroPaintError(
-            f"cannot open strokes file '{name}': {exc.strerror or exc}"
-        ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"cannot read strokes file '{name}': not valid JSON ({exc})") from None
+        text = read_small_file(name, limit=MAX_STROKES_BYTES)
+    except InputRefused as exc:
+        raise SpectroPaintError(f"cannot open strokes file '{name}': {exc}") from None
+    try:
+        data = parse_json(text)
+    except InputRefused as exc:
+        raise SettingsError(f"cannot read strokes file '{name}': {exc}") from None
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise SettingsError(f'\'{name}\': not a strokes file (it needs "format": "{FORMAT}")')
     if data.get("version") != VERSION:
@@ -141,6 +157,17 @@ def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
     strokes = data.get("strokes")
     if not isinstance(strokes, list):
         raise SettingsError(f"'{name}': \"strokes\" must be a list")
+    if len(strokes) > MAX_STROKES:
+        raise SettingsError(
+            f"'{name}': {len(strokes)} strokes, more than the {MAX_STROKES} allowed"
+        )
+    events = sum(
+        len(stroke["events"])
+        for stroke in strokes
+        if isinstance(stroke, Mapping) and isinstance(stroke.get("events"), list)
+    )
+    if events > MAX_EVENTS:
+        raise SettingsError(f"'{name}': {events} events, more than the {MAX_EVENTS} allowed")
     return [
         stroke_from_dict(values, origin=f"'{name}', stroke {index + 1}")
         for index, values in enumerate(strokes)

@@ -25,7 +25,8 @@ from spectropaint.gpu.png_writer import PngStreamWriter
 from spectropaint.gpu.renderer import TARGET_FORMAT, SpectrogramRenderer
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.errors import Cancelled, SettingsError
-from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.atomic_write import atomic_path
+from spectropaint.transforms.files.file_reasons import describe_os_error
 
 PIECE_LIMIT = 4096
 """Widest and tallest render target used, in pixels (lower if the adapter's limit is lower)."""

@@ -24,9 +24,9 @@ from spectropaint.brushes.recorded import VERSION as STROKES_VERSION
 from spectropaint.brushes.recorded import apply_strokes, load_strokes, stroke_from_dict
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import Cancelled, ProjectFileError
+from spectropaint.transforms.files.atomic_write import STALE_PARTIAL_SECONDS
 from spectropaint.transforms.files.audio_file import AudioData, AudioFormat
 from spectropaint.transforms.files.project_file import (
-    STALE_PARTIAL_SECONDS,
     is_project,
     load_project,
     save_project,
@@ -421,7 +421,7 @@ def test_truncated_corrupt_and_non_zip_files_are_refused(saved, tmp_path):
     os.mkfifo(tmp_path / "pipe.spp")
     refused(tmp_path / "pipe.spp", "not a regular file")
     rewrite(saved[0], tmp_path / "json.spp", replace={"manifest.json": b'{"format": NaN'})
-    refused(tmp_path / "json.spp", "'manifest.json' is not valid JSON")
+    refused(tmp_path / "json.spp", "'manifest.json': not valid JSON")
 
 
 def test_random_corruption_is_refused_or_harmless(saved, tmp_path):
@@ -480,8 +480,8 @@ def test_stale_temporary_files_of_killed_saves_are_removed_and_live_ones_kept(tm
     for path in (stale, other):
         os.utime(path, (old, old))
     save_project(document, tmp_path / "p.spp")
-    assert not stale.exists()
-    assert fresh.exists() and other.exists()
+    assert not stale.exists() and not other.exists()
+    assert fresh.exists()
     assert_same_document(load_project(tmp_path / "p.spp").document, document)
 
 

@@ -34,11 +34,11 @@ from spectropaint.transforms.files.audio_file import (
     AudioData,
     AudioFormat,
     ExportReport,
-    available_memory,
     default_export_subtype,
     load_audio,
     write_audio,
 )
+from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
@@ -85,6 +85,13 @@ class CoefficientBlock:
     @property
     def n_frames(self) -> int:
         return self.magnitude.shape[2]
+
+
+def _padded_for_analysis(samples: np.ndarray, minimum: int) -> np.ndarray:
+    """``samples`` ``[C, N]``, or a copy padded with zeros to ``minimum`` samples when shorter."""
+    if samples.shape[-1] >= minimum:
+        return samples
+    return np.pad(samples, ((0, 0), (0, minimum - samples.shape[-1])))
 
 
 class _Rising:
@@ -154,14 +161,22 @@ class Document:
         self._full_scale: float | None = None
         self.notices: Event[str] = Event(remember=True)
         """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
-        channels, n = audio.samples.shape
+        channels, length = audio.samples.shape
+        for warning in audio.warnings:
+            self.notices.emit(self._about_audio(warning))
         try:
             minimum = make_transform(self.settings, audio.format.sample_rate).min_samples()
         except SettingsError as err:  # settings that do not fit this sample rate
             self._refuse(str(err))
-        if n < minimum:
-            self._refuse(
-                f"audio is {n} samples long, shorter than one analysis frame ({minimum} samples)"
+        self._signal = _padded_for_analysis(audio.samples, minimum)
+        """The samples analysed: the audio itself, or a copy padded with silence to one window."""
+        n = self._signal.shape[-1]
+        if n > length:
+            self.notices.emit(
+                self._about_audio(
+                    f"{length} samples long, shorter than one analysis window ({n} samples): "
+                    "padded with silence for analysis; exported at its own length"
+                )
             )
         budget = max_bytes
         available = available_memory()
@@ -205,6 +220,9 @@ class Document:
             for (magnitude, phase), layout in zip(polar, layouts, strict=True)
         ]
 
+    def _about_audio(self, warning: str) -> str:
+        return f"'{self.audio.path}': {warning}" if self.audio.path is not None else warning
+
     def _refuse(self, reason: str) -> NoReturn:
         if self.audio.path is not None:
             raise AudioFileError(self.audio.path, reason)
@@ -213,7 +231,7 @@ class Document:
     def _device_samples(self) -> torch.Tensor:
         """The samples the transform reads: the float64 array itself on the CPU (no copy); float32
         elsewhere, converted slice by slice (the analysis rounds to float32 either way)."""
-        samples = np.ascontiguousarray(self.audio.samples)
+        samples = np.ascontiguousarray(self._signal)
         if self.device == CPU:
             return torch.from_numpy(samples)
         out = torch.empty(samples.shape, dtype=torch.float32, device=self.device)
@@ -324,6 +342,7 @@ class Document:
 
     @property
     def n_samples(self) -> int:
+        """The audio's length in samples (the analysis of a very short file covers more)."""
         return self.audio.samples.shape[-1]
 
     @property
@@ -459,7 +478,8 @@ class Document:
         return self.on_cpu_after_oom("resynthesising", lambda: self._edited_between(start, stop))
 
     def _edited_between(self, start: int, stop: int) -> np.ndarray:
-        n = self.n_samples
+        n = self._signal.shape[-1]  # what was analysed: a short file's padding included
+        stop = max(start, min(stop, self.n_samples))  # the padding of a short file is not audio
         out = self.audio.samples[:, start:stop].copy()
         pieces = []
         for index, block in enumerate(self.blocks):

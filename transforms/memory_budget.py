@@ -12,7 +12,8 @@ Everything here is computed from shapes, never measured, so it can run on a file
 - :func:`memory_refusal`: why a document does not fit in the memory available, and what would fit;
 - :func:`plan_document`: both, as the document uses them.
 
-Host memory available is :func:`spectropaint.transforms.files.audio_file.available_memory`.
+Host memory available is :func:`spectropaint.transforms.host_memory.available_memory`: the least of
+free memory, the address-space limit's room and the control group's.
 """
 
 from __future__ import annotations

@@ -14,13 +14,11 @@ no member is ever extracted under its own name. No pickle: JSON and raw ``.npy``
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
 import json
 import math
 import os
-import re
 import shutil
 import stat
 import tempfile
@@ -42,13 +40,13 @@ from spectropaint.transforms.errors import (
     ProjectFileError,
     SettingsError,
 )
-from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.atomic_write import atomic_path
 from spectropaint.transforms.files.audio_file import (
     AudioData,
-    available_memory,
     load_audio,
     write_audio,
 )
+from spectropaint.transforms.files.file_reasons import describe_os_error
 from spectropaint.transforms.files.project_manifest import (
     AUDIO_FLAC,
     AUDIO_NPY,
@@ -57,6 +55,7 @@ from spectropaint.transforms.files.project_manifest import (
     FLAC_MAX_RATE,
     FLAC_SUBTYPE_BY_BITS,
     MANIFEST,
+    MAX_STROKES_BYTES,
     STROKES,
     STROKES_FORMAT,
     STROKES_VERSION,
@@ -67,15 +66,14 @@ from spectropaint.transforms.files.project_manifest import (
     check_manifest,
     edit_member,
 )
+from spectropaint.transforms.files.safe_read import InputRefused, parse_json
+from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.memory_budget import ReserveEstimate
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.transform import Progress
 
 SUFFIX = ".spp"
 MAX_MANIFEST_BYTES = 16 * 2**20
-MAX_STROKES_BYTES = 256 * 2**20
-STALE_PARTIAL_SECONDS = 600
-"""A temporary file of an interrupted save older than this is removed by the next save."""
 
 _NPY_HEADER_LIMIT = 10_000  # numpy's own default ``max_header_size``
 _NPY_HEADER_BYTES = _NPY_HEADER_LIMIT + 16  # with the magic string, version and length
@@ -83,6 +81,7 @@ _SOURCE_BITS = {"PCM_S8": 8, "PCM_U8": 8, "PCM_16": 16, "PCM_24": 24, "ULAW": 16
 """Integer subtypes whose samples FLAC holds exactly (u-law and A-law decode to 16-bit values)."""
 _CHUNK = 1 << 20  # samples per read, write or check of audio, bounding temporary memory
 _WRITE_PIECE_BYTES = 4 << 20  # bytes handed to the zip member per write
+_MEMBER_PIECE = 1 << 16  # bytes inflated at a time from a JSON member
 _JSON_LOAD_FACTOR = 8  # parsed JSON takes up to this many times its text in memory
 
 
@@ -238,7 +237,6 @@ def save_project(
     meter = _Meter(
         progress, audio.samples.size + sum(2 * run.magnitude.numel() for run in runs), "saving"
     )
-    _remove_stale_partials(name)
     try:
         with atomic_path(name) as temporary, zipfile.ZipFile(temporary, "w") as archive:
             _write_bytes(archive, MANIFEST, _json_bytes(manifest, "manifest"))
@@ -406,26 +404,6 @@ def _write_audio(archive: zipfile.ZipFile, audio: AudioData, storage: dict, mete
     )
 
 
-def _remove_stale_partials(path: str) -> None:
-    """Remove temporary files that killed saves of ``path`` left, once older than a live save's.
-
-    They are named by ``atomic_path``: ``.NAME.<12 hex digits>.partial`` next to the real file. A
-    save in progress keeps writing to its own, so one untouched for :data:`STALE_PARTIAL_SECONDS`
-    belongs to no live save.
-    """
-    target = Path(os.path.realpath(path))
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.[0-9a-f]{{12}}\.partial")
-    cutoff = time.time() - STALE_PARTIAL_SECONDS
-    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
-        for entry in entries:
-            if not pattern.fullmatch(entry.name):
-                continue
-            with contextlib.suppress(OSError):
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
-                    os.unlink(entry.path)
-
-
 # --- loading --------------------------------------------------------------------------------------
 
 
@@ -548,14 +526,22 @@ def _checked_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     return infos
 
 
-def _read_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
-    def refuse_constant(constant: str) -> None:
-        raise ValueError(f"{constant} is not allowed")
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, inflated a piece at a time: reading stops at the declared size, so a member
+    that inflates to more than it declares never takes more memory than that (``ZipFile.read``
+    would inflate up to 2 GiB in one call before the CRC check could refuse it)."""
+    pieces = []
+    with archive.open(info) as stream:
+        while piece := stream.read(_MEMBER_PIECE):
+            pieces.append(piece)
+    return b"".join(pieces)
 
+
+def _read_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
     try:
-        return json.loads(archive.read(info).decode("utf-8"), parse_constant=refuse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise Refused(f"member '{info.filename}' is not valid JSON ({err})") from None
+        return parse_json(_read_member(archive, info))
+    except InputRefused as refusal:
+        raise Refused(f"member '{info.filename}': {refusal}") from None
 
 
 def _check_declared_size(info: zipfile.ZipInfo, limit: int, why: str) -> None:

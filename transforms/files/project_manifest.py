@@ -32,6 +32,8 @@ MANIFEST, STROKES, AUDIO_FLAC, AUDIO_NPY = (
 )
 STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 1
 """The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file."""
+MAX_STROKES_BYTES = 256 * 2**20
+"""The largest strokes file (and ``strokes.json`` member) read."""
 COEFFICIENT_DTYPE = "<f4"
 AUDIO_DTYPES = ("<f4", "<f8")
 FLAC_SUBTYPE_BY_BITS = {8: "PCM_S8", 16: "PCM_16", 24: "PCM_24"}
@@ -188,14 +190,10 @@ def check_manifest(manifest: Any) -> Plan:
             _field(transform, "settings", dict, "transform"),
         )
         analysis = make_transform(settings, audio_format.sample_rate)
-    except SettingsError as err:
+    except (TypeError, SettingsError) as err:
         raise Refused(f"manifest: bad transform settings ({err})") from None
-    if frames < analysis.min_samples():
-        raise Refused(
-            f"manifest: {frames} audio frames are shorter than one analysis frame "
-            f"({analysis.min_samples()})"
-        )
-    layouts = analysis.layout(frames, audio_format.sample_rate)
+    # audio shorter than one window is analysed padded to it, as the document does
+    layouts = analysis.layout(max(frames, analysis.min_samples()), audio_format.sample_rate)
     blocks = _field(manifest, "blocks", list, "")
     declared = [
         (
