@@ -21,8 +21,13 @@ fn column_of(frames: f32) -> f32 {
     return (frames - view.t0) / (view.t1 - view.t0) * view.full_size.x;
 }
 
+// A frequency at or below 0 Hz has no logarithm: on a log axis it lies below any row (a time
+// selection spans bin 0's cell, whose lower edge is below 0 Hz).
+const LOWEST_LOG_HZ: f32 = 1e-30;
+
 fn row_of(hz: f32) -> f32 {
-    return (1.0 - (warp(hz) - view.w_lo) / (view.w_hi - view.w_lo)) * view.full_size.y;
+    let safe = select(hz, max(hz, LOWEST_LOG_HZ), view.scale == 1u);
+    return (1.0 - (warp(safe) - view.w_lo) / (view.w_hi - view.w_lo)) * view.full_size.y;
 }
 
 fn draw_overlays(rgb_in: vec3<f32>, fp: Footprint, ring: f32, ring_width: f32) -> vec3<f32> {
