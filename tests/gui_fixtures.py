@@ -119,6 +119,7 @@ def open_window(
     window.show()
     qtbot.waitExposed(window)
     window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)  # shortcuts only reach an active window
     window.open_path(None if path is None else str(path))
     qtbot.waitUntil(
         lambda: window.canvas is not None and window.canvas.frames_presented > 0,

@@ -19,7 +19,7 @@ from test_render_reference import (
 from spectropaint.gpu.adapter import shared_device
 from spectropaint.gpu.colormaps import MAGNITUDE_COLORMAPS
 from spectropaint.gpu.renderer import SpectrogramRenderer
-from spectropaint.gpu.view import BrushOutline, Overlays, Selection, ViewSettings
+from spectropaint.gpu.view import Overlays, Selection, ViewSettings
 
 pytestmark = pytest.mark.gpu
 
@@ -151,22 +151,6 @@ def test_the_selection_tints_exactly_its_rectangle(document, renderer):
     expected_cols = np.zeros(180, bool)
     expected_cols[41:101] = True  # frames 20.5 .. 50.5 at two pixels per frame
     np.testing.assert_array_equal(changed, expected_rows[:, None] & expected_cols[None, :])
-
-
-def test_the_brush_outline_is_a_ring_at_one_radius(document, renderer):
-    block = document.blocks[0]
-    step_hz = block.band_hz[1]
-    frame_seconds = block.hop / document.sample_rate
-    brush = BrushOutline(45 * frame_seconds, 2000.0, 10 * frame_seconds, 800.0)
-    changed, _ = _changed(renderer, Overlays(brush=brush))
-    rows, cols = np.nonzero(changed)
-    frames = (cols + 0.5) / 2
-    hz = -step_hz / 2 + (80 - rows - 0.5) / 80 * (N_BINS * step_hz)
-    distance = np.hypot((frames - 45.5) / 10, (hz - 2000.0) / 800)
-    assert len(rows) > 60  # a closed ring around the centre, not a dot
-    assert np.abs(distance - 1).max() < 0.15
-    assert {bool(x) for x in frames > 45.5} == {True, False}
-    assert {bool(x) for x in hz > 2000} == {True, False}
 
 
 @pytest.mark.parametrize("scale", ["linear", "log", "mel"])

@@ -157,7 +157,7 @@ class MainWindow(QMainWindow):
         self.grid.addWidget(self.color_bar, 1, 2)
         self.grid.setColumnStretch(1, 1)
         self.grid.setRowStretch(1, 1)
-        self.time_ruler.clicked.connect(self._set_cursor)
+        self.time_ruler.pressed.connect(self._set_cursor)
         self.setCentralWidget(self.editor)
 
     def _build_panels(self) -> None:
@@ -338,6 +338,8 @@ class MainWindow(QMainWindow):
             self.canvas.deleteLater()
             self.canvas = None
         self.placeholder.show()
+        self.time_ruler.set_span(None)
+        self.freq_ruler.set_span(None)
         self.session = None
 
     def view_values(self) -> dict:
@@ -434,13 +436,18 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(str(exc))
 
     def _update_color_bar(self, view: ViewSettings) -> None:
-        self.color_bar.set_mapping(view.colormap, view.resolved_floor_db, view.range_db, view.gamma)
+        if view.mode == "phase":
+            self.color_bar.set_phase(view.phase_colormap)
+        else:
+            self.color_bar.set_mapping(
+                view.colormap, view.resolved_floor_db, view.range_db, view.gamma
+            )
 
     def _update_rulers(self) -> None:
         mapping = self.canvas.mapping()
-        self.time_ruler.set_span(*mapping.seconds_span)
+        self.time_ruler.set_span(mapping.seconds_span)
         _, _, low, high = mapping.visible
-        self.freq_ruler.set_span(low, high, mapping.view.freq_scale)
+        self.freq_ruler.set_span((low, high), mapping.view.freq_scale)
         self._update_color_bar(mapping.view)
 
     def _show_readout(self, point: Point | None) -> None:
