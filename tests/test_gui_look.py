@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gui_fixtures import canvas_pixels, open_window, send_mouse, write_test_sound
+from gui_fixtures import (
+    JACK_RATE,
+    canvas_pixels,
+    jack_server,  # noqa: F401 - fixture
+    open_window,
+    send_mouse,
+    write_test_sound,
+)  # noqa: F401
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
@@ -149,3 +156,52 @@ def test_ctrl_shift_equals_zooms_frequency_and_ctrl_equals_time(window, qtbot):
     assert canvas.view.freq_range is None
     QTest.keyClick(canvas, Qt.Key.Key_Equal, control)
     assert canvas.view.time_range is not None and canvas.view.freq_range is None
+
+
+def test_status_messages_go_away_by_themselves(window, qtbot, monkeypatch):
+    from spectropaint.app.window import status_line
+
+    monkeypatch.setattr(status_line, "MIN_SHOW_MS", 300)
+    monkeypatch.setattr(status_line, "MS_PER_CHARACTER", 1)
+    window.canvas.message.emit("Stroke cancelled")
+    assert window.statusBar().currentMessage() == "Stroke cancelled"
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == "", timeout=3000)
+
+
+def test_the_playback_off_notice_goes_when_a_file_plays(
+    qtbot,
+    tmp_path,
+    monkeypatch,
+    jack_server,  # noqa: F811
+):
+    from spectropaint.app.playback import transport as transport_module
+
+    path = tmp_path / "tones.wav"
+    write_test_sound(path, sample_rate=JACK_RATE)
+    window = open_window(qtbot, tmp_path, path)
+    assert window.statusBar().currentMessage().startswith("Playback is off")
+    monkeypatch.setattr(
+        transport_module, "find_output_device", lambda *, refresh=False: jack_server
+    )
+    window.canvas.setFocus()
+    QTest.keyClick(window.canvas, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: window.transport.playing, timeout=5000)
+    assert "Playback is off" not in window.statusBar().currentMessage()
+    window.transport.toggle()
+
+
+def test_the_readout_calls_digital_silence_silence(qtbot, tmp_path):
+    import soundfile
+
+    path = tmp_path / "half-silent.wav"
+    rate = 22050
+    t = np.arange(rate) / rate
+    samples = np.stack([0.3 * np.sin(2 * np.pi * 440 * t), np.zeros_like(t)])
+    soundfile.write(path, samples.T, rate, subtype="FLOAT")
+    window = open_window(qtbot, tmp_path, path)
+    canvas = window.canvas
+    hover(qtbot, canvas, canvas.width() // 2, canvas.height() // 4)
+    text = window.readout.text()
+    assert "ch2 < -150 dB" in text
+    levels = [float(word) for word in text.split() if word.lstrip("-").replace(".", "").isdigit()]
+    assert min(levels) >= -150  # no -300 or -650 anywhere
