@@ -119,12 +119,13 @@ def open_window(
     window.show()
     qtbot.waitExposed(window)
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow)  # shortcuts only reach an active window
     window.open_path(None if path is None else str(path))
     qtbot.waitUntil(
         lambda: window.canvas is not None and window.canvas.frames_presented > 0,
         timeout=FIRST_FRAME_TIMEOUT_MS,
     )
+    window.activateWindow()  # again: the progress dialog of a slow open may have taken it
+    qtbot.waitUntil(window.isActiveWindow)  # shortcuts only reach an active window
     return window
 
 

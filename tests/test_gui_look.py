@@ -12,6 +12,7 @@ from gui_fixtures import (
     jack_server,  # noqa: F401 - fixture
     open_window,
     send_mouse,
+    wait_for_fresh_frame,
     write_test_sound,
 )  # noqa: F401
 from PySide6.QtCore import QEvent, Qt
@@ -46,6 +47,7 @@ def test_brackets_resize_the_outline_at_once_without_moving_the_mouse(window, qt
     canvas = window.canvas
     window.palette.select("gain")
     window.view_panel.scale.setCurrentText("linear")
+    wait_for_fresh_frame(qtbot, canvas)
     plain = canvas_pixels(canvas)
     x, y = canvas.width() // 2, canvas.height() // 2
     hover(qtbot, canvas, x, y)

@@ -305,6 +305,7 @@ class MainWindow(QMainWindow):
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
         self.view_panel.set_values(view, document.n_channels)
         self.brush_panel.set_channel_count(document.n_channels)
+        self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
         self.transport = Transport(session, self.output_device, self)
         self.transport.playhead_moved.connect(canvas.set_playhead)
@@ -456,6 +457,7 @@ class MainWindow(QMainWindow):
         if point is None or self.session is None:
             self.readout.clear()
             return
+        self.brush_panel.set_reference_hz(point.hz)
         document = self.session.document
         block = document.blocks[0]
         frame, bin_ = round(point.frame), round(point.bin)
@@ -463,7 +465,9 @@ class MainWindow(QMainWindow):
         if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
             values = block.magnitude[:, bin_, frame].cpu().tolist()
             levels = [level_db(value, document.full_scale) for value in values]
-        self.readout.setText(readout_text(point.seconds, point.hz, levels, self.canvas.view.channel))
+        self.readout.setText(
+            readout_text(point.seconds, point.hz, levels, self.canvas.view.channel)
+        )
 
     def _set_cursor(self, seconds: float) -> None:
         if self.transport is not None:
