@@ -285,22 +285,10 @@ class SpectrogramRenderer:
         t0, t1, low_hz, high_hz = view.visible(geometry)
         overlays = view.overlays
         flags = 0
-        playhead, brush, selection = 0.0, (0.0, 0.0, 1.0, 1.0), (0.0, 0.0, 0.0, 0.0)
+        playhead, selection = 0.0, (0.0, 0.0, 0.0, 0.0)
         if overlays.playhead_seconds is not None:
             flags |= 1
             playhead = float(geometry.frame_position(overlays.playhead_seconds))
-        if (
-            overlays.brush is not None
-            and min(overlays.brush.radius_seconds, overlays.brush.radius_hz) > 0
-        ):
-            flags |= 2
-            b = overlays.brush
-            brush = (
-                float(geometry.frame_position(b.centre_seconds)),
-                b.centre_hz,
-                b.radius_seconds / geometry.step_seconds,
-                b.radius_hz,
-            )
         if overlays.selection is not None:
             flags |= 4
             s = overlays.selection
@@ -340,7 +328,6 @@ class SpectrogramRenderer:
             "playhead": playhead,
             "level_offset": offsets,
             "level_width": widths,
-            "brush": brush,
             "selection": selection,
         }
 
