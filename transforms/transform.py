@@ -140,7 +140,7 @@ class Transform(ABC):
         """Every block of a whole signal as complex64 ``[C, F, T]``; see :meth:`analyse_frames`."""
         blocks = self._empty_blocks(samples, torch.complex64, 1)
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
-            blocks[index][0][:, :, frame0:frame1] = chunk
+            _store(blocks[index][0], frame0, frame1, chunk)
         return [complex_block for (complex_block,) in blocks]
 
     def analyse_polar(
@@ -154,8 +154,8 @@ class Transform(ABC):
         blocks = self._empty_blocks(samples, torch.float32, 2)
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
             magnitude, phase = blocks[index]
-            magnitude[:, :, frame0:frame1] = chunk.abs()
-            phase[:, :, frame0:frame1] = chunk.angle()
+            _store(magnitude, frame0, frame1, chunk.abs())
+            _store(phase, frame0, frame1, chunk.angle())
         return [(magnitude, phase) for magnitude, phase in blocks]
 
     def _empty_blocks(
@@ -179,7 +179,8 @@ class Transform(ABC):
     ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
         """``(block, frame0, frame1, coefficients)`` for every chunk of every block, in order.
 
-        ``progress`` sees the fraction of frames done after the caller has stored each chunk.
+        Coefficients are ``[C, F, frame1 - frame0]``, or ``[C, F, R, M]`` with ``R * M`` frames
+        (a transform whose frames come ``M`` to a slice). ``progress`` sees the fraction of frames done after the caller has stored each chunk.
         """
         layouts = self.layout(samples.shape[-1], 1)
         total = sum(layout.n_frames for layout in layouts)
@@ -191,3 +192,11 @@ class Transform(ABC):
                 done += frame1 - frame0
                 if progress is not None and progress(done / total) is False:
                     raise Cancelled("analysis cancelled")
+
+
+def _store(target: torch.Tensor, frame0: int, frame1: int, values: torch.Tensor) -> None:
+    """``target[:, :, frame0:frame1] = values``, for ``[C, F, T]`` or ``[C, F, R, M]`` values."""
+    region = target[:, :, frame0:frame1]
+    if values.dim() == 4:
+        region = region.unflatten(-1, values.shape[-2:])
+    region.copy_(values)
