@@ -74,6 +74,10 @@ class BrushSettings:
     ----------
     radius_frames, radius_bins : float
         Half-width of the elliptical dab in frames (time) and bins (frequency), at full size.
+    radius_seconds, radius_semitones, radius_hz : float or None
+        Half-widths in physical units instead (strokes files version 2): seconds, with semitones
+        or Hz. Given, they replace the frames and bins, and the stroke's events are in seconds and
+        Hz (see :mod:`spectropaint.brushes.plane`).
     hardness : float
         0..1: the fraction of the radius at full weight; beyond it the weight falls to 0 at the rim
         along a raised cosine. 1 is a hard edge.
@@ -97,10 +101,26 @@ class BrushSettings:
     pressure_size: float = 0.0
     pressure_strength: float = 1.0
     channel: int | None = None
+    radius_seconds: float | None = None
+    radius_semitones: float | None = None
+    radius_hz: float | None = None
 
     def __post_init__(self) -> None:
         check_number("radius_frames", self.radius_frames, 0.5, 4096)
         check_number("radius_bins", self.radius_bins, 0.5, 4096)
+        pitch = [
+            name for name in ("radius_semitones", "radius_hz") if getattr(self, name) is not None
+        ]
+        if (self.radius_seconds is None) != (not pitch) or len(pitch) > 1:
+            raise SettingsError(
+                "physical radii are radius_seconds with one of radius_semitones or radius_hz"
+            )
+        if self.radius_seconds is not None:
+            check_number("radius_seconds", self.radius_seconds, 0.0005, 600.0)
+            if self.radius_semitones is not None:
+                check_number("radius_semitones", self.radius_semitones, 0.01, 120.0)
+            else:
+                check_number("radius_hz", self.radius_hz, 0.1, 100000.0)
         check_number("hardness", self.hardness, 0.0, 1.0)
         check_number("strength", self.strength, 0.0, 1.0)
         check_number("spacing", self.spacing, 0.02, 4.0)
@@ -133,4 +153,9 @@ class BrushSettings:
         return from_mapping(cls, values, what="brush setting")
 
     def to_dict(self) -> dict[str, Any]:
-        return to_mapping(self)
+        """The settings as JSON values; physical radii only when given."""
+        values = to_mapping(self)
+        for name in ("radius_seconds", "radius_semitones", "radius_hz"):
+            if values[name] is None:
+                del values[name]
+        return values

@@ -44,8 +44,12 @@ _DB_PER_OCTAVE = 20.0 * math.log10(2.0)
 def full_scale_magnitude(document) -> float:
     """The magnitude of a full-scale sine in the document's STFT: what the view calls 0 dB.
 
-    For a window ``w`` that is ``sum(w) / 2``; documents without STFT settings get 1.
+    For a window ``w`` that is ``sum(w) / 2``; the transform's own ``full_scale`` where it states
+    one (the NSGT: 1); documents without STFT settings get 1.
     """
+    stated = getattr(getattr(document, "transform", None), "full_scale", None)
+    if stated is not None:
+        return stated
     settings = getattr(document, "settings", None)
     if settings is None or not hasattr(settings, "window"):
         return 1.0
@@ -421,3 +425,13 @@ class SpectrogramRenderer:
             if texture is not None:
                 texture.destroy()
         self._uniforms.destroy()
+
+
+def renderer_for(device: wgpu.GPUDevice, document, **options) -> SpectrogramRenderer:
+    """The renderer of ``document``: :class:`SpectrogramRenderer` for one block of evenly spaced
+    bins (the STFT), :class:`~spectropaint.gpu.bands_renderer.BandsRenderer` for the NSGT."""
+    if getattr(getattr(document, "transform", None), "name", None) == "nsgt":
+        from spectropaint.gpu.bands_renderer import BandsRenderer
+
+        return BandsRenderer(device, document, **options)
+    return SpectrogramRenderer(device, document, **options)

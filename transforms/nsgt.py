@@ -57,7 +57,8 @@ class NSGT(Transform):
         self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
         self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
         self._groups = [
-            _GroupTensors(group, self.slice_length, self.device) for group in self.design.groups
+            _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
+            for group in self.design.groups
         ]
 
     # ----------------------------------------------------------------------------------- geometry
@@ -75,6 +76,11 @@ class NSGT(Transform):
     def partner(self, block: int) -> int:
         """The block of the same bands in the other parity's slices."""
         return block ^ 1
+
+    def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor:
+        """The slice window at each frame: the two parities' weights at one time sum to 1."""
+        tensors = self._groups[self.group_of(block)[0]]
+        return tensors.frame_weight[torch.remainder(frames, tensors.m).to(self.device)]
 
     def _slices_of_parity(self, parity: int, n_samples: int) -> int:
         total = self.design.n_slices(n_samples)
@@ -280,7 +286,13 @@ class NSGT(Transform):
 class _GroupTensors:
     """A :class:`BandGroup`'s arrays as tensors on the transform's device, plus its phase ramp."""
 
-    def __init__(self, group: BandGroup, slice_length: int, device: torch.device):
+    def __init__(
+        self,
+        group: BandGroup,
+        slice_length: int,
+        slice_window: np.ndarray,
+        device: torch.device,
+    ):
         def tensor(array: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(array)).to(device, dtype)
 
@@ -299,5 +311,6 @@ class _GroupTensors:
         self.conjugate = tensor(group.conjugate)
         self.analysis = tensor(group.analysis, torch.float32)
         self.synthesis = tensor(group.synthesis, torch.float32)
+        self.frame_weight = tensor(slice_window[:: slice_length // m], torch.float32)
         turns = np.mod(np.outer(group.start, np.arange(m)), m) / m  # exact: integers mod m
         self.ramp = tensor(np.exp(2j * np.pi * turns), torch.complex64)

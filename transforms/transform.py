@@ -130,6 +130,12 @@ class Transform(ABC):
             out[:, first - lo : first - lo + samples.shape[-1]] += samples
         return lo, out
 
+    def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor | None:
+        """The share of the signal that ``frames`` (int64) of ``block`` carry, float32, where
+        blocks split it over time (the weights of the blocks holding one time sum to 1); None when
+        a block holds all of it."""
+        return None
+
     @abstractmethod
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
         """The full inverse: samples ``[C, n_samples]`` from every block (a reference path)."""

@@ -28,7 +28,7 @@ from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.gpu.canvas import attach_canvas
-from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.gpu.renderer import renderer_for
 from spectropaint.gpu.view import BrushOutline, Selection, ViewSettings
 from spectropaint.gpu.view_mapping import Point, ViewMapping
 from spectropaint.transforms.errors import SettingsError
@@ -85,7 +85,7 @@ class SpectrogramCanvas(QRenderWidget):
         self.document = document
         self.history = history
         self.lock = lock
-        self.renderer = SpectrogramRenderer(device, document, view=view)
+        self.renderer = renderer_for(device, document, view=view)
         self._gpu_error = ""
         attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
         self.tool = "gain"

@@ -16,7 +16,7 @@ import torch
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import PHASE_MODES, phase_ramp, wrap
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.settings import check_choice, check_integer
+from spectropaint.brushes.settings import check_choice, check_integer, check_number
 from spectropaint.transforms.errors import SettingsError
 
 MAX_OFFSET = 10_000_000
@@ -24,11 +24,17 @@ MAX_OFFSET = 10_000_000
 
 @dataclass(frozen=True)
 class CloneParams(PointwiseParams):
-    """Source minus destination in whole frames and bins (not both zero), and the phase mode."""
+    """Source minus destination in whole frames and bins (not both zero), and the phase mode.
+
+    A stroke in seconds and semitones (or Hz) gives the offset as ``offset_seconds`` and
+    ``offset_pitch`` (in the stroke's pitch unit) instead; each block then rounds it to its cells.
+    """
 
     offset_frames: int = -64
     offset_bins: int = 0
     phase: str = "continue"
+    offset_seconds: float | None = None
+    offset_pitch: float | None = None
 
     def __post_init__(self) -> None:
         check_integer("offset_frames", self.offset_frames, -MAX_OFFSET, MAX_OFFSET)
@@ -36,6 +42,11 @@ class CloneParams(PointwiseParams):
         check_choice("phase", self.phase, PHASE_MODES)
         if self.offset_frames == 0 and self.offset_bins == 0:
             raise SettingsError("the clone offset must not be zero in both frames and bins")
+        if (self.offset_seconds is None) != (self.offset_pitch is None):
+            raise SettingsError("offset_seconds and offset_pitch go together")
+        if self.offset_seconds is not None:
+            check_number("offset_seconds", self.offset_seconds, -1e6, 1e6)
+            check_number("offset_pitch", self.offset_pitch, -1e6, 1e6)
 
 
 def clone(
