@@ -1,13 +1,17 @@
 """The one function that applies a dab to the document; every brush goes through it.
 
-Steps: the dab's box (clipped, never wrapped) and mask; the box's original values recorded in the
-stroke's open history step; the region plus the kernel's margin read (reflected past the grid's
-edges); the kernel; a blend through the weight that leaves every cell of weight 0 bit-identical; the
-write. The caller grows the dirty box from the returned region and emits once per input event.
+A dab is an ellipse in the stroke's plane (:mod:`.plane`: frames and bins, or seconds and semitones
+or Hz); it is applied to every block it reaches, over that block's own frames and bands. Per block:
+the dab's box (clipped, never wrapped) and mask; the box's original values recorded in the stroke's
+open history step; the region plus the kernel's margin read (reflected past the grid's edges); the
+kernel, given the dab's geometry in the block's cells; a blend through the weight that leaves every
+cell of weight 0 bit-identical; the write. The caller grows the dirty boxes from the returned
+regions and emits once per block and input event.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,38 +20,65 @@ import torch
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, Source
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import dab_box, dab_mask
+from spectropaint.brushes.mask import dab_box, dab_mask, mask_from_distances
+from spectropaint.brushes.plane import BlockAxes, StrokePlane, offsets_tensor
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dab
 from spectropaint.brushes.tiles import TileMap
-from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.regions import EMPTY, Region, Regions
+
+
+@dataclass(frozen=True)
+class CellRadii:
+    """A brush's full-size radii in one block's cells, as kernels' ``margin`` reads them."""
+
+    radius_frames: float
+    radius_bins: float
+    spacing: float
 
 
 @dataclass
-class StrokeState:
-    """Everything a stroke's dabs share: the document, the brush, and the stroke's sparse stores.
+class BlockStroke:
+    """What a stroke keeps for one block.
 
     Attributes
     ----------
+    index : int
+        The block.
+    axes : BlockAxes
+        The block's frames and bands in the stroke's plane.
     coverage : TileMap
         Per tile ``[bins, frames]`` float32: the largest weight any dab of the stroke gave each cell
         (stamping brushes only).
     band_hz : torch.Tensor [shape=(n_bins,)], float64
-        Centre frequency of every bin, on the document's device.
+        Centre frequency of every band, on the document's device.
+    radii : CellRadii
+        The brush's radii in this block's cells (its densest part, for the margin).
     margin : tuple of int
         Cells of context (bins, frames) the kernel reads around each box.
     """
+
+    index: int
+    axes: BlockAxes
+    coverage: TileMap
+    band_hz: torch.Tensor
+    radii: CellRadii
+    margin: tuple[int, int]
+
+
+@dataclass
+class StrokeState:
+    """Everything a stroke's dabs share: the document, the brush, the plane, the sparse stores."""
 
     document: Any
     kind: BrushKind
     params: Any
     settings: BrushSettings
     step: OpenStep
-    coverage: TileMap
-    band_hz: torch.Tensor
+    plane: StrokePlane
+    blocks: list[BlockStroke]
     full_scale: float
-    margin: tuple[int, int]
 
     @property
     def channels(self) -> tuple[int, ...]:
@@ -60,12 +91,14 @@ class StrokeState:
         and moves there with the first dab, and follows the document to the CPU should its device
         run out of memory (an allocation that fails here is retried on the CPU too).
         """
-        if self.band_hz.device == device:
-            return
-        self.band_hz = self.band_hz.to(device)
-        for tiles in (self.coverage.tiles, self.step.originals.tiles):
+        stores = [block.coverage.tiles for block in self.blocks]
+        stores += [tiles.tiles for tiles in self.step.originals.values()]
+        for block in self.blocks:
+            block.band_hz = block.band_hz.to(device)
+        for tiles in stores:
             for key, tensor in tiles.items():
-                tiles[key] = tensor.to(device)
+                if tensor.device != device:
+                    tiles[key] = tensor.to(device)
 
 
 def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:
@@ -104,13 +137,13 @@ def blend(
 
 
 def _read(
-    state: StrokeState, box: Region, *, original: bool
+    state: StrokeState, index: int, box: Region, *, original: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Values ``[2, C, Bm, Tm]`` of ``box`` reflected past the grid, with its bin and frame indices.
 
     ``original`` picks the stroke's starting values instead of the current ones.
     """
-    block = state.document.blocks[0]
+    block = state.document.blocks[index]
     device = state.document.device
     bins = torch.arange(box.bin0, box.bin1, device=device)
     frames = torch.arange(box.frame0, box.frame1, device=device)
@@ -139,16 +172,16 @@ def _reflect(values: torch.Tensor, before: int, after: int, *, dim: int) -> torc
     return torch.cat(pieces, dim=dim)
 
 
-def _source(state: StrokeState, box: Region) -> Source:
+def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -> Source:
     """The clone source of ``box`` as the stroke began, with the frame before it in front."""
-    block = state.document.blocks[0]
-    params = state.params
+    block = state.document.blocks[stroke.index]
     wanted = Region(
         box.bin0 + params.offset_bins,
         box.bin1 + params.offset_bins,
         box.frame0 + params.offset_frames - 1,
         box.frame1 + params.offset_frames,
         box.channels,
+        box.block,
     )
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
@@ -164,68 +197,111 @@ def _source(state: StrokeState, box: Region) -> Source:
             # advance is measured forwards
             values[1, ..., 0] = 2 * values[1, ..., 1] - values[1, ..., 2]
     bins = torch.arange(wanted.bin0, wanted.bin1, device=device).clamp(0, block.n_bins - 1)
-    return Source(values[0], values[1], valid[:, 1:], state.band_hz[bins])
+    return Source(values[0], values[1], valid[:, 1:], stroke.band_hz[bins])
 
 
-def apply_dab(state: StrokeState, dab: Dab) -> Region:
-    """Apply one dab to the document; the box it wrote (``EMPTY`` if it fell outside the grid)."""
-    settings, kind = state.settings, state.kind
-    document = state.document
-    block = document.blocks[0]
+@dataclass(frozen=True)
+class _BlockDab:
+    """One dab as one block sees it: its box, mask, and geometry in the block's cells."""
+
+    box: Region
+    mask: torch.Tensor
+    radius: tuple[float, float]
+    step: tuple[float, float]
+    params: Any
+
+
+def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab | None:
+    """The dab on ``stroke``'s block, or None where it covers none of its cells."""
+    settings, axes = state.settings, stroke.axes
+    block = state.document.blocks[stroke.index]
     size = settings.size_at(dab.pressure)
-    radius_frames, radius_bins = settings.radius_frames * size, settings.radius_bins * size
-    box = dab_box(
-        dab.x,
-        dab.y,
-        radius_frames,
-        radius_bins,
-        n_bins=block.n_bins,
-        n_frames=block.n_frames,
-        channels=state.channels,
-    )
+    radius_x, radius_y = (radius * size for radius in state.plane.radius)
+    hardness, weight = settings.hardness, settings.weight_at(dab.pressure)
+    device = state.document.device
+    params = state.params
+    if axes.identity:  # the stroke's plane is this block's cells
+        box = dab_box(
+            dab.x, dab.y, radius_x, radius_y,
+            n_bins=block.n_bins, n_frames=block.n_frames, channels=state.channels,
+        )  # fmt: skip
+        if box.empty:
+            return None
+        mask = dab_mask(
+            box, dab.x, dab.y, radius_x, radius_y,
+            hardness=hardness, weight=weight, device=device,
+        )  # fmt: skip
+        return _BlockDab(box, mask, state.plane.radius, (dab.step_x, dab.step_y), params)
+    frame0, frame1 = axes.frame_span(dab.x, radius_x, block.n_frames)
+    bin0, bin1 = axes.band_span(dab.y, radius_y)
+    box = Region(bin0, bin1, frame0, frame1, state.channels, stroke.index)
     if box.empty:
-        return EMPTY
-    mask = dab_mask(
-        box,
-        dab.x,
-        dab.y,
-        radius_frames,
-        radius_bins,
-        hardness=settings.hardness,
-        weight=settings.weight_at(dab.pressure),
-        device=document.device,
-    )
+        return None
+    u = offsets_tensor(axes.frame_offsets(frame0, frame1, dab.x), radius_x, device)
+    v = offsets_tensor(axes.y[bin0:bin1] - dab.y, radius_y, device)
+    mask = mask_from_distances(u, v, hardness=hardness, weight=weight)
+    if not bool((mask > 0).any()):
+        return None
+    per_x, per_y = axes.cells_per_unit(dab.y)
+    if state.kind.reads_source:
+        if state.plane.physical:
+            offset = (params.offset_seconds, params.offset_pitch)
+        else:
+            offset = (params.offset_frames, params.offset_bins)
+        frames, bins = round(offset[0] * per_x), round(offset[1] * per_y)
+        if frames == 0 and bins == 0:
+            return None  # the source is the destination in this block's cells
+        params = dataclasses.replace(params, offset_frames=frames, offset_bins=bins)
+    radius = (state.plane.radius[0] * per_x, state.plane.radius[1] * per_y)
+    return _BlockDab(box, mask, radius, (dab.step_x * per_x, dab.step_y * per_y), params)
+
+
+def apply_dab(state: StrokeState, dab: Dab) -> Region | Regions:
+    """Apply one dab to every block it reaches; the boxes it wrote (``EMPTY`` if none)."""
+    changed: Region | Regions = EMPTY
+    for stroke in state.blocks:
+        block_dab = _block_dab(state, stroke, dab)
+        if block_dab is not None:
+            changed = changed.union(_apply(state, stroke, block_dab))
+    return changed
+
+
+def _apply(state: StrokeState, stroke: BlockStroke, dab: _BlockDab) -> Region:
+    kind, document, box, mask = state.kind, state.document, dab.box, dab.mask
+    block = document.blocks[stroke.index]
     state.step.record(box)
-    margin_b, margin_t = state.margin
+    margin_b, margin_t = stroke.margin
     region = Region(
         box.bin0 - margin_b,
         box.bin1 + margin_b,
         box.frame0 - margin_t,
         box.frame1 + margin_t,
         box.channels,
+        box.block,
     )
-    values, bins, frames = _read(state, region, original=not kind.drags)
-    original = _read(state, region, original=True)[0] if kind.drags else None
+    values, bins, frames = _read(state, stroke.index, region, original=not kind.drags)
+    original = _read(state, stroke.index, region, original=True)[0] if kind.drags else None
     inner = (slice(margin_b, margin_b + box.shape[0]), slice(margin_t, margin_t + box.shape[1]))
     if kind.drags:
         weight = mask
     else:
-        state.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
-        weight = torch.maximum(state.coverage.paste_into(torch.zeros_like(mask), box), mask)
-        state.coverage.scatter(weight, box)
+        stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
+        weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
+        stroke.coverage.scatter(weight, box)
     context = DabContext(
         inner=inner,
-        bin_hz=state.band_hz[bins],
+        bin_hz=stroke.band_hz[bins],
         frames=frames,
         hop=block.hop,
         sample_rate=document.sample_rate,
-        radius=(settings.radius_frames, settings.radius_bins),
-        step=(dab.step_x, dab.step_y),
+        radius=dab.radius,
+        step=dab.step,
         full_scale=state.full_scale,
-        source=_source(state, box) if kind.reads_source else None,
+        source=_source(state, stroke, box, dab.params) if kind.reads_source else None,
         original=original,
+        frame_weight=document.transform.frame_weight(stroke.index, frames),
     )
-    magnitude, phase = kind.kernel(values[0], values[1], mask, state.params, context)
+    magnitude, phase = kind.kernel(values[0], values[1], mask, dab.params, context)
     base = values[(slice(None), slice(None), *inner)]
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
     document.write(box, out_magnitude, out_phase)

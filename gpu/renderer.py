@@ -35,7 +35,7 @@ from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES, warp
-from spectropaint.transforms.regions import Region
+from spectropaint.transforms.regions import Region, Regions
 
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
@@ -218,8 +218,13 @@ class SpectrogramRenderer:
     def _block(self):
         return self.document.blocks[self.block_index]
 
-    def mark_dirty(self, region: Region) -> None:
-        """``region`` of the document changed: upload it before the next frame."""
+    def mark_dirty(self, region: Region | Regions) -> None:
+        """``region`` of the document changed (a box, or boxes of several blocks): upload what of
+        it the textures hold before the next frame."""
+        for part in region.parts:
+            self._mark_box(part)
+
+    def _mark_box(self, region: Region) -> None:
         if region.block != self.block_index:
             return
         region = region.clipped(self.geometry.n_bins, self.geometry.n_frames)

@@ -356,6 +356,9 @@ class Document:
 
         Measured once by analysing a test tone, so it holds for any transform, window and scaling.
         """
+        stated = getattr(self.transform, "full_scale", None)  # the NSGT states its own (1)
+        if stated is not None:
+            return stated
         if self._full_scale is None:
             block = self.blocks[0]
             bin_index = max(1, block.n_bins // 4)

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 
 from spectropaint.transforms.errors import Cancelled
-from spectropaint.transforms.nsgt_design import FrameDesign, NSGTSettings, frame_design
+from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSettings, frame_design
 from spectropaint.transforms.transform import BlockLayout, Progress, Transform
 
 CHUNK_SLICES = 8
@@ -56,12 +57,7 @@ class NSGT(Transform):
         self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
         self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
         self._groups = [
-            (
-                torch.from_numpy(group.index.ravel()).to(self.device),
-                torch.from_numpy(group.conjugate).to(self.device),
-                torch.from_numpy(group.analysis).to(self.device, torch.float32),
-                torch.from_numpy(group.synthesis).to(self.device, torch.float32),
-            )
+            _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
             for group in self.design.groups
         ]
 
@@ -80,6 +76,11 @@ class NSGT(Transform):
     def partner(self, block: int) -> int:
         """The block of the same bands in the other parity's slices."""
         return block ^ 1
+
+    def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor:
+        """The slice window at each frame: the two parities' weights at one time sum to 1."""
+        tensors = self._groups[self.group_of(block)[0]]
+        return tensors.frame_weight[torch.remainder(frames, tensors.m).to(self.device)]
 
     def _slices_of_parity(self, parity: int, n_samples: int) -> int:
         total = self.design.n_slices(n_samples)
@@ -143,21 +144,18 @@ class NSGT(Transform):
         slices = segment.unfold(-1, length, hop) * self._window
         return torch.fft.rfft(slices)
 
-    def _group_coefficients(self, spectra: torch.Tensor, group: int) -> torch.Tensor:
-        """Coefficients ``[C, S, B, M]`` of one group from slice spectra ``[C, S, N/2 + 1]``."""
-        index, conjugate, analysis, _ = self._groups[group]
-        bands, m = analysis.shape
-        gathered = torch.index_select(spectra, -1, index)
-        if len(conjugate):
-            gathered[..., conjugate] = gathered[..., conjugate].conj()
-        gathered = gathered.view(*spectra.shape[:2], bands, m) * analysis
-        return torch.fft.ifft(gathered, dim=-1)
-
-    @staticmethod
-    def _to_frames(coefficients: torch.Tensor) -> torch.Tensor:
-        """``[C, R, B, M]`` slices of one parity as frames ``[C, B, R * M]``."""
-        c, r, b, m = coefficients.shape
-        return coefficients.permute(0, 2, 1, 3).reshape(c, b, r * m)
+    def _group_coefficients(self, spectra: torch.Tensor, group: int, parity: int) -> torch.Tensor:
+        """Coefficients ``[C, S, B, M]`` of one group in the slices of one parity among slice
+        spectra ``[C, S_all, N/2 + 1]`` (the chunk starts at an even slice)."""
+        tensors = self._groups[group]
+        mine = spectra[:, parity::2]
+        rows = torch.index_select(mine.unfold(-1, tensors.m, 1), 2, tensors.row_start)
+        if len(tensors.special_rows):
+            special = torch.index_select(mine, -1, tensors.special_index)
+            special[..., tensors.special_conjugate] = special[..., tensors.special_conjugate].conj()
+            rows[:, :, tensors.special_rows] = special.view(*mine.shape[:2], -1, tensors.m)
+        coefficients = torch.fft.ifft(rows.mul_(tensors.analysis), dim=-1)
+        return coefficients.mul_(tensors.ramp)
 
     def _chunk_grid(self, s0: int, s1: int) -> Iterator[tuple[int, int]]:
         """Chunks ``[c0, c1)`` of the fixed slice grid that hold slices ``[s0, s1)``."""
@@ -175,9 +173,10 @@ class NSGT(Transform):
         self._total = self.design.n_slices(samples.shape[-1])
         pieces = []
         for c0, c1 in self._chunk_grid(2 * r0 + parity, 2 * (r1 - 1) + parity + 1):
-            coefficients = self._group_coefficients(self._spectra(samples, c0, c1), group)
-            pieces.append(coefficients[:, parity::2])
-        frames = self._to_frames(torch.cat(pieces, dim=1))
+            spectra = self._spectra(samples, c0, c1)
+            pieces.append(self._group_coefficients(spectra, group, parity))
+        slices = torch.cat(pieces, dim=1)  # [C, R, B, M]
+        frames = slices.permute(0, 2, 1, 3).flatten(2)
         first_chunk = (2 * r0 + parity) // CHUNK_SLICES * CHUNK_SLICES  # even: its slice r is c/2
         offset = first_chunk // 2 * self.design.groups[group].m
         return frames[:, :, frame0 - offset : frame1 - offset]
@@ -185,17 +184,19 @@ class NSGT(Transform):
     def _chunks(
         self, samples: torch.Tensor, progress: Progress | None
     ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
-        """Every block's frames, a chunk of slices at a time (one ``rfft`` for all groups)."""
+        """Every block's frames, a chunk of slices at a time (one ``rfft`` for all groups), as
+        ``[C, B, R, M]`` views (``R`` slices of ``M`` frames) that the caller stores in place."""
         self._total = self.design.n_slices(samples.shape[-1])
         for c0, c1 in self._chunk_grid(0, self._total):
             spectra = self._spectra(samples, c0, c1)
             for group, info in enumerate(self.design.groups):
-                coefficients = self._group_coefficients(spectra, group)
                 for parity in (0, 1):
-                    frames = self._to_frames(coefficients[:, parity::2])
-                    if frames.shape[-1]:
-                        frame0 = (c0 + 1 - parity) // 2 * info.m
-                        yield 2 * group + parity, frame0, frame0 + frames.shape[-1], frames
+                    if c1 - c0 <= parity:
+                        continue
+                    slices = self._group_coefficients(spectra, group, parity)
+                    frame0 = (c0 + 1 - parity) // 2 * info.m
+                    frame1 = frame0 + slices.shape[1] * info.m
+                    yield 2 * group + parity, frame0, frame1, slices.permute(0, 2, 1, 3)
             if progress is not None and progress(c1 / self._total) is False:
                 raise Cancelled("analysis cancelled")
 
@@ -242,16 +243,16 @@ class NSGT(Transform):
         return lo, out
 
     def _m(self, block: int) -> int:
-        return self.design.groups[self.group_of(block)[0]].m
+        return self._groups[self.group_of(block)[0]].m
 
     def _add_spectra(
         self, spectra: torch.Tensor, block: int, frame0: int, coefficients: torch.Tensor
     ) -> None:
         """Add the slice spectra of one block's frames, starting ``frame0`` frames into the first
         slice of ``spectra`` ``[C, R, N/2 + 1]`` (frames outside the given ones are zero)."""
-        index, conjugate, _, synthesis = self._groups[self.group_of(block)[0]]
+        tensors = self._groups[self.group_of(block)[0]]
         channels, slices = spectra.shape[:2]
-        bands, m = synthesis.shape
+        bands, m = tensors.synthesis.shape
         frames = torch.zeros(
             (channels, bands, slices * m), dtype=torch.complex64, device=self.device
         )
@@ -259,10 +260,11 @@ class NSGT(Transform):
             self.device, torch.complex64
         )
         per_slice = frames.view(channels, bands, slices, m).permute(0, 2, 1, 3)
-        weighted = (torch.fft.fft(per_slice, dim=-1) * synthesis).reshape(channels, slices, -1)
-        if len(conjugate):
-            weighted[..., conjugate] = weighted[..., conjugate].conj()
-        spectra.index_add_(-1, index, weighted)
+        rows = torch.fft.fft(per_slice * tensors.ramp.conj(), dim=-1).mul_(tensors.synthesis)
+        rows = rows.reshape(channels, slices, -1)
+        if len(tensors.conjugate):
+            rows[..., tensors.conjugate] = rows[..., tensors.conjugate].conj()
+        spectra.index_add_(-1, tensors.index, rows)
 
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
         """The full inverse, a chunk of slices at a time."""
@@ -279,3 +281,36 @@ class NSGT(Transform):
             start, samples = self.synthesise_many(pieces, n_samples)
             out[:, start : start + samples.shape[-1]] += samples
         return out
+
+
+class _GroupTensors:
+    """A :class:`BandGroup`'s arrays as tensors on the transform's device, plus its phase ramp."""
+
+    def __init__(
+        self,
+        group: BandGroup,
+        slice_length: int,
+        slice_window: np.ndarray,
+        device: torch.device,
+    ):
+        def tensor(array: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array)).to(device, dtype)
+
+        self.m = m = group.m
+        highest = slice_length // 2 + 1 - m  # the last start of a whole row of the rfft
+        self.row_start = tensor(np.clip(group.start, 0, highest))
+        special = np.flatnonzero(~group.regular)
+        self.special_rows = tensor(special)
+        self.special_index = tensor(group.index[special].ravel())
+        flags = np.zeros(group.index.shape, dtype=bool).ravel()
+        flags[group.conjugate] = True
+        self.special_conjugate = tensor(
+            np.flatnonzero(flags.reshape(group.index.shape)[special].ravel())
+        )
+        self.index = tensor(group.index.ravel())
+        self.conjugate = tensor(group.conjugate)
+        self.analysis = tensor(group.analysis, torch.float32)
+        self.synthesis = tensor(group.synthesis, torch.float32)
+        self.frame_weight = tensor(slice_window[:: slice_length // m], torch.float32)
+        turns = np.mod(np.outer(group.start, np.arange(m)), m) / m  # exact: integers mod m
+        self.ramp = tensor(np.exp(2j * np.pi * turns), torch.complex64)

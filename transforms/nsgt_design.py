@@ -13,9 +13,9 @@ canonical dual windows; this module only arranges them for torch:
 - **groups**: runs of adjacent bands with the same ``M``, so each is rectangular; a group with the
   slices of one parity (even or odd; same-parity slices tile time without overlap) is a
   coefficient block with a uniform time grid;
-- per group, for each band and each of its ``M`` coefficient slots, the rfft bin it reads, whether
-  that bin is read conjugated (frequencies below 0 or above Nyquist), the analysis weight, and the
-  synthesis weight.
+- per group, for each band, the first bin of its window and, for each of ``M`` bins from there,
+  the rfft bin it is (mirrored, hence conjugated, below 0 Hz or above Nyquist), the analysis weight
+  and the synthesis weight; most bands read a plain slice of the rfft.
 
 Normalisation: ``c_k[m] = (2 / N) sum_l X[l] g_k[l] exp(2 pi i l m / M_k)``, so a full-scale sine at
 a band's centre has magnitude 1 (0 dB) in every band whatever its ``M``, and a steady tone's phase
@@ -105,27 +105,37 @@ def _finite(value) -> bool:
 class BandGroup:
     """Adjacent bands sharing ``M`` coefficients per slice: one block per slice parity.
 
+    Band ``k``'s window covers bins ``start[k] + j`` for ``j`` in ``[0, Lg_k)``; arrays of shape
+    ``(B, m)`` hold, at column ``j``, what concerns bin ``start[k] + j`` (0 where ``j >= Lg_k``).
+    The coefficients are ``c = ramp * ifft(row * analysis)`` where ``ramp[k, m] = exp(2 pi i
+    start[k] m / M)`` puts back the bins' absolute frequencies.
+
     Attributes
     ----------
     bands : slice
         Their indices among all bands (0 is the DC band, the last the Nyquist band).
     m : int
         Coefficients per band per slice (a power of two); the hop is ``N / m`` samples.
+    start : np.ndarray [shape=(B,)], int64
+        Unwrapped bin of each band's first window tap (negative for the DC band).
+    regular : np.ndarray [shape=(B,)], bool
+        Bins ``[start, start + m)`` all lie in ``[0, N/2]``: the row is a slice of the rfft.
     index : np.ndarray [shape=(B, m)], int64
-        The rfft bin each coefficient slot reads (0 for empty slots).
+        The rfft bin at each column, mirrored into ``[0, N/2]`` (0 where the window is not).
     conjugate : np.ndarray [shape=(K,)], int64
-        Flat positions (into ``B * m``) whose bin is read conjugated: frequencies below 0 or above
-        Nyquist, mirrored.
+        Flat positions (into ``B * m``) whose bin is mirrored, hence read conjugated.
     analysis : np.ndarray [shape=(B, m)], float64
-        ``g_k * 2 m / N`` at each slot (0 where the window is not).
+        ``g_k * 2 m / N``.
     synthesis : np.ndarray [shape=(B, m)], float64
-        The dual window times ``N / 2`` at each slot; 0 on the negative side of the DC and Nyquist
-        bands, whose mirror images are themselves; doubled at bins 0 and ``N / 2`` of the other
-        bands, which their mirror images also reach.
+        The dual window times ``N / 2``; 0 on the negative side of the DC and Nyquist bands,
+        whose mirror images are themselves; doubled at bins 0 and ``N / 2`` of the other bands,
+        which their mirror images also reach.
     """
 
     bands: slice
     m: int
+    start: np.ndarray
+    regular: np.ndarray
     index: np.ndarray
     conjugate: np.ndarray
     analysis: np.ndarray
@@ -228,11 +238,11 @@ def frame_design(settings: NSGTSettings, sample_rate: int) -> FrameDesign:
     m_all = np.concatenate((m, m[-2:0:-1]))  # negative-frequency bands mirror bands K..1
     duals = modules.nsdual(g, wins, nn, m_all)
 
-    slots = []
+    taps = []
     for k in range(positive):
         length = len(g[k])
-        position = rfbas[k] + np.arange(length) - length // 2  # unwrapped bin of each window tap
-        wrapped = np.mod(position, n)
+        start = int(rfbas[k]) - length // 2  # unwrapped bin of the first window tap
+        wrapped = np.mod(start + np.arange(length), n)
         negative = wrapped > n // 2
         analysis = np.roll(g[k], length // 2) * (2.0 * m[k] / n)
         synthesis = np.roll(duals[k], length // 2) * (n / 2.0)
@@ -240,32 +250,35 @@ def frame_design(settings: NSGTSettings, sample_rate: int) -> FrameDesign:
             synthesis = np.where(negative, 0.0, synthesis)
         else:  # this band's mirror image covers bins 0 and N/2 too, where both are real
             synthesis = np.where((wrapped == 0) | (wrapped == n // 2), 2 * synthesis, synthesis)
-        slot = np.mod(position, m[k])
-        slots.append(
-            (slot, np.where(negative, n - wrapped, wrapped), negative, analysis, synthesis)
-        )
+        bins = np.where(negative, n - wrapped, wrapped)
+        taps.append((start, bins, negative, analysis, synthesis))
 
     groups = []
-    start = 0
+    first = 0
     for k in range(1, positive + 1):
-        if k < positive and m[k] == m[start]:
+        if k < positive and m[k] == m[first]:
             continue
-        groups.append(_group(slice(start, k), int(m[start]), slots[start:k]))
-        start = k
+        groups.append(_group(slice(first, k), int(m[first]), taps[first:k], n))
+        first = k
     slice_window = modules.makewnd(n, transition)
     band_hz = np.concatenate(([0.0], frequencies, [sample_rate / 2.0]))
     return FrameDesign(settings, sample_rate, n, transition, slice_window, band_hz, tuple(groups))
 
 
-def _group(bands: slice, m: int, slots: list) -> BandGroup:
+def _group(bands: slice, m: int, taps: list, n: int) -> BandGroup:
     count = bands.stop - bands.start
+    start = np.array([tap[0] for tap in taps], dtype=np.int64)
     index = np.zeros((count, m), dtype=np.int64)
     conjugate = np.zeros((count, m), dtype=bool)
     analysis = np.zeros((count, m))
     synthesis = np.zeros((count, m))
-    for row, (slot, bins, negative, weights, duals) in enumerate(slots):
-        index[row, slot] = bins
-        conjugate[row, slot] = negative
-        analysis[row, slot] = weights
-        synthesis[row, slot] = duals
-    return BandGroup(bands, m, index, np.flatnonzero(conjugate.ravel()), analysis, synthesis)
+    for row, (_, bins, negative, weights, duals) in enumerate(taps):
+        length = len(bins)
+        index[row, :length] = bins
+        conjugate[row, :length] = negative
+        analysis[row, :length] = weights
+        synthesis[row, :length] = duals
+    regular = (start >= 0) & (start + m <= n // 2 + 1)
+    return BandGroup(
+        bands, m, start, regular, index, np.flatnonzero(conjugate.ravel()), analysis, synthesis
+    )

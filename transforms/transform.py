@@ -136,6 +136,12 @@ class Transform(ABC):
             out[:, first - lo : first - lo + samples.shape[-1]] += samples
         return lo, out
 
+    def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor | None:
+        """The share of the signal that ``frames`` (int64) of ``block`` carry, float32, where
+        blocks split it over time (the weights of the blocks holding one time sum to 1); None when
+        a block holds all of it."""
+        return None
+
     @abstractmethod
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
         """The full inverse: samples ``[C, n_samples]`` from every block (a reference path)."""
@@ -146,7 +152,7 @@ class Transform(ABC):
         """Every block of a whole signal as complex64 ``[C, F, T]``; see :meth:`analyse_frames`."""
         blocks = self._empty_blocks(samples, torch.complex64, 1)
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
-            blocks[index][0][:, :, frame0:frame1] = chunk
+            _store(blocks[index][0], frame0, frame1, chunk)
         return [complex_block for (complex_block,) in blocks]
 
     def analyse_polar(
@@ -160,8 +166,8 @@ class Transform(ABC):
         blocks = self._empty_blocks(samples, torch.float32, 2)
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
             magnitude, phase = blocks[index]
-            magnitude[:, :, frame0:frame1] = chunk.abs()
-            phase[:, :, frame0:frame1] = chunk.angle()
+            _store(magnitude, frame0, frame1, chunk.abs())
+            _store(phase, frame0, frame1, chunk.angle())
         return [(magnitude, phase) for magnitude, phase in blocks]
 
     def _empty_blocks(
@@ -185,7 +191,8 @@ class Transform(ABC):
     ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
         """``(block, frame0, frame1, coefficients)`` for every chunk of every block, in order.
 
-        ``progress`` sees the fraction of frames done after the caller has stored each chunk.
+        Coefficients are ``[C, F, frame1 - frame0]``, or ``[C, F, R, M]`` with ``R * M`` frames
+        (a transform whose frames come ``M`` to a slice). ``progress`` sees the fraction of frames done after the caller has stored each chunk.
         """
         layouts = self.layout(samples.shape[-1], 1)
         total = sum(layout.n_frames for layout in layouts)
@@ -197,3 +204,11 @@ class Transform(ABC):
                 done += frame1 - frame0
                 if progress is not None and progress(done / total) is False:
                     raise Cancelled("analysis cancelled")
+
+
+def _store(target: torch.Tensor, frame0: int, frame1: int, values: torch.Tensor) -> None:
+    """``target[:, :, frame0:frame1] = values``, for ``[C, F, T]`` or ``[C, F, R, M]`` values."""
+    region = target[:, :, frame0:frame1]
+    if values.dim() == 4:
+        region = region.unflatten(-1, values.shape[-2:])
+    region.copy_(values)

@@ -26,7 +26,7 @@ from spectropaint.app.tools.registry import check_tool, make_tools
 from spectropaint.app.tools.view_tools import PanTool
 from spectropaint.app.window.canvas_overlay import CanvasOverlay
 from spectropaint.gpu.canvas import attach_canvas
-from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.gpu.renderer_choice import renderer_for
 from spectropaint.gpu.view import Selection, ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
 
@@ -74,7 +74,7 @@ class SpectrogramCanvas(QRenderWidget):
     ):
         super().__init__(parent, update_mode="ondemand", max_fps=60)
         self.session = session
-        self.renderer = SpectrogramRenderer(device, session.document, view=view)
+        self.renderer = renderer_for(device, session.document, view=view)
         self._gpu_error = ""
         self.overlay = CanvasOverlay()
         attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
