@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from spectropaint.brushes.dab import BlockStroke, CellRadii, StrokeState, apply_dab
+from spectropaint.brushes.dab import BlockStroke, CellRadii, StrokeState, apply_dab, apply_dabs
 from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import Dab, DabSpacer, InputEvent
+from spectropaint.brushes.stroke import DabSpacer, InputEvent
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.regions import EMPTY, Region, Regions
@@ -47,6 +47,9 @@ class StrokeSession:
         The kernel's parameters; the brush's defaults for any not given.
     history : History, optional
         Where the stroke's undo step goes; without one the stroke cannot be undone.
+    fuse : bool
+        Apply the dabs of an input event together where the brush allows (the default); False
+        applies them one by one (the reference the fused path is tested and measured against).
     """
 
     def __init__(
@@ -57,6 +60,7 @@ class StrokeSession:
         *,
         params: Mapping[str, Any] | Any | None = None,
         history: History | None = None,
+        fuse: bool = True,
     ):
         kind = brush if isinstance(brush, BrushKind) else brush_kind(brush)
         settings = settings or BrushSettings()
@@ -98,6 +102,7 @@ class StrokeSession:
         self.spacer = DabSpacer(
             radius_frames=plane.radius[0], radius_bins=plane.radius[1], spacing=settings.spacing
         )
+        self.fuse = fuse
         self.open = True
 
     @property
@@ -117,18 +122,26 @@ class StrokeSession:
             events = [
                 dataclasses.replace(event, y=float(plane.y_of_hz(event.y))) for event in events
             ]
+        dabs = list(self.spacer.feed(events))
+        kind = self.state.kind
+        if self.fuse and kind.local and not kind.drags and len(dabs) > 1:
+            return self.document.on_cpu_after_oom(self.operation, self._apply(apply_dabs, dabs))
         dirty: Region | Regions = EMPTY
-        for dab in self.spacer.feed(events):
-            dirty = dirty.union(self.document.on_cpu_after_oom(self.operation, self._dab(dab)))
+        for dab in dabs:
+            dirty = dirty.union(
+                self.document.on_cpu_after_oom(self.operation, self._apply(apply_dab, dab))
+            )
         return dirty
 
-    def _dab(self, dab: Dab) -> Callable[[], Region | Regions]:
-        """Apply ``dab`` on the document's current device (repeatable: a dab that failed part way
-        has written nothing, and its coverage is a maximum, which repeating leaves alone)."""
+    def _apply(self, apply, dabs) -> Callable[[], Region | Regions]:
+        """``apply(state, dabs)`` on the document's current device. Repeatable: stamping dabs
+        that failed part way are applied again from the stroke's starting values with weights
+        that are maxima, which repeating leaves alone; a warp dab writes only at its end (so warp
+        dabs are repeated one at a time, never a whole event's)."""
 
         def work() -> Region | Regions:
             self.state.follow(self.document.device)
-            return apply_dab(self.state, dab)
+            return apply(self.state, dabs)
 
         return work
 
