@@ -30,8 +30,10 @@ MANIFEST, STROKES, AUDIO_FLAC, AUDIO_NPY = (
     "audio.flac",
     "audio.npy",
 )
-STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 1
-"""The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file."""
+STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 2
+STROKES_READABLE = (1, 2)
+"""The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file
+(written as version 2; version 1, of projects made before, still loads)."""
 COEFFICIENT_DTYPE = "<f4"
 AUDIO_DTYPES = ("<f4", "<f8")
 FLAC_SUBTYPE_BY_BITS = {8: "PCM_S8", 16: "PCM_16", 24: "PCM_24"}
