@@ -149,9 +149,7 @@ def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
         raise SettingsError(f'\'{name}\': not a strokes file (it needs "format": "{FORMAT}")')
     version = data.get("version")
     if version not in READABLE_VERSIONS:
-        raise SettingsError(
-            f"'{name}': strokes format version {version!r} is not 1 or 2"
-        )
+        raise SettingsError(f"'{name}': strokes format version {version!r} is not 1 or 2")
     strokes = data.get("strokes")
     if not isinstance(strokes, list):
         raise SettingsError(f"'{name}': \"strokes\" must be a list")

@@ -100,3 +100,26 @@ def test_a_clone_stroke_in_seconds_needs_its_offset_in_seconds():
     document = Document.from_samples(tones(), RATE, settings=SETTINGS, device="cpu")
     with pytest.raises(SettingsError, match="offset_seconds and offset_pitch"):
         StrokeSession(document, "clone", ERASE)
+
+
+def test_playback_follows_a_stroke_on_every_block_it_changed():
+    import threading
+
+    from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine
+    from spectropaint.app.playback.resynthesis import Resynthesizer
+
+    document = Document.from_samples(tones(), RATE, settings=SETTINGS, device="cpu")
+    engine = PlaybackEngine(
+        document.audio.samples, RATE, device=OutputDevice(None, "", 0, "no device (test)")
+    )
+    lock = threading.Lock()
+    resynthesizer = Resynthesizer(document, engine, lock)
+    try:
+        with lock:
+            region = paint(document, "erase", ALONG_440, ERASE)
+        resynthesizer.schedule(region)
+        assert resynthesizer.wait_idle(60) and resynthesizer.error is None
+    finally:
+        resynthesizer.close()
+    np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+    assert np.abs(engine.edited() - document.audio.samples.T).max() > 0.1

@@ -88,7 +88,9 @@ def oracle_bands(document, view: ViewSettings, width: int, height: int) -> np.nd
         levels = _levels(pair_magnitude(document, group, view.channel))
         for x in range(width):
             level = 0
-            while level + 1 < len(levels) and frame_b[x] - frame_a[x] >= LEVEL_FACTOR ** (level + 1):
+            while level + 1 < len(levels) and frame_b[x] - frame_a[x] >= LEVEL_FACTOR ** (
+                level + 1
+            ):
                 level += 1
             scale = LEVEL_FACTOR**level
             columns = list(_taps(frame_a[x] / scale, frame_b[x] / scale, levels[level].shape[1]))

@@ -52,7 +52,9 @@ def test_version_1_files_load_and_refuse_physical_radii(tmp_path):
     bad["strokes"][0]["settings"]["radius_seconds"] = 0.1
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
-    with pytest.raises(SettingsError, match="stroke 1: radii in seconds.* need strokes format version 2"):
+    with pytest.raises(
+        SettingsError, match="stroke 1: radii in seconds.* need strokes format version 2"
+    ):
         load_strokes(path)
 
 

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from spectropaint.app.playback.engine import PlaybackEngine
-from spectropaint.transforms.regions import Region
+from spectropaint.transforms.regions import Region, Regions
 
 log = logging.getLogger(__name__)
 CHUNK_FRAMES = 128
@@ -50,25 +50,32 @@ class Resynthesizer:
         self.lock = lock
         self.error: BaseException | None = None
         self.spans_done = 0
-        self._pending: list[tuple[int, int]] = []
+        self._pending: list[tuple[int, int, int]] = []
         self._busy = False
         self._closing = False
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="resynthesis", daemon=True)
         self._thread.start()
 
-    def schedule(self, region: Region) -> None:
-        """Queue the frames of ``region`` (any thread)."""
+    def schedule(self, region: Region | Regions) -> None:
+        """Queue the frames of ``region``'s boxes, of any block (any thread)."""
         if region.empty:
             return
         with self._condition:
-            self._pending.append((region.frame0, region.frame1))
+            self._pending += [(part.block, part.frame0, part.frame1) for part in region.parts]
             self._condition.notify_all()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until nothing is pending or running; False if ``timeout`` passed first."""
         with self._condition:
             return self._condition.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def _chunk_frames(self, block: int) -> int:
+        """Frames resynthesised at a time: ``CHUNK_FRAMES``, or all the frames that share one
+        frame's reach where more do (the NSGT's frames of one slice)."""
+        transform, n = self.document.transform, self.document.n_samples
+        lo, hi = transform.frames_over(block, *transform.samples_reached(block, 0, 1, n), n)
+        return max(CHUNK_FRAMES, hi - lo)
 
     def close(self) -> None:
         with self._condition:
@@ -82,16 +89,21 @@ class Resynthesizer:
                 self._condition.wait_for(lambda: self._pending or self._closing)
                 if self._closing:
                     return
-                spans, self._pending = merge_spans(self._pending), []
+                pending, self._pending = self._pending, []
                 self._busy = True
             try:
-                for frame0, frame1 in spans:
-                    for chunk0 in range(frame0, frame1, CHUNK_FRAMES):
-                        chunk1 = min(frame1, chunk0 + CHUNK_FRAMES)
-                        with self.lock:
-                            start, samples = self.document.edited_span(chunk0, chunk1)
-                        self.engine.update_span(start, samples.astype(np.float32))
-                    self.spans_done += 1
+                for block in sorted({entry[0] for entry in pending}):
+                    spans = merge_spans([(f0, f1) for b, f0, f1 in pending if b == block])
+                    step = self._chunk_frames(block)
+                    for frame0, frame1 in spans:
+                        for chunk0 in range(frame0, frame1, step):
+                            chunk1 = min(frame1, chunk0 + step)
+                            with self.lock:
+                                start, samples = self.document.edited_span(
+                                    chunk0, chunk1, block=block
+                                )
+                            self.engine.update_span(start, samples.astype(np.float32))
+                        self.spans_done += 1
             except Exception as exc:  # shown by the window; playback keeps the previous samples
                 log.exception("resynthesis failed")
                 self.error = exc
