@@ -198,7 +198,7 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     row(
         "nsgt inverse (full)",
         "torch",
-        timed(lambda: transform.synthesise(blocks, samples.shape[-1]), repeat),
+        timed(lambda blocks=blocks: transform.synthesise(blocks, samples.shape[-1]), repeat),
     )
     error = back.double().cpu().numpy() - samples
     row(
@@ -217,7 +217,7 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
         row(
             "nsgt forward",
             "nsgt-numpy",
-            timed(lambda: [whole.forward(channel) for channel in samples], 1),
+            timed(lambda whole=whole: [whole.forward(channel) for channel in samples], 1),
         )
         del whole
         if seconds <= 60:
@@ -243,7 +243,7 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     row(
         "nsgt resynthesise 1 s edit",
         "torch",
-        timed(lambda: [document.edited_between(a, b) for a, b in spans], repeat),
+        timed(lambda d=document: [d.edited_between(a, b) for a, b in spans], repeat),
     )
     row("nsgt brush event", "torch", brush_event_ms(document, repeat))
     del document
