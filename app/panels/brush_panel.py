@@ -166,6 +166,8 @@ class BrushPanel(QWidget):
             self.own_form.removeRow(0)
         self._own = {}
         for field, value in self._params.items():
+            if value is None:  # physical offsets of strokes in seconds: not the window's cells
+                continue
             spec = PARAM_FIELDS.get(field)
             editor = _editor(value, spec, CHOICES.get(field))
             editor.setObjectName(f"param_{field}")
