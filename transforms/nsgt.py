@@ -82,6 +82,23 @@ class NSGT(Transform):
         tensors = self._groups[self.group_of(block)[0]]
         return tensors.frame_weight[torch.remainder(frames, tensors.m).to(self.device)]
 
+    def magnitude_at(self, blocks, seconds: float, hz: float):
+        """``|even + odd|`` per channel at the band nearest ``hz`` (on a log scale) and the even
+        block's frame nearest ``seconds``, from a document's ``blocks``; None outside the grid."""
+        centres = self.design.band_hz
+        band = int(np.argmin(abs(np.log(np.maximum(centres, 1e-3) / max(hz, 1e-3)))))
+        group = next(g for g, info in enumerate(self.design.groups) if band < info.bands.stop)
+        row = band - self.design.groups[group].bands.start
+        even, odd = blocks[2 * group], blocks[2 * group + 1]
+        frame = round((seconds - float(even.frame_seconds[0])) * self.sample_rate / even.hop)
+        if not 0 <= frame < even.n_frames:
+            return None
+        total = torch.polar(even.magnitude[:, row, frame], even.phase[:, row, frame])
+        partner = frame - self._m(2 * group) // 2
+        if 0 <= partner < odd.n_frames:
+            total = total + torch.polar(odd.magnitude[:, row, partner], odd.phase[:, row, partner])
+        return total.abs().cpu().numpy()
+
     def _slices_of_parity(self, parity: int, n_samples: int) -> int:
         total = self.design.n_slices(n_samples)
         return (total - parity + 1) // 2

@@ -473,11 +473,9 @@ class MainWindow(QMainWindow):
             self.readout.clear()
             return
         text = f"{point.seconds:8.3f} s   {point.hz:8.1f} Hz   {note_label(point.hz):>9}"
-        block = self.document.blocks[0]
-        frame, bin_ = round(point.frame), round(point.bin)
-        if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
+        values = self.document.magnitude_at(point.seconds, point.hz)
+        if values is not None:
             reference = self.canvas.renderer.reference_magnitude
-            values = block.magnitude[:, bin_, frame].cpu().numpy()
             db = 20 * np.log10(np.maximum(values, 1e-30) / reference)
             shown = self.canvas.view.channel
             text += f"   {db[shown]:6.1f} dB   " + "  ".join(
