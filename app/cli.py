@@ -60,10 +60,17 @@ def render_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--freq-scale", choices=FREQ_SCALES, default="linear")
     parser.add_argument("--axes", action="store_true", help="draw time/frequency axes and a dB bar")
-    parser.add_argument("--n-fft", type=int, default=2048)
-    parser.add_argument("--hop", type=int, default=512)
-    parser.add_argument("--window", default="hann")
+    parser.add_argument("--transform", choices=("stft", "nsgt"), default="stft")
+    parser.add_argument("--n-fft", type=int, default=2048, help="STFT size")
+    parser.add_argument("--hop", type=int, default=512, help="STFT hop")
+    parser.add_argument("--window", default="hann", help="STFT window")
     parser.add_argument("--engine", default="torch", help="STFT engine: torch or nnaudio")
+    parser.add_argument("--scale", choices=("log", "mel", "bark"), default="log", help="NSGT")
+    parser.add_argument("--bins-per-octave", type=int, default=48, help="NSGT, 12 to 96")
+    parser.add_argument("--fmin", type=float, default=32.70, metavar="HZ", help="NSGT")
+    parser.add_argument(
+        "--fmax", type=float, metavar="HZ", help="NSGT (default: as high as the rate allows)"
+    )
     parser.add_argument("--device", help="torch device: cpu, cuda, cuda:1, mps (default: best)")
     return parser
 
@@ -83,6 +90,7 @@ def gui_parser() -> argparse.ArgumentParser:
 def render(args: argparse.Namespace) -> int:
     from spectropaint.transforms.document import Document
     from spectropaint.transforms.files.project_file import is_project, load_project, save_project
+    from spectropaint.transforms.nsgt_design import NSGTSettings
     from spectropaint.transforms.stft import STFTSettings
 
     if not (args.wav or args.png or args.project):
@@ -96,9 +104,17 @@ def render(args: argparse.Namespace) -> int:
         project = load_project(args.input, device=args.device)
         document, strokes = project.document, list(project.strokes)
     else:
-        settings = STFTSettings(
-            n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
-        )
+        if args.transform == "nsgt":
+            settings = NSGTSettings(
+                scale=args.scale,
+                bins_per_octave=args.bins_per_octave,
+                fmin=args.fmin,
+                fmax=args.fmax,
+            )
+        else:
+            settings = STFTSettings(
+                n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
+            )
         document = Document.from_file(args.input, settings=settings, device=args.device)
     document.notices.connect(lambda text: print(f"spectropaint: {text}", file=sys.stderr))
     if args.strokes:

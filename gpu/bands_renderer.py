@@ -16,7 +16,6 @@ transform (:mod:`spectropaint.brushes.plane`).
 
 from __future__ import annotations
 
-import functools
 import struct
 
 import numpy as np
@@ -26,11 +25,10 @@ import wgpu
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.renderer import SpectrogramRenderer, UploadStats
+from spectropaint.gpu.renderer import SpectrogramRenderer, UploadStats, pipeline
 from spectropaint.gpu.tiles import MAX_LEVELS, DirtyRects, Rect, TileGrid, level_widths, merge_rects
 from spectropaint.gpu.uniforms import VIEW_SIZE
 from spectropaint.gpu.view import ViewSettings
-from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
 
@@ -77,46 +75,6 @@ def combined_magnitude(
     if hi > lo:
         total[:, lo - frame0 : hi - frame0] += coefficients(odd, lo - lag, hi - lag)
     return total.abs()
-
-
-@functools.cache
-def _bands_pipeline(
-    device: wgpu.GPUDevice, target_format: str
-) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
-    """The layout and pipeline of ``fs_bands``, compiled once per device and target format."""
-
-    def entry(binding: int, **kind) -> dict:
-        return {"binding": binding, "visibility": wgpu.ShaderStage.FRAGMENT, **kind}
-
-    def texture(binding: int, dimension: str) -> dict:
-        return entry(
-            binding, texture={"sample_type": "unfilterable-float", "view_dimension": dimension}
-        )
-
-    layout = device.create_bind_group_layout(
-        entries=[
-            entry(0, buffer={"type": "uniform"}),
-            texture(1, "2d-array"),
-            texture(3, "2d"),
-            entry(4, buffer={"type": "read-only-storage"}),
-            entry(5, buffer={"type": "read-only-storage"}),
-        ]
-    )
-    module = device.create_shader_module(
-        label="bands", code=shader_source("spectrogram.wgsl", "overlay.wgsl", "bands.wgsl")
-    )
-    pipeline = device.create_render_pipeline(
-        label="bands",
-        layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
-        vertex={"module": module, "entry_point": "vs_main"},
-        primitive={"topology": "triangle-list"},
-        fragment={
-            "module": module,
-            "entry_point": "fs_bands",
-            "targets": [{"format": target_format}],
-        },
-    )
-    return layout, pipeline
 
 
 class BandsRenderer(SpectrogramRenderer):
@@ -184,7 +142,19 @@ class BandsRenderer(SpectrogramRenderer):
                 size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
             )
             self._groups, self._edges = self._group_buffers()
-            self._layout, self._pipeline = _bands_pipeline(device, target_format)
+            self._layout, self._pipeline = pipeline(
+                device,
+                target_format,
+                entry_point="fs_bands",
+                sources=("spectrogram.wgsl", "overlay.wgsl", "bands.wgsl"),
+                bindings=(
+                    (0, "uniform"),
+                    (1, "2d-array"),
+                    (3, "2d"),
+                    (4, "storage"),
+                    (5, "storage"),
+                ),
+            )
         self._bind_group = None
         self._dirty = DirtyRects()
         for index, grid in enumerate(self.grids):

@@ -109,8 +109,7 @@ fn fs_bands(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
     }
     var rgb = colour_of(m);
     if (view.overlay_flags != 0u) {
-        let ring = brush_distance(fp);
-        rgb = draw_overlays(rgb, fp, ring, fwidth(ring));
+        rgb = draw_overlays(rgb, fp);
     }
     return vec4<f32>(rgb, 1.0);
 }

@@ -445,6 +445,20 @@ class Document:
         block.phase[index] = phase.to(block.phase.device, torch.float32)
         block.edited_frames[region.frame0 : region.frame1] = True
 
+    def magnitude_at(self, seconds: float, hz: float) -> np.ndarray | None:
+        """Magnitude per channel ``[C]`` of the cell nearest ``seconds`` and ``hz``: the STFT's
+        block, or the NSGT's nearest band (the sum of its two blocks at that time); None outside
+        the grid."""
+        if self.transform.name == "nsgt":
+            return self.transform.magnitude_at(self.blocks, seconds, hz)
+        block = self.blocks[0]
+        step = block.hop / self.sample_rate
+        frame = round((seconds - float(block.frame_seconds[0])) / step)
+        bin_ = round(hz / float(block.band_hz[1]))
+        if not (0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins):
+            return None
+        return block.magnitude[:, bin_, frame].cpu().numpy()
+
     # ------------------------------------------------------------------------------ resynthesis
     def _difference(self, block_index: int, frame0: int, frame1: int) -> torch.Tensor:
         """``edited - original`` coefficients of frames ``[frame0, frame1)``, zero where unedited."""

@@ -93,22 +93,31 @@ def spectrogram_bytes(
 
 
 def analysis_bytes(
-    channels: int, settings: AnalysisSettings, *, sample_rate: int | None = None
+    channels: int,
+    settings: AnalysisSettings,
+    *,
+    sample_rate: int | None = None,
+    n_samples: int | None = None,
 ) -> int:
     """Working memory of analysing one chunk (an upper estimate, not a measurement).
 
     STFT: the chunk's padded float32 input, its windowed frames, the complex64 result, and its
     magnitude and phase before they are copied into the document's tensors. NSGT: a chunk of
-    slices' float32 input and windowed slices, their complex64 spectra, and for the largest group
-    its gathered bins, coefficients and frames (complex64) and their magnitude and phase.
+    slices (fewer for a short signal): the float32 input and windowed slices, their complex64
+    spectra, and for the largest group in one parity its gathered bins and coefficients
+    (complex64) and their magnitude and phase.
     """
     if isinstance(settings, NSGTSettings):
         from spectropaint.transforms.nsgt import CHUNK_SLICES
 
         design = frame_design(settings, sample_rate)
         n = design.slice_length
+        slices = (
+            CHUNK_SLICES if n_samples is None else min(CHUNK_SLICES, design.n_slices(n_samples))
+        )
         group = max(g.n_bands * g.m for g in design.groups)
-        return channels * CHUNK_SLICES * (4 * n + 4 * n + 8 * (n // 2 + 1) + (3 * 8 + 8) * group)
+        per_parity = -(-slices // 2)
+        return channels * (slices * (2 * n + 4 * n + 4 * n) + per_parity * group * (8 + 8 + 4 + 4))
     frames = STFT.chunk_frames
     n_fft, n_bins = settings.n_fft, settings.n_fft // 2 + 1
     span = (frames - 1) * settings.hop + n_fft
@@ -129,7 +138,7 @@ def document_bytes(
         (
             ("audio", audio_bytes(n_samples, channels)),
             ("spectrogram", spectrogram_bytes(n_samples, channels, settings, sample_rate=rate)),
-            ("analysis", analysis_bytes(channels, settings, sample_rate=rate)),
+            ("analysis", analysis_bytes(channels, settings, sample_rate=rate, n_samples=n_samples)),
         )
     )
 
@@ -141,7 +150,7 @@ def device_bytes(
     return (
         spectrogram_bytes(n_samples, channels, settings, sample_rate=sample_rate)
         + 4 * channels * n_samples
-        + analysis_bytes(channels, settings, sample_rate=sample_rate)
+        + analysis_bytes(channels, settings, sample_rate=sample_rate, n_samples=n_samples)
     )
 
 

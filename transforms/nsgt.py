@@ -82,6 +82,23 @@ class NSGT(Transform):
         tensors = self._groups[self.group_of(block)[0]]
         return tensors.frame_weight[torch.remainder(frames, tensors.m).to(self.device)]
 
+    def magnitude_at(self, blocks, seconds: float, hz: float):
+        """``|even + odd|`` per channel at the band nearest ``hz`` (on a log scale) and the even
+        block's frame nearest ``seconds``, from a document's ``blocks``; None outside the grid."""
+        centres = self.design.band_hz
+        band = int(np.argmin(abs(np.log(np.maximum(centres, 1e-3) / max(hz, 1e-3)))))
+        group = next(g for g, info in enumerate(self.design.groups) if band < info.bands.stop)
+        row = band - self.design.groups[group].bands.start
+        even, odd = blocks[2 * group], blocks[2 * group + 1]
+        frame = round((seconds - float(even.frame_seconds[0])) * self.sample_rate / even.hop)
+        if not 0 <= frame < even.n_frames:
+            return None
+        total = torch.polar(even.magnitude[:, row, frame], even.phase[:, row, frame])
+        partner = frame - self._m(2 * group) // 2
+        if 0 <= partner < odd.n_frames:
+            total = total + torch.polar(odd.magnitude[:, row, partner], odd.phase[:, row, partner])
+        return total.abs().cpu().numpy()
+
     def _slices_of_parity(self, parity: int, n_samples: int) -> int:
         total = self.design.n_slices(n_samples)
         return (total - parity + 1) // 2
@@ -154,7 +171,8 @@ class NSGT(Transform):
             special = torch.index_select(mine, -1, tensors.special_index)
             special[..., tensors.special_conjugate] = special[..., tensors.special_conjugate].conj()
             rows[:, :, tensors.special_rows] = special.view(*mine.shape[:2], -1, tensors.m)
-        coefficients = torch.fft.ifft(rows.mul_(tensors.analysis), dim=-1)
+        torch.view_as_real(rows).mul_(tensors.analysis)  # real weights: no complex promotion
+        coefficients = torch.fft.ifft(rows, dim=-1)
         return coefficients.mul_(tensors.ramp)
 
     def _chunk_grid(self, s0: int, s1: int) -> Iterator[tuple[int, int]]:
@@ -252,19 +270,22 @@ class NSGT(Transform):
         slice of ``spectra`` ``[C, R, N/2 + 1]`` (frames outside the given ones are zero)."""
         tensors = self._groups[self.group_of(block)[0]]
         channels, slices = spectra.shape[:2]
-        bands, m = tensors.synthesis.shape
-        frames = torch.zeros(
-            (channels, bands, slices * m), dtype=torch.complex64, device=self.device
-        )
-        frames[:, :, frame0 : frame0 + coefficients.shape[-1]] = coefficients.to(
-            self.device, torch.complex64
-        )
-        per_slice = frames.view(channels, bands, slices, m).permute(0, 2, 1, 3)
-        rows = torch.fft.fft(per_slice * tensors.ramp.conj(), dim=-1).mul_(tensors.synthesis)
-        rows = rows.reshape(channels, slices, -1)
-        if len(tensors.conjugate):
-            rows[..., tensors.conjugate] = rows[..., tensors.conjugate].conj()
-        spectra.index_add_(-1, tensors.index, rows)
+        m = tensors.m
+        coefficients = coefficients.to(self.device, torch.complex64)
+        after = slices * m - frame0 - coefficients.shape[-1]
+        if frame0 or after:
+            coefficients = torch.nn.functional.pad(coefficients, (frame0, after))
+        rows = coefficients.view(channels, -1, slices, m) * tensors.ramp_conjugate
+        rows = torch.fft.fft(rows, dim=-1)  # [C, B, R, M]
+        torch.view_as_real(rows).mul_(tensors.synthesis_rows)
+        for band, start in enumerate(tensors.starts):
+            if start is not None:  # a plain slice of the rfft
+                spectra[:, :, start : start + m] += rows[:, band]
+            else:
+                index, mirrored = tensors.scatter[band]
+                values = rows[:, band].clone()
+                values[..., mirrored] = values[..., mirrored].conj()
+                spectra.index_add_(-1, index, values)
 
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
         """The full inverse, a chunk of slices at a time."""
@@ -307,10 +328,17 @@ class _GroupTensors:
         self.special_conjugate = tensor(
             np.flatnonzero(flags.reshape(group.index.shape)[special].ravel())
         )
-        self.index = tensor(group.index.ravel())
-        self.conjugate = tensor(group.conjugate)
-        self.analysis = tensor(group.analysis, torch.float32)
-        self.synthesis = tensor(group.synthesis, torch.float32)
+        self.analysis = tensor(group.analysis[..., None], torch.float32)  # [B, M, 1]
+        self.synthesis_rows = tensor(group.synthesis[:, None, :, None], torch.float32)
+        self.starts = [
+            int(a) if ok else None for a, ok in zip(group.start, group.regular, strict=True)
+        ]
+        mirrored = flags.reshape(group.index.shape)
+        self.scatter = {
+            band: (tensor(group.index[band]), tensor(np.flatnonzero(mirrored[band])))
+            for band in special
+        }
         self.frame_weight = tensor(slice_window[:: slice_length // m], torch.float32)
         turns = np.mod(np.outer(group.start, np.arange(m)), m) / m  # exact: integers mod m
         self.ramp = tensor(np.exp(2j * np.pi * turns), torch.complex64)
+        self.ramp_conjugate = self.ramp.conj().resolve_conj()[:, None, :]

@@ -53,7 +53,7 @@ class Resynthesizer:
         self.lock = lock
         self.error: BaseException | None = None
         self.spans_done = 0
-        self._pending: list[tuple[int, int]] = []
+        self._pending: list[tuple[int, int, int]] = []
         self._busy = False
         self._closing = False
         self._condition = threading.Condition()

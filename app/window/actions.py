@@ -89,6 +89,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec("fit", "&View", "&Fit to Window", ("Ctrl+0",), "Show the whole sound"),
     ActionSpec(
+        "analysis",
+        "&View",
+        "&Analysis...",
+        (),
+        "Edit in the STFT or the NSGT (constant-Q, mel, Bark), keeping the edits",
+        separator_before=True,
+    ),
+    ActionSpec(
         "play_pause",
         "&Playback",
         "&Play / Pause",

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
 from spectropaint.app.panels.brush_panel import BrushPanel
+from spectropaint.app.panels.reference_view import ReferenceView
 from spectropaint.app.panels.tool_palette import ToolPalette
 from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
@@ -170,7 +171,12 @@ class MainWindow(QMainWindow):
         self.brush_panel.changed.connect(self._brush_edited)
         self.view_panel = ViewPanel()
         self.view_panel.changed.connect(self._view_edited)
-        for title, widget in (("Brush", self.brush_panel), ("View", self.view_panel)):
+        self.reference_view = ReferenceView()
+        for title, widget in (
+            ("Brush", self.brush_panel),
+            ("View", self.view_panel),
+            ("Reference", self.reference_view),
+        ):
             dock = QDockWidget(title, self)
             dock.setObjectName(f"dock_{title.lower()}")
             scroll = QScrollArea()  # a tall panel scrolls instead of growing the window
@@ -304,6 +310,7 @@ class MainWindow(QMainWindow):
             self._apply_brush(name)
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
         self.view_panel.set_values(view, document.n_channels)
+        self.reference_view.set_document(document, view.channel)
         self.brush_panel.set_channel_count(document.n_channels)
         self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
@@ -367,6 +374,7 @@ class MainWindow(QMainWindow):
             "zoom_in_freq",
             "zoom_out_freq",
             "fit",
+            "analysis",
             "clear_selection",
             "brush_smaller",
             "brush_bigger",
@@ -459,12 +467,10 @@ class MainWindow(QMainWindow):
             return
         self.brush_panel.set_reference_hz(point.hz)
         document = self.session.document
-        block = document.blocks[0]
-        frame, bin_ = round(point.frame), round(point.bin)
+        values = document.magnitude_at(point.seconds, point.hz)
         levels = None
-        if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
-            values = block.magnitude[:, bin_, frame].cpu().tolist()
-            levels = [level_db(value, document.full_scale) for value in values]
+        if values is not None:
+            levels = [level_db(float(value), document.full_scale) for value in values]
         self.readout.setText(
             readout_text(point.seconds, point.hz, levels, self.canvas.view.channel)
         )

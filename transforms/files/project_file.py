@@ -58,6 +58,7 @@ from spectropaint.transforms.files.project_manifest import (
     MAX_STROKES_BYTES,
     STROKES,
     STROKES_FORMAT,
+    STROKES_READABLE,
     STROKES_VERSION,
     Edit,
     Plan,
@@ -700,9 +701,9 @@ def _read_strokes(
     if (
         not isinstance(data, dict)
         or data.get("format") != STROKES_FORMAT
-        or data.get("version") != STROKES_VERSION
+        or data.get("version") not in STROKES_READABLE
     ):
-        raise Refused(f"'{STROKES}' is not a strokes file of version {STROKES_VERSION}")
+        raise Refused(f"'{STROKES}' is not a strokes file of version 1 or 2")
     strokes = data.get("strokes")
     if not isinstance(strokes, list) or not all(isinstance(s, dict) for s in strokes):
         raise Refused(f"'{STROKES}' must hold a list of stroke objects")

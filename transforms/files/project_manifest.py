@@ -30,8 +30,10 @@ MANIFEST, STROKES, AUDIO_FLAC, AUDIO_NPY = (
     "audio.flac",
     "audio.npy",
 )
-STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 1
-"""The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file."""
+STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 2
+STROKES_READABLE = (1, 2)
+"""The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file
+(written as version 2; version 1, of projects made before, still loads)."""
 MAX_STROKES_BYTES = 256 * 2**20
 """The largest strokes file (and ``strokes.json`` member) read."""
 COEFFICIENT_DTYPE = "<f4"
