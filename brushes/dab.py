@@ -8,6 +8,7 @@ write. The caller grows the dirty box from the returned region and emits once pe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,14 @@ from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dab
 from spectropaint.brushes.tiles import TileMap
+from spectropaint.transforms.files.audio_file import format_bytes
+from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region
+
+WORK_BYTES_PER_CELL = 160
+"""Peak memory of one dab per cell of its region (box plus margin) and channel: the region's values,
+the stroke's originals, the kernel's FFTs, the history's copy. The most any brush took in
+``tests/benchmarks/bench_dab_memory.py`` (clone, 135 here) with room to spare."""
 
 
 @dataclass
@@ -66,6 +74,32 @@ class StrokeState:
         for tiles in (self.coverage.tiles, self.step.originals.tiles):
             for key, tensor in tiles.items():
                 tiles[key] = tensor.to(device)
+
+
+def largest_region(settings: BrushSettings, margin: tuple[int, int], n_bins: int, n_frames: int):
+    """(bins, frames) of the largest region a dab of ``settings`` reads: its box, at most the grid,
+    plus the kernel's ``margin`` (bins, frames) on each side."""
+    bins = min(2 * math.ceil(settings.radius_bins) + 1, n_bins) + 2 * margin[0]
+    frames = min(2 * math.ceil(settings.radius_frames) + 1, n_frames) + 2 * margin[1]
+    return bins, frames
+
+
+def region_refusal(
+    kind: BrushKind, settings: BrushSettings, margin: tuple[int, int], block, channels: int
+) -> str | None:
+    """Why a stroke of ``settings`` cannot be painted on ``block``: its dabs' regions would not fit
+    in the memory available (None when they fit). Checked before the stroke begins."""
+    bins, frames = largest_region(settings, margin, block.n_bins, block.n_frames)
+    need = bins * frames * channels * WORK_BYTES_PER_CELL
+    budget = available_memory()
+    if budget is None or need <= budget:
+        return None
+    return (
+        f"a {kind.name} dab of {settings.radius_frames:g} x {settings.radius_bins:g} cells reads "
+        f"{frames} frames x {bins} bins with its margin, about {format_bytes(need)} of work, "
+        f"and {format_bytes(budget)} is available: use a smaller radius"
+        + (" or sigma" if margin != (0, 0) else "")
+    )
 
 
 def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:

@@ -4,8 +4,10 @@
 :meth:`StrokeSession.add_events` applies the dabs of one or more input events and returns the box
 they changed (the caller tells its listeners: ``spectropaint.app.session.Session``);
 :meth:`StrokeSession.end` commits the step. Like libmypaint's surface, the stroke needs nothing of
-the document but ``read``, ``write``, ``blocks[0]`` geometry and ``on_cpu_after_oom``: a dab that runs the device out
-of memory moves the document to the CPU (with a notice) and is applied again there.
+the document but ``read``, ``write``, ``blocks[0]`` geometry, ``on_cpu_after_oom`` and ``notices``:
+a dab that runs the device out of memory moves the document to the CPU (with a notice) and is
+applied again there. The stroke's bounds (:mod:`.stroke`) are told once each as notices, and a
+stroke whose dabs' regions would not fit in memory is refused before it begins.
 """
 
 from __future__ import annotations
@@ -15,11 +17,17 @@ from typing import Any
 
 import torch
 
-from spectropaint.brushes.dab import StrokeState, apply_dab
+from spectropaint.brushes.dab import StrokeState, apply_dab, region_refusal
 from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import Dab, DabSpacer, InputEvent
+from spectropaint.brushes.stroke import (
+    MAX_DABS_PER_EVENT,
+    MAX_DABS_PER_STROKE,
+    Dab,
+    DabSpacer,
+    InputEvent,
+)
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.regions import EMPTY, Region
@@ -61,6 +69,9 @@ class StrokeSession:
             )
         channels = settings.channels(document.n_channels)
         block = document.blocks[0]
+        refusal = region_refusal(kind, settings, params.margin(settings), block, len(channels))
+        if refusal is not None:
+            raise SettingsError(refusal)
         self.document = document
         self.history = history
         tile = tile_for(max(settings.radius_frames, settings.radius_bins))
@@ -85,7 +96,9 @@ class StrokeSession:
             radius_frames=settings.radius_frames,
             radius_bins=settings.radius_bins,
             spacing=settings.spacing,
+            extent=(block.n_frames, block.n_bins),
         )
+        self._told: set[str] = set()
         self.open = True
 
     @property
@@ -98,9 +111,24 @@ class StrokeSession:
         if not self.open:
             raise RuntimeError("this stroke has ended")
         dirty = EMPTY
-        for dab in self.spacer.feed(events):
+        dabs = self.spacer.feed(events)
+        self._tell_limits()
+        for dab in dabs:
             dirty = dirty.union(self.document.on_cpu_after_oom(self.operation, self._dab(dab)))
         return dirty
+
+    def _tell_limits(self) -> None:
+        """Say once per stroke (a document notice) that it met a bound of :mod:`.stroke`."""
+        said = {
+            "thinned": f"{self.operation}: a pointer move would have needed more than "
+            f"{MAX_DABS_PER_EVENT} dabs; they were spaced wider",
+            "limited": f"{self.operation}: the stroke reached {MAX_DABS_PER_STROKE} dabs, the most "
+            "a stroke may have; the rest of it was not painted",
+        }
+        for name, message in said.items():
+            if getattr(self.spacer, name) and name not in self._told:
+                self._told.add(name)
+                self.document.notices.emit(message)
 
     def _dab(self, dab: Dab) -> Callable[[], Region]:
         """Apply ``dab`` on the document's current device (repeatable: a dab that failed part way
