@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
+from bad_audio import write_zip_bomb
 
 from spectropaint.brushes.recorded import FORMAT as STROKES_FORMAT
 from spectropaint.brushes.recorded import VERSION as STROKES_VERSION
@@ -438,15 +439,7 @@ def test_audio_samples_that_are_not_finite_are_refused(tmp_path):
 
 def test_a_member_that_inflates_past_its_declared_size_is_never_inflated_in_memory(tmp_path):
     """256 MiB of spaces that declare 300 bytes: reading stops at 300, and the CRC refuses it."""
-    path = tmp_path / "bomb.spp"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        with archive.open("manifest.json", "w") as member:
-            for _ in range(16):
-                member.write(b" " * 2**24)
-    patch_declared_size(path, "manifest.json", 300)
-    content = bytearray(path.read_bytes())
-    struct.pack_into("<I", content, 22, 300)  # the local header's copy
-    path.write_bytes(bytes(content))
+    path = write_zip_bomb(tmp_path / "bomb.spp", inflated=2**28, declared=300)
     tracemalloc.start()
     try:
         refused(path, r"damaged archive \(Bad CRC-32 for file 'manifest.json'\)")

@@ -23,6 +23,7 @@ import shutil
 import stat
 import tempfile
 import time
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -457,7 +458,13 @@ def load_project(
                 return _load(archive, name, device, progress, max_bytes, reserve_bytes)
     except Refused as refusal:
         raise ProjectFileError(name, str(refusal)) from None
-    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as err:
+    except (
+        zipfile.BadZipFile,
+        EOFError,
+        zlib.error,
+        NotImplementedError,
+        UnicodeDecodeError,
+    ) as err:
         raise ProjectFileError(name, f"damaged archive ({err or type(err).__name__})") from None
     except MemoryError:
         raise ProjectFileError(name, "too large: not enough memory") from None
@@ -623,7 +630,7 @@ def _open_npy(
             found, fortran, found_dtype = readers[version](
                 stream, max_header_size=_NPY_HEADER_LIMIT
             )
-        except ValueError as err:
+        except (ValueError, SyntaxError, tokenize.TokenError) as err:  # numpy parses the header
             raise Refused(f"member '{name}' is not a valid .npy array ({err})") from None
         if found != shape or fortran or found_dtype != np.dtype(dtype):
             raise Refused(
