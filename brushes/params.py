@@ -39,6 +39,9 @@ class Param:
         Whole numbers only.
     optional : bool
         None is allowed too.
+    used_when : tuple, optional
+        ``(other_field, values)``: the parameter only matters while ``other_field`` has one of
+        ``values`` (a panel greys it out otherwise).
     """
 
     label: str
@@ -50,6 +53,7 @@ class Param:
     choices: tuple[str, ...] = ()
     integer: bool = False
     optional: bool = False
+    used_when: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def caption(self) -> str:

@@ -10,8 +10,8 @@ gives identical dabs.
 
 Bounds, so that no stroke can run for minutes or exhaust memory (a recorded file or a pointer):
 
-- given the document's ``extent``, each segment is clipped to where a dab can touch the document (the
-  grid widened by the radii): a stroke leaving it dabs nothing outside, and where it comes back in it
+- given the document's ``bounds``, each segment is clipped to where a dab can touch the document
+  (the centres of its first and last cells, widened by the radii): a stroke leaving it dabs nothing outside, and where it comes back in it
   dabs at the point of entry. Positions as far out as ``1e308`` are handled without overflow.
 - an event whose segment would need more than :data:`MAX_DABS_PER_EVENT` dabs gets exactly that
   many, spread evenly along it (wider spacing), and :attr:`DabSpacer.thinned` counts such events;
@@ -93,9 +93,10 @@ class DabSpacer:
         of ``radius_bins`` bins along frequency, is one radius.
     spacing : float
         Radii between consecutive dabs.
-    extent : (int, int), optional
-        The document's grid, ``(n_frames, n_bins)``: dabs are placed only where they can touch it.
-        None: the whole plane.
+    bounds : (float, float, float, float), optional
+        ``(x0, x1, y0, y1)``: the document's first and last cell centres in these coordinates (for
+        one STFT block in frames and bins, ``(0, n_frames - 1, 0, n_bins - 1)``); dabs are placed
+        only where they can touch it. None: the whole plane.
     max_dabs : int
         The most dabs the stroke stamps (:data:`MAX_DABS_PER_STROKE`).
 
@@ -114,21 +115,16 @@ class DabSpacer:
         radius_frames: float,
         radius_bins: float,
         spacing: float,
-        extent: tuple[int, int] | None = None,
+        bounds: tuple[float, float, float, float] | None = None,
         max_dabs: int = MAX_DABS_PER_STROKE,
     ):
         self.radius_frames = radius_frames
         self.radius_bins = radius_bins
         self.spacing = spacing
         self.box = None
-        if extent is not None:  # cells sit on integers 0..n-1; a dab reaches a radius around it
-            n_frames, n_bins = extent
-            self.box = (
-                -radius_frames,
-                n_frames - 1 + radius_frames,
-                -radius_bins,
-                n_bins - 1 + radius_bins,
-            )
+        if bounds is not None:  # a dab reaches a radius around its centre
+            x0, x1, y0, y1 = bounds
+            self.box = (x0 - radius_frames, x1 + radius_frames, y0 - radius_bins, y1 + radius_bins)
         self.max_dabs = max_dabs
         self.thinned = 0
         self.limited = False

@@ -23,6 +23,7 @@ from spectropaint.gpu.errors import GPUUnavailableError, ImageFileError, gpu_err
 from spectropaint.gpu.png_axes import PictureFrame
 from spectropaint.gpu.png_writer import PngStreamWriter
 from spectropaint.gpu.renderer import TARGET_FORMAT, SpectrogramRenderer
+from spectropaint.gpu.renderer_choice import renderer_for
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.errors import Cancelled, SettingsError
 from spectropaint.transforms.files.atomic_write import atomic_path
@@ -157,9 +158,7 @@ def export_png(
     own_renderer = renderer is None
     try:
         if own_renderer:
-            renderer = SpectrogramRenderer(
-                shared_device(), document, max_texture_dim=max_texture_dim
-            )
+            renderer = renderer_for(shared_device(), document, max_texture_dim=max_texture_dim)
         try:
             geometry = renderer.geometry
             frame = PictureFrame(width, height, view=view, geometry=geometry, axes=axes)

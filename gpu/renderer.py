@@ -35,7 +35,7 @@ from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES, warp
-from spectropaint.transforms.regions import Region
+from spectropaint.transforms.regions import Region, Regions
 
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
@@ -218,8 +218,13 @@ class SpectrogramRenderer:
     def _block(self):
         return self.document.blocks[self.block_index]
 
-    def mark_dirty(self, region: Region) -> None:
-        """``region`` of the document changed: upload it before the next frame."""
+    def mark_dirty(self, region: Region | Regions) -> None:
+        """``region`` of the document changed (a box, or boxes of several blocks): upload what of
+        it the textures hold before the next frame."""
+        for part in region.parts:
+            self._mark_box(part)
+
+    def _mark_box(self, region: Region) -> None:
         if region.block != self.block_index:
             return
         region = region.clipped(self.geometry.n_bins, self.geometry.n_frames)
@@ -285,22 +290,10 @@ class SpectrogramRenderer:
         t0, t1, low_hz, high_hz = view.visible(geometry)
         overlays = view.overlays
         flags = 0
-        playhead, brush, selection = 0.0, (0.0, 0.0, 1.0, 1.0), (0.0, 0.0, 0.0, 0.0)
+        playhead, selection = 0.0, (0.0, 0.0, 0.0, 0.0)
         if overlays.playhead_seconds is not None:
             flags |= 1
             playhead = float(geometry.frame_position(overlays.playhead_seconds))
-        if (
-            overlays.brush is not None
-            and min(overlays.brush.radius_seconds, overlays.brush.radius_hz) > 0
-        ):
-            flags |= 2
-            b = overlays.brush
-            brush = (
-                float(geometry.frame_position(b.centre_seconds)),
-                b.centre_hz,
-                b.radius_seconds / geometry.step_seconds,
-                b.radius_hz,
-            )
         if overlays.selection is not None:
             flags |= 4
             s = overlays.selection
@@ -340,7 +333,6 @@ class SpectrogramRenderer:
             "playhead": playhead,
             "level_offset": offsets,
             "level_width": widths,
-            "brush": brush,
             "selection": selection,
         }
 

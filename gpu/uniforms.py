@@ -38,7 +38,6 @@ VIEW_FIELDS: tuple[tuple[str, str], ...] = (
     ("pad2", "u32"),
     ("level_offset", "array<vec4<u32>, 4>"),
     ("level_width", "array<vec4<u32>, 4>"),
-    ("brush", "vec4<f32>"),
     ("selection", "vec4<f32>"),
 )
 """``View`` in shaders/spectrogram.wgsl, in order, with WGSL types."""

@@ -18,16 +18,6 @@ MODES = ("magnitude", "phase")
 
 
 @dataclass(frozen=True)
-class BrushOutline:
-    """An ellipse drawn at the cursor: centre and radii in seconds and Hz."""
-
-    centre_seconds: float
-    centre_hz: float
-    radius_seconds: float
-    radius_hz: float
-
-
-@dataclass(frozen=True)
 class Selection:
     """A rectangle of time ``[start, stop)`` seconds and frequency ``[low, high)`` Hz."""
 
@@ -42,7 +32,6 @@ class Overlays:
     """Marks drawn over the spectrogram; ``None`` hides one."""
 
     playhead_seconds: float | None = None
-    brush: BrushOutline | None = None
     selection: Selection | None = None
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.geometry import unwarp, warp
@@ -78,8 +80,17 @@ class ViewMapping:
         )
 
     def x_of_seconds(self, seconds: float) -> float:
+        return float(self.x_of_frame(self.geometry.frame_position(seconds) - 0.5))
+
+    def x_of_frame(self, frame):
+        """Pixel column (fractional) of fractional frames ``frame`` (cell centres on integers)."""
         t0, t1, _, _ = self.visible
-        return (float(self.geometry.frame_position(seconds)) - t0) / (t1 - t0) * self.width
+        return (np.asarray(frame, dtype=np.float64) + 0.5 - t0) / (t1 - t0) * self.width
+
+    def y_of_hz(self, hz):
+        """Pixel row (fractional, from the top) of frequencies ``hz`` (positive on a log axis)."""
+        w_lo, w_hi = self.warped
+        return (w_hi - warp(hz, self.view.freq_scale)) / (w_hi - w_lo) * self.height
 
     # -------------------------------------------------------------------------- zoom and pan
     def _limits(self) -> tuple[tuple[float, float], tuple[float, float]]:

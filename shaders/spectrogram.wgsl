@@ -33,14 +33,13 @@ struct View {
     phase_col_shift: u32,       // phase tiles (level 0 only, same tile rows)
     phase_cols: u32,
     phase_colormap: u32,
-    overlay_flags: u32,         // 1 playhead, 2 brush outline, 4 selection
+    overlay_flags: u32,         // 1 playhead, 4 selection
     playhead: f32,              // texel position along time
     row_mask: u32,
     pad1: u32,
     pad2: u32,
     level_offset: array<vec4<u32>, 4>,  // first virtual column of level L at [L / 4][L % 4]
     level_width: array<vec4<u32>, 4>,   // columns of level L
-    brush: vec4<f32>,           // centre (frames, Hz), radii (frames, Hz)
     selection: vec4<f32>,       // frames [x, y), Hz [z, w)
 };
 
@@ -192,13 +191,17 @@ fn lookup(map: u32, value: f32) -> vec3<f32> {
     return mix(low, high, position - f32(index));
 }
 
-fn magnitude_colour(fp: Footprint) -> vec3<f32> {
-    let m = pooled_magnitude(fp);
+// The colour of a magnitude (-1: no cell, the background).
+fn colour_of(m: f32) -> vec3<f32> {
     if (m < 0.0) {
         return BACKGROUND;
     }
     let level = clamp(log2(max(m, 1e-30)) * view.db_a + view.db_b, 0.0, 1.0);
     return lookup(view.colormap, select(0.0, pow(level, view.gamma), level > 0.0));
+}
+
+fn magnitude_colour(fp: Footprint) -> vec3<f32> {
+    return colour_of(pooled_magnitude(fp));
 }
 
 fn phase_colour(fp: Footprint) -> vec3<f32> {
@@ -219,10 +222,8 @@ fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
     } else {
         rgb = magnitude_colour(fp);
     }
-    // A branch on a uniform keeps control flow uniform, as the derivative in the brush ring needs.
     if (view.overlay_flags != 0u) {
-        let ring = brush_distance(fp);
-        rgb = draw_overlays(rgb, fp, ring, fwidth(ring));
+        rgb = draw_overlays(rgb, fp);
     }
     return vec4<f32>(rgb, 1.0);
 }

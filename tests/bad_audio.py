@@ -19,6 +19,8 @@ enter, and a ``run_python`` child that runs ``DROP_PRIVILEGES`` is a user the fi
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import os
 import shutil
 import struct
@@ -376,6 +378,48 @@ def write_zip_bomb(path: Path, *, inflated: int, declared: int | None = None) ->
         struct.pack_into("<I", content, 22, declared)
         struct.pack_into("<I", content, content.rfind(b"PK\x01\x02") + 24, declared)
         path.write_bytes(bytes(content))
+    return path
+
+
+def write_silence_project(path: Path, *, seconds: int, settings, rate: int = 44100) -> Path:
+    """A consistent project of ``seconds`` of stereo float silence analysed with ``settings``
+    (STFTSettings), deflated at the fastest level: a few MB at most, gigabytes once opened."""
+    frames = seconds * rate
+    manifest = {
+        "format": "spectropaint-project",
+        "version": 1,
+        "audio": {
+            "format": "WAV",
+            "subtype": "FLOAT",
+            "sample_rate": rate,
+            "channels": 2,
+            "frames": frames,
+            "storage": {"member": "audio.npy", "dtype": "<f4"},
+        },
+        "transform": {"name": "stft", "settings": settings.to_dict()},
+        "blocks": [
+            {
+                "bins": settings.n_fft // 2 + 1,
+                "frames": 1 + frames // settings.hop,
+                "hop": settings.hop,
+            }
+        ],
+        "edits": [],
+        "strokes": {"member": "strokes.json", "count": 0},
+        "view": {},
+    }
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (2, frames)}
+    )
+    strokes = {"format": "spectropaint-strokes", "version": 1, "strokes": []}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("manifest.json", json.dumps(manifest))
+        archive.writestr("strokes.json", json.dumps(strokes))
+        with archive.open("audio.npy", "w", force_zip64=True) as member:
+            member.write(header.getvalue())
+            for start in range(0, 8 * frames, 2**24):
+                member.write(bytes(min(2**24, 8 * frames - start)))
     return path
 
 

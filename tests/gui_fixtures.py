@@ -124,6 +124,8 @@ def open_window(
         lambda: window.canvas is not None and window.canvas.frames_presented > 0,
         timeout=FIRST_FRAME_TIMEOUT_MS,
     )
+    window.activateWindow()  # again: the progress dialog of a slow open may have taken it
+    qtbot.waitUntil(window.isActiveWindow)  # shortcuts only reach an active window
     return window
 
 

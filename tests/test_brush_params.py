@@ -20,7 +20,9 @@ def test_every_parameter_of_every_brush_is_declared_and_its_default_is_allowed(n
     check_params(defaults)
     for field, spec in specs.items():
         assert spec.label
-        if spec.choices:
+        if getattr(defaults, field) is None:
+            assert spec.optional
+        elif spec.choices:
             assert getattr(defaults, field) in spec.choices
         else:
             assert spec.low <= getattr(defaults, field) <= spec.high
@@ -49,9 +51,10 @@ def test_common_settings_are_declared_with_units():
 
 
 def test_the_panel_is_built_from_the_declarations(qtbot):
-    from PySide6.QtWidgets import QDoubleSpinBox, QLabel
+    from PySide6.QtWidgets import QLabel
 
     from spectropaint.app.panels.brush_panel import BrushPanel
+    from spectropaint.app.param_units import DEFAULT_GEOMETRY
 
     panel = BrushPanel()
     qtbot.addWidget(panel)
@@ -59,17 +62,35 @@ def test_the_panel_is_built_from_the_declarations(qtbot):
         panel.set_brush(name, BrushSettings(), {})
         for field, spec in declared(kind.params_type).items():
             editor = panel.findChild(editor_type(spec), f"param_{field}")
+            if spec.optional:  # the physical offsets of strokes files have no editor
+                assert editor is None
+                continue
             assert editor is not None, (name, field)
             label = panel.own_form.labelForField(editor)
-            assert isinstance(label, QLabel) and label.text() == spec.caption
-            if isinstance(editor, QDoubleSpinBox):
-                assert (editor.minimum(), editor.maximum()) == (spec.low, spec.high)
-                assert editor.decimals() == spec.decimals
+            assert isinstance(label, QLabel)
+            if spec.choices:
+                assert label.text() == spec.caption
+                continue
+            shown = panel.shown(field)
+            assert label.text() == shown.caption
+            if spec.unit in ("frames", "bins"):  # offsets: ms and Hz, within the document
+                assert shown.unit == {"frames": "ms", "bins": "Hz"}[spec.unit]
+                cell = (
+                    DEFAULT_GEOMETRY.step_seconds * 1000
+                    if spec.unit == "frames"
+                    else DEFAULT_GEOMETRY.step_hz
+                )
+                assert shown.to_shown(spec.low if spec.low > -1e5 else -3) == pytest.approx(
+                    cell * (spec.low if spec.low > -1e5 else -3)
+                )
+            else:  # the declared range itself, not a copy of it
+                assert (editor.spin.minimum(), editor.spin.maximum()) == (spec.low, spec.high)
+                assert editor.spin.decimals() == spec.decimals
 
 
-def editor_type(spec):  # noqa: N802 - a type chooser
-    from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSpinBox
+def editor_type(spec):
+    from PySide6.QtWidgets import QComboBox
 
-    if spec.choices:
-        return QComboBox
-    return QSpinBox if spec.integer else QDoubleSpinBox
+    from spectropaint.app.panels.spin_slider import SpinSlider
+
+    return QComboBox if spec.choices else SpinSlider

@@ -30,7 +30,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from bad_audio import NOBODY, make_bad_files, make_damaged_files, wav_bytes, write_zip_bomb
+from bad_audio import (
+    NOBODY,
+    make_bad_files,
+    make_damaged_files,
+    wav_bytes,
+    write_silence_project,
+    write_zip_bomb,
+)
 
 from spectropaint.brushes.recorded import MAX_EVENTS_PER_STROKE
 from spectropaint.brushes.stroke import MAX_DABS_PER_EVENT
@@ -149,47 +156,6 @@ def _project_with_edit(path: Path, value: float) -> Path:
     return path
 
 
-def _silence_project(path: Path, seconds: int) -> Path:
-    """A project of stereo silence, deflated: a few kB that need gigabytes once opened."""
-    import io
-    import zipfile
-
-    rate, settings = 44100, STFTSettings(n_fft=2048, hop=512)
-    frames = seconds * rate
-    manifest = {
-        "format": "spectropaint-project",
-        "version": 1,
-        "audio": {
-            "format": "WAV",
-            "subtype": "FLOAT",
-            "sample_rate": rate,
-            "channels": 2,
-            "frames": frames,
-            "storage": {"member": "audio.npy", "dtype": "<f4"},
-        },
-        "transform": {"name": "stft", "settings": settings.to_dict()},
-        "blocks": [{"bins": 1025, "frames": 1 + frames // 512, "hop": 512}],
-        "edits": [],
-        "strokes": {"member": "strokes.json", "count": 0},
-        "view": {},
-    }
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        header, {"descr": "<f4", "fortran_order": False, "shape": (2, frames)}
-    )
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        archive.writestr("manifest.json", json.dumps(manifest))
-        archive.writestr(
-            "strokes.json",
-            json.dumps({"format": "spectropaint-strokes", "version": 1, "strokes": []}),
-        )
-        with archive.open("audio.npy", "w", force_zip64=True) as member:
-            member.write(header.getvalue())
-            for start in range(0, 8 * frames, 2**24):
-                member.write(bytes(min(2**24, 8 * frames - start)))
-    return path
-
-
 def _sparse_wav(path: Path, data_bytes: int) -> Path:
     """A 16-bit stereo WAV declaring ``data_bytes`` of audio, all of it a hole on disk."""
     path.write_bytes(wav_bytes(b"", declared_data_bytes=data_bytes))
@@ -298,7 +264,8 @@ def make_cases(folder: Path) -> dict[str, Case]:  # noqa: PLR0915 (one table)
         1,
         f"cannot open project '{bomb}': damaged archive (Bad CRC-32 for file 'manifest.json')",
     )
-    silence = _silence_project(folder / "silence.spp", seconds=1800)
+    settings = STFTSettings(n_fft=2048, hop=512)
+    silence = write_silence_project(folder / "silence.spp", seconds=1800, settings=settings)
     cases["project_of_silence_needing_gigabytes"] = Case(
         _render(silence, "--wav", out / "silence.wav"),
         1,

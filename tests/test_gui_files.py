@@ -9,8 +9,9 @@ from gui_fixtures import drag, open_window, write_test_sound
 from PIL import Image
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QDoubleSpinBox, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from spectropaint.app.panels.spin_slider import SpinSlider
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.png_axes import PictureFrame
 
@@ -143,7 +144,7 @@ def test_preferences_survive_a_restart(qtbot, tmp_path, sound):
     first = open_window(qtbot, tmp_path, sound[0])
     first.view_panel.colormap.setCurrentText("viridis")
     first.palette.actions_by_tool["blur"].trigger()
-    first.brush_panel.findChild(QDoubleSpinBox, "brush_hardness").setValue(0.8)
+    first.brush_panel.findChild(SpinSlider, "brush_hardness").setValue(0.8)
     first.close()
     second = open_window(qtbot, tmp_path, sound[0])
     assert second.canvas.view.colormap == "viridis"

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
-from bad_audio import write_zip_bomb
+from bad_audio import write_silence_project, write_zip_bomb
 
 from spectropaint.brushes.recorded import FORMAT as STROKES_FORMAT
 from spectropaint.brushes.recorded import VERSION as STROKES_VERSION
@@ -323,7 +323,8 @@ def first_edit(path) -> dict:
         (lambda m: m["audio"].update(sample_rate=True), "wrong type"),
         (lambda m: m["transform"]["settings"].update(hop=4096), "hop must be"),
         (lambda m: m["transform"]["settings"].update(colour="red"), "bad transform settings"),
-        (lambda m: m["transform"].update(name="nsgt"), "unknown transform 'nsgt'"),
+        (lambda m: m["transform"].update(name="wavelet"), "unknown transform 'wavelet'"),
+        (lambda m: m["transform"].update(name="nsgt"), "bad nsgt settings"),
         (lambda m: m["audio"]["storage"].update(member="../audio.flac"), "unknown audio member"),
         (lambda m: m["strokes"].update(count=5), "holds 1 strokes, the manifest declares 5"),
         (lambda m: m.pop("view"), "manifest field view is missing"),
@@ -452,35 +453,7 @@ def test_a_member_that_inflates_past_its_declared_size_is_never_inflated_in_memo
 def test_a_whole_project_that_would_not_fit_is_refused_before_inflating(tmp_path):
     """Ten minutes of deflated silence is a few kB, but needs gigabytes once opened."""
     frames = 600 * RATE
-    manifest = {
-        "format": "spectropaint-project",
-        "version": 1,
-        "audio": {
-            "format": "WAV",
-            "subtype": "FLOAT",
-            "sample_rate": RATE,
-            "channels": 2,
-            "frames": frames,
-            "storage": {"member": "audio.npy", "dtype": "<f4"},
-        },
-        "transform": {"name": "stft", "settings": SMALL.to_dict()},
-        "blocks": [{"bins": 257, "frames": 1 + frames // SMALL.hop, "hop": SMALL.hop}],
-        "edits": [],
-        "strokes": {"member": "strokes.json", "count": 0},
-        "view": {},
-    }
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(
-        header, {"descr": "<f4", "fortran_order": False, "shape": (2, frames)}
-    )
-    path = tmp_path / "silence.spp"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("manifest.json", json.dumps(manifest))
-        archive.writestr("strokes.json", json.dumps({**STROKES_HEADER, "strokes": []}))
-        with archive.open("audio.npy", "w", force_zip64=True) as member:
-            member.write(header.getvalue())
-            for start in range(0, 2 * frames * 4, 2**24):
-                member.write(bytes(min(2**24, 2 * frames * 4 - start)))
+    path = write_silence_project(tmp_path / "silence.spp", seconds=600, settings=SMALL, rate=RATE)
     assert path.stat().st_size < 2_000_000
     need = 2 * frames * 8 + 2 * 257 * (1 + frames // SMALL.hop) * 8  # samples, spectrogram
     tracemalloc.start()

@@ -19,7 +19,7 @@ from test_render_reference import (
 from spectropaint.gpu.adapter import shared_device
 from spectropaint.gpu.colormaps import MAGNITUDE_COLORMAPS
 from spectropaint.gpu.renderer import SpectrogramRenderer
-from spectropaint.gpu.view import BrushOutline, Overlays, Selection, ViewSettings
+from spectropaint.gpu.view import Overlays, Selection, ViewSettings
 
 pytestmark = pytest.mark.gpu
 
@@ -153,17 +153,27 @@ def test_the_selection_tints_exactly_its_rectangle(document, renderer):
     np.testing.assert_array_equal(changed, expected_rows[:, None] & expected_cols[None, :])
 
 
-def test_the_brush_outline_is_a_ring_at_one_radius(document, renderer):
+@pytest.mark.parametrize("scale", ["linear", "log", "mel"])
+def test_a_time_selection_over_every_bin_tints_its_columns_on_each_axis(document, renderer, scale):
+    # A time selection spans every bin's cell, from below 0 Hz (bin 0's lower edge) to the top: on a
+    # log axis the low edge has no logarithm, and the selection must still show.
     block = document.blocks[0]
     step_hz = block.band_hz[1]
     frame_seconds = block.hop / document.sample_rate
-    brush = BrushOutline(45 * frame_seconds, 2000.0, 10 * frame_seconds, 800.0)
-    changed, _ = _changed(renderer, Overlays(brush=brush))
-    rows, cols = np.nonzero(changed)
-    frames = (cols + 0.5) / 2
-    hz = -step_hz / 2 + (80 - rows - 0.5) / 80 * (N_BINS * step_hz)
-    distance = np.hypot((frames - 45.5) / 10, (hz - 2000.0) / 800)
-    assert len(rows) > 60  # a closed ring around the centre, not a dot
-    assert np.abs(distance - 1).max() < 0.15
-    assert {bool(x) for x in frames > 45.5} == {True, False}
-    assert {bool(x) for x in hz > 2000} == {True, False}
+    selection = Selection(20 * frame_seconds, 50 * frame_seconds, -step_hz / 2, N_BINS * step_hz)
+    plain = render_offscreen(
+        renderer, 180, 80, ViewSettings(time_range=(0.0, 90.0), freq_scale=scale)
+    )
+    marked = render_offscreen(
+        renderer,
+        180,
+        80,
+        ViewSettings(
+            time_range=(0.0, 90.0), freq_scale=scale, overlays=Overlays(selection=selection)
+        ),
+    )
+    changed = (marked != plain).any(axis=-1)
+    expected_cols = np.zeros(180, bool)
+    expected_cols[41:101] = True
+    np.testing.assert_array_equal(changed.any(axis=0), expected_cols)
+    assert changed[:, 45:95].all()  # every row inside the columns, edge to edge

@@ -29,8 +29,10 @@ TEN_MINUTES = (51_680, 1025)
 
 
 def spacer(radius=0.5, spacing=0.02, extent=TEN_MINUTES, **kwargs):
+    """A spacer on a grid of ``extent`` = (frames, bins) cells."""
+    bounds = (0.0, extent[0] - 1.0, 0.0, extent[1] - 1.0)
     return DabSpacer(
-        radius_frames=radius, radius_bins=radius, spacing=spacing, extent=extent, **kwargs
+        radius_frames=radius, radius_bins=radius, spacing=spacing, bounds=bounds, **kwargs
     )
 
 
@@ -108,11 +110,14 @@ def test_a_pointer_stroke_across_ten_minutes_in_the_window_is_bounded(monkeypatc
     radius stamps at most MAX_DABS_PER_EVENT dabs, and the status bar's notice says so."""
     document = Document.from_samples(np.zeros((1, 8000 * 600)), 8000, device="cpu", subtype="FLOAT")
     stamped = []
-    apply = dab_module.apply_dab
-    monkeypatch.setattr(
-        "spectropaint.brushes.engine.apply_dab",
-        lambda state, dab: stamped.append(dab) or apply(state, dab),
-    )
+    feed = DabSpacer.feed
+
+    def counting_feed(self, events):
+        dabs = feed(self, events)
+        stamped.extend(dabs)
+        return dabs
+
+    monkeypatch.setattr(DabSpacer, "feed", counting_feed)
     session = Session(document)
     host = Host(document, width=1920, height=1000)
     brush = make_tools(host, session)["gain"]
@@ -140,3 +145,20 @@ def test_a_dab_region_too_large_for_memory_is_refused_with_the_numbers(monkeypat
     assert f"a blur dab of 4096 x 4096 cells reads {frames} frames x {bins} bins" in message
     assert "4.0 GB is available" in message and "smaller radius or sigma" in message
     assert torch.equal(document.blocks[0].magnitude, before)
+
+
+def test_a_stroke_in_seconds_and_semitones_is_clipped_to_the_document_too():
+    """Physical strokes are clipped in their own plane (seconds, and semitones from Hz)."""
+    document = small_document(seconds=0.5)
+    before = document.blocks[0].magnitude.clone()
+    settings = BrushSettings(radius_seconds=0.01, radius_semitones=1.0, spacing=0.02)
+    events = [
+        InputEvent(0.0, 0.2, 1000.0),
+        InputEvent(0.1, 1e308, 1e308),
+        InputEvent(0.2, -1e308, 1000.0),
+        InputEvent(0.3, 0.25, 1000.0),
+    ]
+    paint(document, "erase", events, settings)
+    changed = (document.blocks[0].magnitude != before).any(dim=0)
+    assert changed.any() and torch.isfinite(document.blocks[0].magnitude).all()
+    assert any("spaced wider" in notice for notice in document.notices.emitted)

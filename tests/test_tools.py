@@ -24,6 +24,7 @@ class Host:
         self.size = (width, height)
         self.selection = "unset"
         self.outline = None
+        self.clone_source = None
         self.clicked: list[float] = []
         self.messages: list[str] = []
 
@@ -38,6 +39,9 @@ class Host:
 
     def set_outline(self, outline):
         self.outline = outline
+
+    def set_clone_source(self, cell):
+        self.clone_source = cell
 
     def time_clicked(self, seconds):
         self.clicked.append(seconds)
@@ -77,7 +81,8 @@ def test_a_brush_drag_is_one_stroke_where_the_pointer_went():
     start, stop = host.mapping().to_document(100, 100), host.mapping().to_document(160, 100)
     assert start.frame - 4 <= frames.min() and frames.max() <= stop.frame + 4
     assert abs(bins.float().mean() - start.bin) < 1.0
-    assert host.outline is not None and abs(host.outline.centre_seconds - stop.seconds) < 1e-9
+    assert host.outline is not None and abs(host.outline.frame - stop.frame) < 1e-9
+    assert (host.outline.radius_frames, host.outline.radius_bins) == (3, 3)
 
 
 def test_escape_cancels_a_stroke_and_says_so():
@@ -98,12 +103,22 @@ def test_ctrl_click_sets_the_clone_source_and_the_next_stroke_copies_from_it():
     assert not clone.press(pointer(host, 50, 80, modifiers=("Control",)))
     assert clone.clone_source is not None and host.messages[-1].startswith("Clone source set at")
     source = clone.clone_source
+    assert host.clone_source == source  # marked where it was set
     assert clone.press(pointer(host, 250, 120))
-    clone.release(pointer(host, 250, 120))
+    clone.drag(pointer(host, 270, 110))
+    used_offset = (
+        round(source[0] - host.mapping().to_document(250, 120).frame),
+        round(source[1] - host.mapping().to_document(250, 120).bin),
+    )
+    now = host.mapping().to_document(270, 110)
+    # while copying, the mark follows the pointer at the stroke's offset
+    assert host.clone_source == (now.frame + used_offset[0], now.bin + used_offset[1])
+    clone.release(pointer(host, 270, 110))
+    assert host.clone_source == source  # the next stroke copies from the source again
     used = session.strokes.done[-1].params
-    at = host.mapping().to_document(250, 120)
-    assert used.offset_frames == round(source[0] - at.frame)
-    assert used.offset_bins == round(source[1] - at.bin)
+    assert (used.offset_frames, used.offset_bins) == used_offset
+    clone.deactivate()
+    assert host.clone_source is None
 
 
 def test_a_brush_ignores_the_right_button():

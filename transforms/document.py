@@ -27,6 +27,7 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import torch
 
+from spectropaint.transforms.analysis import AnalysisSettings, make_transform
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
 from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.audio_file import (
@@ -40,7 +41,7 @@ from spectropaint.transforms.files.audio_file import (
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
 from spectropaint.transforms.regions import Region
-from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.stft import STFTSettings
 from spectropaint.transforms.torch_device import (
     choose_device,
     continue_on_cpu_notice,
@@ -121,7 +122,8 @@ class Document:
     Parameters
     ----------
     audio : AudioData
-    settings : STFTSettings, optional
+    settings : STFTSettings or NSGTSettings, optional
+        The transform (default: the STFT's defaults).
     device : str or torch.device, optional
         See :func:`~spectropaint.transforms.torch_device.choose_device`. A GPU whose free memory the
         coefficients would not fit is replaced by the CPU, with a notice.
@@ -148,7 +150,7 @@ class Document:
         self,
         audio: AudioData,
         *,
-        settings: STFTSettings | None = None,
+        settings: AnalysisSettings | None = None,
         device: str | torch.device | None = None,
         progress: Progress | None = None,
         reserve_bytes: int | ReserveEstimate = 0,
@@ -160,7 +162,11 @@ class Document:
         self.notices: Event[str] = Event(remember=True)
         """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
         channels, length = audio.samples.shape
-        self._signal = _padded_for_analysis(audio.samples, self.settings.min_samples())
+        try:
+            minimum = make_transform(self.settings, audio.format.sample_rate).min_samples()
+        except SettingsError as err:  # settings that do not fit this sample rate
+            self._refuse(str(err))
+        self._signal = _padded_for_analysis(audio.samples, minimum)
         """The samples analysed: the audio itself, or a copy padded with silence to one window."""
         n = self._signal.shape[-1]
         warnings = list(audio.warnings)
@@ -189,7 +195,9 @@ class Document:
             self._refuse(plan.refusal)
         self.device = plan.device
         limit_fft_plans(self.device)
-        self.transform: Transform = STFT(self.settings, device=self.device)
+        self.transform: Transform = make_transform(
+            self.settings, audio.format.sample_rate, self.device
+        )
         if plan.notice is not None:
             self.notices.emit(plan.notice)
         self.blocks: list[CoefficientBlock] = []
@@ -236,7 +244,7 @@ class Document:
         cls,
         path: str | os.PathLike,
         *,
-        settings: STFTSettings | None = None,
+        settings: AnalysisSettings | None = None,
         device: str | torch.device | None = None,
         progress: Progress | None = None,
         reserve_bytes: int | ReserveEstimate = 0,
@@ -252,6 +260,12 @@ class Document:
         budget = available_memory() if max_bytes is None else max_bytes
 
         def admit(audio_format: AudioFormat, frames: int) -> str | None:
+            try:
+                return _plan(audio_format, frames)
+            except SettingsError as err:  # settings that do not fit this file's sample rate
+                return str(err)
+
+        def _plan(audio_format: AudioFormat, frames: int) -> str | None:
             return plan_document(
                 frames,
                 audio_format.channels,
@@ -281,7 +295,7 @@ class Document:
         samples: np.ndarray,
         sample_rate: int,
         *,
-        settings: STFTSettings | None = None,
+        settings: AnalysisSettings | None = None,
         device: str | torch.device | None = None,
         subtype: str = "FLOAT",
         progress: Progress | None = None,
@@ -339,6 +353,9 @@ class Document:
 
         Measured once by analysing a test tone, so it holds for any transform, window and scaling.
         """
+        stated = getattr(self.transform, "full_scale", None)  # the NSGT states its own (1)
+        if stated is not None:
+            return stated
         if self._full_scale is None:
             block = self.blocks[0]
             bin_index = max(1, block.n_bins // 4)
@@ -387,7 +404,7 @@ class Document:
         previous = self.device
         if previous != CPU:
             self.device = CPU
-            self.transform = STFT(self.settings, device=CPU)
+            self.transform = make_transform(self.settings, self.sample_rate, CPU)
             self._samples = self._device_samples()
             for block in self.blocks:
                 block.magnitude = block.magnitude.to(CPU)
@@ -438,51 +455,76 @@ class Document:
         return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_span(self, frame0: int, frame1: int, *, block: int = 0) -> tuple[int, np.ndarray]:
-        """The edited signal over the samples frames ``[frame0, frame1)`` reach.
+        """The edited signal over the samples frames ``[frame0, frame1)`` of ``block`` reach.
 
-        Returns ``(first_sample, samples [C, n])``: the original samples plus the inverse of the
-        differences of every edited frame that reaches them. Costs time in proportion to the span.
-        Should the device run out of memory, the document continues on the CPU.
+        Returns ``(first_sample, samples [C, n])``: see :meth:`edited_between`.
         """
-        return self.on_cpu_after_oom(
-            "resynthesising", lambda: self._edited_span(frame0, frame1, block)
+        start, stop = self.transform.samples_reached(block, frame0, frame1, self.n_samples)
+        return start, self.edited_between(start, stop)
+
+    def samples_of(self, region: Region) -> tuple[int, int]:
+        """The half-open span of samples that editing ``region`` changes."""
+        return self.transform.samples_reached(
+            region.block, region.frame0, region.frame1, self.n_samples
         )
 
-    def _edited_span(self, frame0: int, frame1: int, block: int) -> tuple[int, np.ndarray]:
-        n = self._signal.shape[-1]
-        start, stop = self.transform.samples_reached(block, frame0, frame1, n)
+    def edited_between(self, start: int, stop: int) -> np.ndarray:
+        """The edited signal over samples ``[start, stop)``, ``[C, stop - start]`` float64.
+
+        The original samples plus the inverse of the differences of every edited frame, of every
+        block, that reaches them. Costs time in proportion to the span. Should the device run out
+        of memory, the document continues on the CPU.
+        """
+        return self.on_cpu_after_oom("resynthesising", lambda: self._edited_between(start, stop))
+
+    def _edited_between(self, start: int, stop: int) -> np.ndarray:
+        n = self._signal.shape[-1]  # what was analysed: a short file's padding included
         stop = max(start, min(stop, self.n_samples))  # the padding of a short file is not audio
         out = self.audio.samples[:, start:stop].copy()
-        lo, hi = self.transform.frames_reaching(block, frame0, frame1, n)
-        edited = self.blocks[block].edited_frames[lo:hi]
-        if not edited.any():
-            return start, out
-        first = lo + int(np.argmax(edited))
-        last = lo + len(edited) - int(np.argmax(edited[::-1]))
-        delta = self._difference(block, first, last)
-        s0, contribution = self.transform.synthesise_frames(delta, block, first, n)
+        pieces = []
+        for index, block in enumerate(self.blocks):
+            lo, hi = self.transform.frames_over(index, start, stop, n)
+            edited = block.edited_frames[lo:hi]
+            if not edited.any():
+                continue
+            first = lo + int(np.argmax(edited))
+            last = lo + len(edited) - int(np.argmax(edited[::-1]))
+            pieces.append((index, first, self._difference(index, first, last)))
+        if not pieces:
+            return out
+        s0, contribution = self.transform.synthesise_many(pieces, n)
         contribution = contribution.double().cpu().numpy()
         a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
         out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
-        return start, out
+        return out
+
+    def edited_sample_spans(self) -> list[tuple[int, int]]:
+        """Merged half-open sample spans where the edited signal may differ from the original."""
+        spans = sorted(
+            self.transform.samples_reached(index, frame0, frame1, self.n_samples)
+            for index, block in enumerate(self.blocks)
+            for frame0, frame1 in edited_runs(block.edited_frames)
+        )
+        merged: list[tuple[int, int]] = []
+        for start, stop in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
+            else:
+                merged.append((start, stop))
+        return merged
 
     def edited_samples(self, *, progress: Progress | None = None) -> np.ndarray:
         """The whole edited signal ``[C, N]`` float64; the original array itself when unedited.
 
-        ``progress`` is called with the fraction of edited runs done; ``False`` cancels.
+        ``progress`` is called with the fraction of edited sample spans done; ``False`` cancels.
         """
         if not self.is_edited:
             return self.audio.samples
         out = self.audio.samples.copy()
-        runs = [
-            (index, frame0, frame1)
-            for index, block in enumerate(self.blocks)
-            for frame0, frame1 in edited_runs(block.edited_frames)
-        ]
-        for done, (index, frame0, frame1) in enumerate(runs, 1):
-            start, span = self.edited_span(frame0, frame1, block=index)
-            out[:, start : start + span.shape[-1]] = span
-            if progress is not None and progress(done / len(runs)) is False:
+        spans = self.edited_sample_spans()
+        for done, (start, stop) in enumerate(spans, 1):
+            out[:, start:stop] = self.edited_between(start, stop)
+            if progress is not None and progress(done / len(spans)) is False:
                 raise Cancelled("resynthesis cancelled")
         return out
 

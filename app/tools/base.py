@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from spectropaint.gpu.view import BrushOutline, ViewSettings
+from spectropaint.app.tools.footprint import Footprint
+from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.view_mapping import Point, ViewMapping
 
 LEFT, RIGHT, MIDDLE = 1, 2, 3
@@ -41,8 +42,11 @@ class ToolHost(Protocol):
     def set_selection(self, span: tuple[float, float] | None) -> None:
         """Select the time span ``(start_s, stop_s)``, or nothing."""
 
-    def set_outline(self, outline: BrushOutline | None) -> None:
-        """Draw the brush outline at the cursor, or none."""
+    def set_outline(self, footprint: Footprint | None) -> None:
+        """Outline where a dab would land (the brush under the cursor), or nothing."""
+
+    def set_clone_source(self, cell: tuple[float, float] | None) -> None:
+        """Mark the clone brush's source ``(frame, bin)``, or nothing."""
 
     def time_clicked(self, seconds: float) -> None:
         """The person clicked at ``seconds`` without dragging (the edit cursor goes there)."""

@@ -7,9 +7,10 @@ from typing import Any
 
 from spectropaint.app.session import BrushFailed, Session
 from spectropaint.app.tools.base import LEFT, Pointer, Tool, ToolHost
+from spectropaint.app.tools.footprint import Footprint
+from spectropaint.brushes.registry import brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
-from spectropaint.gpu.view import BrushOutline
 from spectropaint.transforms.errors import SettingsError
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,8 @@ class BrushTool(Tool):
         self.clone_source: tuple[float, float] | None = None
         """``(frame, bin)`` set by Ctrl+click with the clone brush."""
         self._last: Pointer | None = None
+        self._offset: tuple[int, int] | None = None
+        """The clone offset of the stroke in progress (source minus destination, cells)."""
 
     def press(self, pointer: Pointer) -> bool:
         if pointer.button != LEFT:
@@ -39,6 +42,7 @@ class BrushTool(Tool):
         point = pointer.point
         if self.name == "clone" and "Control" in pointer.modifiers:
             self.clone_source = (point.frame, point.bin)
+            self.host.set_clone_source(self.clone_source)
             self.host.show_message(f"Clone source set at {point.seconds:.3f} s, {point.hz:.0f} Hz")
             return False
         params = dict(self.params)
@@ -48,8 +52,12 @@ class BrushTool(Tool):
                 offset_bins=round(self.clone_source[1] - point.bin),
             )
         try:
+            if self.name == "clone":
+                used = brush_kind(self.name).params(params)
+                self._offset = (used.offset_frames, used.offset_bins)
             self.session.begin_stroke(self.name, self.settings, params, self._event(pointer))
         except (SettingsError, BrushFailed) as exc:
+            self._offset = None
             self.host.show_message(str(exc))
             return False
         return True
@@ -67,12 +75,16 @@ class BrushTool(Tool):
     def release(self, pointer: Pointer) -> None:
         if self.session.painting:
             self.session.end_stroke()
+        self._offset = None
+        self.show_outline()
 
     def cancel(self) -> bool:
+        self._offset = None
         if not self.session.painting:
             return False
         self.session.cancel_stroke()
         self.host.show_message("Stroke cancelled")
+        self.show_outline()
         return True
 
     def hover(self, pointer: Pointer) -> None:
@@ -80,22 +92,32 @@ class BrushTool(Tool):
         self.show_outline()
 
     def show_outline(self) -> None:
-        """Draw the outline at the last pointer position, with the current settings."""
+        """Outline the footprint at the last pointer position with the current settings, and mark
+        the clone source (where it is now while a stroke copies from it)."""
+        if self.name == "clone":
+            self.host.set_clone_source(self._source_now())
         if self._last is None:
             return
-        geometry, point = self.host.mapping().geometry, self._last.point
+        point = self._last.point
         self.host.set_outline(
-            BrushOutline(
-                point.seconds,
-                point.hz,
-                self.settings.radius_frames * geometry.step_seconds,
-                self.settings.radius_bins * geometry.step_hz,
+            Footprint(
+                point.frame, point.bin, self.settings.radius_frames, self.settings.radius_bins
             )
         )
+
+    def _source_now(self) -> tuple[float, float] | None:
+        if self._offset is not None and self._last is not None:
+            point = self._last.point
+            return (point.frame + self._offset[0], point.bin + self._offset[1])
+        return self.clone_source
 
     def leave(self) -> None:
         self._last = None
         self.host.set_outline(None)
+
+    def deactivate(self) -> None:
+        self.leave()
+        self.host.set_clone_source(None)
 
     @staticmethod
     def _event(pointer: Pointer) -> InputEvent:

@@ -14,18 +14,20 @@ import dataclasses
 import time
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPointingDevice
+from PySide6.QtGui import QPainter, QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
 from spectropaint.app.session import Change, Session
 from spectropaint.app.tools.base import LEFT, MIDDLE, Pointer, Tool
 from spectropaint.app.tools.brush_tool import BrushTool
+from spectropaint.app.tools.footprint import Footprint
 from spectropaint.app.tools.registry import check_tool, make_tools
 from spectropaint.app.tools.view_tools import PanTool
+from spectropaint.app.window.canvas_overlay import CanvasOverlay
 from spectropaint.gpu.canvas import attach_canvas
-from spectropaint.gpu.renderer import SpectrogramRenderer
-from spectropaint.gpu.view import BrushOutline, Selection, ViewSettings
+from spectropaint.gpu.renderer_choice import renderer_for
+from spectropaint.gpu.view import Selection, ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
 
 WHEEL_ZOOM_PER_UNIT = 1.0015
@@ -72,8 +74,9 @@ class SpectrogramCanvas(QRenderWidget):
     ):
         super().__init__(parent, update_mode="ondemand", max_fps=60)
         self.session = session
-        self.renderer = SpectrogramRenderer(device, session.document, view=view)
+        self.renderer = renderer_for(device, session.document, view=view)
         self._gpu_error = ""
+        self.overlay = CanvasOverlay()
         attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
         self.tools: dict[str, Tool] = make_tools(self, session)
         self.tool: Tool = self.tools["gain"]
@@ -124,8 +127,24 @@ class SpectrogramCanvas(QRenderWidget):
     def set_playhead(self, seconds: float | None) -> None:
         self._set_overlays(playhead_seconds=seconds)
 
-    def set_outline(self, outline: BrushOutline | None) -> None:
-        self._set_overlays(brush=outline)
+    def set_outline(self, footprint: Footprint | None) -> None:
+        if footprint != self.overlay.footprint:
+            self.overlay.footprint = footprint
+            self.repaint_marks()
+
+    def set_clone_source(self, cell: tuple[float, float] | None) -> None:
+        if cell != self.overlay.clone_source:
+            self.overlay.clone_source = cell
+            self.repaint_marks()
+
+    def set_grid(self, shown: bool) -> None:
+        self.overlay.grid = shown
+        self.repaint_marks()
+
+    def repaint_marks(self) -> None:
+        """Paint the widget again from the last rendered frame, with the marks as they are now (no
+        GPU work)."""
+        QWidget.update(self)
 
     def set_selection(self, span: tuple[float, float] | None) -> None:
         geometry = self.renderer.geometry
@@ -215,6 +234,9 @@ class SpectrogramCanvas(QRenderWidget):
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
+        painter = QPainter(self)
+        self.overlay.paint(painter, self.mapping())
+        painter.end()
         if self._drawn_since_paint:
             self._drawn_since_paint = False
             self.frames_presented += 1
@@ -243,7 +265,6 @@ class SpectrogramCanvas(QRenderWidget):
             if tool is self._pan:
                 self._space_pan_used = self._space_held
                 self._show_cursor("closed_hand")
-        self.request_draw()
 
     def _on_move(self, event) -> None:
         pointer = self._pointer(event)
@@ -252,7 +273,6 @@ class SpectrogramCanvas(QRenderWidget):
             self._drag.drag(pointer)
         else:
             self.tool.hover(pointer)
-        self.request_draw()
 
     def _on_up(self, event) -> None:
         if self._drag is None:
@@ -263,7 +283,6 @@ class SpectrogramCanvas(QRenderWidget):
         tool, self._drag = self._drag, None
         tool.release(pointer)
         self._show_cursor(self.tool.cursor)
-        self.request_draw()
 
     def _on_wheel(self, event) -> None:
         modifiers = event.get("modifiers") or ()
@@ -293,7 +312,6 @@ class SpectrogramCanvas(QRenderWidget):
             tool, self._drag = self._drag, None
             tool.cancel()
             self._show_cursor(self.tool.cursor)
-            self.request_draw()
 
     @property
     def painting(self) -> bool:

@@ -19,7 +19,6 @@ import dataclasses
 import os
 from collections.abc import Iterable
 
-import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
@@ -44,6 +43,7 @@ from spectropaint.app.panels.tool_palette import ToolPalette
 from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
 from spectropaint.app.playback.transport import Transport
+from spectropaint.app.readout import level_db, readout_text
 from spectropaint.app.session import Change, Session
 from spectropaint.app.settings_store import SettingsStore
 from spectropaint.app.window.actions import build_menus
@@ -51,6 +51,7 @@ from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
 from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler
 from spectropaint.app.window.session_bridge import SessionBridge
+from spectropaint.app.window.status_line import StatusLine
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
@@ -59,9 +60,9 @@ from spectropaint.gpu.view import STORED_FIELDS, ViewSettings, view_from_values,
 from spectropaint.gpu.view_mapping import Point
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
-from spectropaint.transforms.geometry import note_label
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
+PLAYBACK_OFF = "Playback is off"
 DEFAULT_TOOL = "gain"
 DEFAULT_VIEW = ViewSettings(freq_scale="log")
 AUTOSAVE_CHOICES = {
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         recovery_folder: str | None = None,
     ):
         super().__init__()
+        self.setStatusBar(StatusLine(self))
         self.store = settings or SettingsStore()
         self.torch_device = torch_device
         self.output_device = output_device if output_device is not None else find_output_device()
@@ -157,7 +159,7 @@ class MainWindow(QMainWindow):
         self.grid.addWidget(self.color_bar, 1, 2)
         self.grid.setColumnStretch(1, 1)
         self.grid.setRowStretch(1, 1)
-        self.time_ruler.clicked.connect(self._set_cursor)
+        self.time_ruler.pressed.connect(self._set_cursor)
         self.setCentralWidget(self.editor)
 
     def _build_panels(self) -> None:
@@ -303,6 +305,7 @@ class MainWindow(QMainWindow):
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
         self.view_panel.set_values(view, document.n_channels)
         self.brush_panel.set_channel_count(document.n_channels)
+        self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
         self.transport = Transport(session, self.output_device, self)
         self.transport.playhead_moved.connect(canvas.set_playhead)
@@ -316,7 +319,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         canvas.setFocus()
         if not self.transport.available:
-            self.statusBar().showMessage(f"Playback is off: {self.transport.reason}")
+            self.statusBar().showMessage(f"{PLAYBACK_OFF}: {self.transport.reason}")
         if self.autosave is not None:
             self.bridge.changed.connect(self.autosave.session_changed)
             self.autosave.document_changed()
@@ -338,6 +341,8 @@ class MainWindow(QMainWindow):
             self.canvas.deleteLater()
             self.canvas = None
         self.placeholder.show()
+        self.time_ruler.set_span(None)
+        self.freq_ruler.set_span(None)
         self.session = None
 
     def view_values(self) -> dict:
@@ -434,32 +439,35 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(str(exc))
 
     def _update_color_bar(self, view: ViewSettings) -> None:
-        self.color_bar.set_mapping(view.colormap, view.resolved_floor_db, view.range_db, view.gamma)
+        if view.mode == "phase":
+            self.color_bar.set_phase(view.phase_colormap)
+        else:
+            self.color_bar.set_mapping(
+                view.colormap, view.resolved_floor_db, view.range_db, view.gamma
+            )
 
     def _update_rulers(self) -> None:
         mapping = self.canvas.mapping()
-        self.time_ruler.set_span(*mapping.seconds_span)
+        self.time_ruler.set_span(mapping.seconds_span)
         _, _, low, high = mapping.visible
-        self.freq_ruler.set_span(low, high, mapping.view.freq_scale)
+        self.freq_ruler.set_span((low, high), mapping.view.freq_scale)
         self._update_color_bar(mapping.view)
 
     def _show_readout(self, point: Point | None) -> None:
         if point is None or self.session is None:
             self.readout.clear()
             return
-        text = f"{point.seconds:8.3f} s   {point.hz:8.1f} Hz   {note_label(point.hz):>9}"
+        self.brush_panel.set_reference_hz(point.hz)
         document = self.session.document
         block = document.blocks[0]
         frame, bin_ = round(point.frame), round(point.bin)
+        levels = None
         if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
-            reference = document.full_scale
-            values = block.magnitude[:, bin_, frame].cpu().numpy()
-            db = 20 * np.log10(np.maximum(values, 1e-30) / reference)
-            shown = self.canvas.view.channel
-            text += f"   {db[shown]:6.1f} dB   " + "  ".join(
-                f"ch{index + 1} {value:6.1f}" for index, value in enumerate(db)
-            )
-        self.readout.setText(text)
+            values = block.magnitude[:, bin_, frame].cpu().tolist()
+            levels = [level_db(value, document.full_scale) for value in values]
+        self.readout.setText(
+            readout_text(point.seconds, point.hz, levels, self.canvas.view.channel)
+        )
 
     def _set_cursor(self, seconds: float) -> None:
         if self.transport is not None:
@@ -492,6 +500,8 @@ class MainWindow(QMainWindow):
 
     def _transport_state(self) -> None:
         playing = self.transport is not None and self.transport.playing
+        if playing:
+            self.statusBar().withdraw(PLAYBACK_OFF)
         self.actions_by_name["play_pause"].setText(("&Pause" if playing else "&Play") + "\tSpace")
 
     # --------------------------------------------------------------------------------- keys

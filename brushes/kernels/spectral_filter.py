@@ -39,7 +39,14 @@ class FilterParams:
     mode: str = param("lowpass", "Mode", choices=MODES)
     cutoff: float = param(0.1, "Cutoff", "cycles/cell", low=0.005, high=0.5, step=0.005, decimals=3)
     cutoff_high: float = param(
-        0.25, "Upper cutoff", "cycles/cell", low=0.005, high=0.5, step=0.005, decimals=3
+        0.25,
+        "Upper cutoff",
+        "cycles/cell",
+        low=0.005,
+        high=0.5,
+        step=0.005,
+        decimals=3,
+        used_when=("mode", ("bandpass",)),
     )
 
     def __post_init__(self) -> None:

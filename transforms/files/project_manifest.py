@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spectropaint import __version__
+from spectropaint.transforms.analysis import AnalysisSettings, make_transform, settings_from_dict
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.audio_file import AudioFormat
 from spectropaint.transforms.files.audio_headers import MAX_CHANNELS
-from spectropaint.transforms.stft import STFT, STFTSettings
 
 if TYPE_CHECKING:
     from spectropaint.transforms.document import Document
@@ -117,7 +117,7 @@ class Plan:
     frames: int
     source_path: str | None
     storage: dict[str, Any]
-    settings: STFTSettings
+    settings: AnalysisSettings
     blocks: tuple[tuple[int, int], ...]
     """(bins, frames) of each block."""
     edits: tuple[Edit, ...]
@@ -188,14 +188,16 @@ def check_manifest(manifest: Any) -> Plan:
     storage = _storage(_field(audio, "storage", dict, "audio"), channels, audio_format)
 
     transform = _field(manifest, "transform", dict, "")
-    if _field(transform, "name", str, "transform") != STFT.name:
-        raise Refused(f"manifest: unknown transform {transform['name']!r}")
     try:
-        settings = STFTSettings(**_field(transform, "settings", dict, "transform"))
+        settings = settings_from_dict(
+            _field(transform, "name", str, "transform"),
+            _field(transform, "settings", dict, "transform"),
+        )
+        analysis = make_transform(settings, audio_format.sample_rate)
     except (TypeError, SettingsError) as err:
         raise Refused(f"manifest: bad transform settings ({err})") from None
     # audio shorter than one window is analysed padded to it, as the document does
-    layouts = settings.layout(max(frames, settings.min_samples()), audio_format.sample_rate)
+    layouts = analysis.layout(max(frames, analysis.min_samples()), audio_format.sample_rate)
     blocks = _field(manifest, "blocks", list, "")
     declared = [
         (

@@ -1,0 +1,85 @@
+"""Marks the window paints over the rendered spectrogram with QPainter: the brush's footprint, the
+clone source and the grid.
+
+They change with every pointer move, so they are not part of the GPU picture: moving the outline
+repaints the widget from the last rendered frame (a copy of pixels) instead of rendering and reading
+back the whole canvas, which on a software GPU costs more than a frame. Where they go is computed
+without Qt (:mod:`spectropaint.app.tools.footprint`, :mod:`spectropaint.gpu.axis_ticks`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QLineF, QPointF, Qt
+from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
+
+from spectropaint.app.tools.footprint import Footprint, outline_polygon
+from spectropaint.gpu.axis_ticks import freq_ticks, time_ticks
+from spectropaint.gpu.view_mapping import ViewMapping
+
+OUTLINE_RGB = QColor(245, 245, 245)
+HALO_RGB = QColor(0, 0, 0, 160)
+CLONE_RGB = QColor(90, 220, 120)
+GRID_RGB = QColor(255, 255, 255, 48)
+CLONE_MARK_PX = 7.0
+
+
+def _pen(colour: QColor, width: float) -> QPen:
+    pen = QPen(colour, width)
+    pen.setCosmetic(True)
+    return pen
+
+
+class CanvasOverlay:
+    """What is drawn over one canvas; the canvas asks for a repaint after changing it."""
+
+    def __init__(self) -> None:
+        self.footprint: Footprint | None = None
+        self.clone_source: tuple[float, float] | None = None
+        """``(frame, bin)`` of the clone brush's source."""
+        self.grid = False
+
+    def paint(self, painter: QPainter, mapping: ViewMapping) -> None:
+        """Draw every mark of ``mapping``'s view (the canvas's size in logical pixels)."""
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        if self.grid:
+            self._paint_grid(painter, mapping)
+        if self.footprint is not None:
+            points = outline_polygon(self.footprint, mapping)
+            if len(points):
+                polygon = QPolygonF([QPointF(x, y) for x, y in points])
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.setPen(_pen(HALO_RGB, 3.0))
+                painter.drawPolygon(polygon)
+                painter.setPen(_pen(OUTLINE_RGB, 1.2))
+                painter.drawPolygon(polygon)
+        if self.clone_source is not None:
+            self._paint_clone_source(painter, mapping, *self.clone_source)
+
+    @staticmethod
+    def _paint_clone_source(painter: QPainter, mapping: ViewMapping, frame: float, bin_: float):
+        geometry = mapping.geometry
+        hz = geometry.first_hz + bin_ * geometry.step_hz
+        if mapping.view.freq_scale == "log" and hz <= 0:
+            return
+        x, y = float(mapping.x_of_frame(frame)), float(mapping.y_of_hz(hz))
+        r = CLONE_MARK_PX
+        lines = [QLineF(x - 2 * r, y, x - r / 2, y), QLineF(x + r / 2, y, x + 2 * r, y)]
+        lines += [QLineF(x, y - 2 * r, x, y - r / 2), QLineF(x, y + r / 2, x, y + 2 * r)]
+        for pen in (_pen(HALO_RGB, 3.5), _pen(CLONE_RGB, 1.6)):
+            painter.setPen(pen)
+            painter.drawEllipse(QPointF(x, y), r, r)
+            painter.drawLines(lines)
+
+    @staticmethod
+    def _paint_grid(painter: QPainter, mapping: ViewMapping) -> None:
+        painter.setPen(_pen(GRID_RGB, 1.0))
+        width, height = mapping.width, mapping.height
+        for tick in time_ticks(*mapping.seconds_span, width):
+            if tick.major:
+                x = tick.position * width
+                painter.drawLine(QLineF(x, 0, x, height))
+        _, _, low, high = mapping.visible
+        for tick in freq_ticks(low, high, mapping.view.freq_scale, height):
+            if tick.major:
+                y = (1 - tick.position) * height
+                painter.drawLine(QLineF(0, y, width, y))
