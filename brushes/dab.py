@@ -12,6 +12,7 @@ regions and emits once per block and input event.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,8 @@ from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dab
 from spectropaint.brushes.tiles import TileMap
+from spectropaint.transforms.files.audio_file import format_bytes
+from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
 
 
@@ -36,6 +39,12 @@ class CellRadii:
     radius_frames: float
     radius_bins: float
     spacing: float
+
+
+WORK_BYTES_PER_CELL = 160
+"""Peak memory of one dab per cell of its region (box plus margin) and channel: the region's values,
+the stroke's originals, the kernel's FFTs, the history's copy. The most any brush took in
+``tests/benchmarks/bench_dab_memory.py`` (clone, 135 here) with room to spare."""
 
 
 @dataclass
@@ -99,6 +108,36 @@ class StrokeState:
             for key, tensor in tiles.items():
                 if tensor.device != device:
                     tiles[key] = tensor.to(device)
+
+
+def largest_region(radii: CellRadii, margin: tuple[int, int], n_bins: int, n_frames: int):
+    """(bins, frames) of the largest region a dab of ``radii`` reads in a block of ``n_bins`` x
+    ``n_frames``: its box, at most the grid, plus the kernel's ``margin`` (bins, frames) each side."""
+    bins = min(2 * math.ceil(radii.radius_bins) + 1, n_bins) + 2 * margin[0]
+    frames = min(2 * math.ceil(radii.radius_frames) + 1, n_frames) + 2 * margin[1]
+    return bins, frames
+
+
+def region_refusal(
+    kind: BrushKind, blocks: list[BlockStroke], document, channels: int
+) -> str | None:
+    """Why a stroke cannot be painted: the region a dab reads in some block would need more memory
+    than is available (None when every block's fits). Checked before the stroke begins."""
+    budget = available_memory()
+    for block in blocks:
+        data = document.blocks[block.index]
+        bins, frames = largest_region(block.radii, block.margin, data.n_bins, data.n_frames)
+        need = bins * frames * channels * WORK_BYTES_PER_CELL
+        if budget is not None and need > budget:
+            radii = block.radii
+            where = f" of block {block.index}" if len(blocks) > 1 else ""
+            return (
+                f"a {kind.name} dab of {radii.radius_frames:g} x {radii.radius_bins:g} cells{where} "
+                f"reads {frames} frames x {bins} bins with its margin, about {format_bytes(need)} "
+                f"of work, and {format_bytes(budget)} is available: use a smaller radius"
+                + (" or sigma" if block.margin != (0, 0) else "")
+            )
+    return None
 
 
 def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:

@@ -4,8 +4,11 @@
 :meth:`StrokeSession.add_events` applies the dabs of one or more input events and returns the
 boxes they changed (the caller tells its listeners: ``spectropaint.app.session.Session``);
 :meth:`StrokeSession.end` commits the step. Like libmypaint's surface, the stroke needs nothing of
-the document but ``read``, ``write``, its blocks' geometry and ``on_cpu_after_oom``: a dab that runs the device out
-of memory moves the document to the CPU (with a notice) and is applied again there.
+the document but ``read``, ``write``, its blocks' geometry, ``on_cpu_after_oom`` and ``notices``: a
+dab that runs the device out of memory moves the document to the CPU (with a notice) and is applied
+again there. The stroke's bounds (:mod:`.stroke`: positions clipped to the document, dabs per event
+and per stroke) are told once each as notices, and a stroke whose dabs' regions would not fit in
+memory is refused before it begins.
 
 A stroke lives in a plane (:mod:`.plane`): frames and bins, or seconds and semitones (or Hz), as its
 settings' radii say; events in seconds and Hz are converted to it as they arrive. Its dabs edit every
@@ -21,12 +24,24 @@ from typing import Any
 import numpy as np
 import torch
 
-from spectropaint.brushes.dab import BlockStroke, CellRadii, StrokeState, apply_dab, apply_dabs
+from spectropaint.brushes.dab import (
+    BlockStroke,
+    CellRadii,
+    StrokeState,
+    apply_dab,
+    apply_dabs,
+    region_refusal,
+)
 from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import DabSpacer, InputEvent
+from spectropaint.brushes.stroke import (
+    MAX_DABS_PER_EVENT,
+    MAX_DABS_PER_STROKE,
+    DabSpacer,
+    InputEvent,
+)
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.regions import EMPTY, Region, Regions
@@ -80,6 +95,9 @@ class StrokeSession:
             _block_stroke(document, plane.axes(document, index), index, settings, params)
             for index in range(len(document.blocks))
         ]
+        refusal = region_refusal(kind, blocks, document, len(channels))
+        if refusal is not None:
+            raise SettingsError(refusal)
         self.document = document
         self.history = history
         tiles = {block.index: block.coverage.tile for block in blocks}
@@ -100,8 +118,12 @@ class StrokeSession:
             full_scale=document.on_cpu_after_oom(self.operation, lambda: document.full_scale),
         )
         self.spacer = DabSpacer(
-            radius_frames=plane.radius[0], radius_bins=plane.radius[1], spacing=settings.spacing
+            radius_frames=plane.radius[0],
+            radius_bins=plane.radius[1],
+            spacing=settings.spacing,
+            bounds=_plane_bounds(document, blocks),
         )
+        self._told: set[str] = set()
         self.fuse = fuse
         self.open = True
 
@@ -123,6 +145,7 @@ class StrokeSession:
                 dataclasses.replace(event, y=float(plane.y_of_hz(event.y))) for event in events
             ]
         dabs = list(self.spacer.feed(events))
+        self._tell_limits()
         kind = self.state.kind
         if self.fuse and kind.local and not kind.drags and len(dabs) > 1:
             return self.document.on_cpu_after_oom(self.operation, self._apply(apply_dabs, dabs))
@@ -132,6 +155,21 @@ class StrokeSession:
                 self.document.on_cpu_after_oom(self.operation, self._apply(apply_dab, dab))
             )
         return dirty
+
+    def _tell_limits(self) -> None:
+        """Say once per stroke (a document notice) that it met a bound of :mod:`.stroke`."""
+        if self.spacer.thinned and "thinned" not in self._told:
+            self._told.add("thinned")
+            self.document.notices.emit(
+                f"{self.operation}: a pointer move would have needed more than "
+                f"{MAX_DABS_PER_EVENT} dabs; they were spaced wider"
+            )
+        if self.spacer.limited and "limited" not in self._told:
+            self._told.add("limited")
+            self.document.notices.emit(
+                f"{self.operation}: the stroke reached {MAX_DABS_PER_STROKE} dabs, the most a "
+                "stroke may have; the rest of it was not painted"
+            )
 
     def _apply(self, apply, dabs) -> Callable[[], Region | Regions]:
         """``apply(state, dabs)`` on the document's current device. Repeatable: stamping dabs
@@ -203,3 +241,14 @@ def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -
         radii=radii,
         margin=params.margin(radii),
     )
+
+
+def _plane_bounds(document, blocks: list[BlockStroke]) -> tuple[float, float, float, float]:
+    """``(x0, x1, y0, y1)``: the centres of every block's first and last frames and bands in the
+    stroke's plane; a dab beyond them by more than its radius touches nothing."""
+    xs, ys = [], []
+    for block in blocks:
+        axes, n_frames = block.axes, document.blocks[block.index].n_frames
+        xs += [axes.x_offset, axes.x_offset + axes.x_scale * max(n_frames - 1, 0)]
+        ys += [float(axes.y[0]), float(axes.y[-1])]
+    return min(xs), max(xs), min(ys), max(ys)

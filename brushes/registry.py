@@ -65,6 +65,8 @@ class BrushKind:
 
     def params(self, values: Mapping[str, Any] | None = None) -> Any:
         """This brush's parameters: its defaults overridden by ``values`` (validated)."""
+        if values is not None and not isinstance(values, Mapping):
+            raise SettingsError(f"{self.name} parameters must be an object, not {values!r}")
         return from_mapping(
             self.params_type, {**self.defaults, **(values or {})}, what=f"{self.name} parameter"
         )

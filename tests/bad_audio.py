@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import struct
@@ -351,22 +352,75 @@ def make_bad_projects(folder: str | os.PathLike) -> dict[str, tuple[Path, str]]:
     os.mkfifo(folder / "pipe.spp")
     cases["named_pipe_project"] = (folder / "pipe.spp", "not a regular file")
     spaces = 17 * 2**20
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as bomb:
-        bomb.writestr("manifest.json", b" " * spaces)
-    content = bytearray(archive.getvalue())
     cases["zip_bomb_project"] = (
-        _write(folder / "bomb.spp", bytes(content)),
+        write_zip_bomb(folder / "bomb.spp", inflated=spaces),
         f"member 'manifest.json' declares {spaces} bytes",
     )
-    # the uncompressed size sits at byte 22 of the local header and byte 24 of the central one
-    struct.pack_into("<I", content, 22, 100)
-    struct.pack_into("<I", content, content.rfind(b"PK\x01\x02") + 24, 100)
     cases["lying_zip_bomb_project"] = (
-        _write(folder / "liar.spp", bytes(content)),
+        write_zip_bomb(folder / "liar.spp", inflated=spaces, declared=100),
         "damaged archive (Bad CRC-32 for file 'manifest.json')",
     )
     return cases
+
+
+def write_zip_bomb(path: Path, *, inflated: int, declared: int | None = None) -> Path:
+    """A zip whose ``manifest.json`` inflates to ``inflated`` spaces (deflated about 230 to 1, at the
+    fastest level), written a piece at a time; both its headers claim ``declared`` bytes when given."""
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as bomb,
+        bomb.open("manifest.json", "w") as member,
+    ):
+        for start in range(0, inflated, 2**24):
+            member.write(b" " * min(2**24, inflated - start))
+    if declared is not None:
+        # the uncompressed size sits at byte 22 of the local header and byte 24 of the central one
+        content = bytearray(path.read_bytes())
+        struct.pack_into("<I", content, 22, declared)
+        struct.pack_into("<I", content, content.rfind(b"PK\x01\x02") + 24, declared)
+        path.write_bytes(bytes(content))
+    return path
+
+
+def write_silence_project(path: Path, *, seconds: int, settings, rate: int = 44100) -> Path:
+    """A consistent project of ``seconds`` of stereo float silence analysed with ``settings``
+    (STFTSettings), deflated at the fastest level: a few MB at most, gigabytes once opened."""
+    frames = seconds * rate
+    manifest = {
+        "format": "spectropaint-project",
+        "version": 1,
+        "audio": {
+            "format": "WAV",
+            "subtype": "FLOAT",
+            "sample_rate": rate,
+            "channels": 2,
+            "frames": frames,
+            "storage": {"member": "audio.npy", "dtype": "<f4"},
+        },
+        "transform": {"name": "stft", "settings": settings.to_dict()},
+        "blocks": [
+            {
+                "bins": settings.n_fft // 2 + 1,
+                "frames": 1 + frames // settings.hop,
+                "hop": settings.hop,
+            }
+        ],
+        "edits": [],
+        "strokes": {"member": "strokes.json", "count": 0},
+        "view": {},
+    }
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (2, frames)}
+    )
+    strokes = {"format": "spectropaint-strokes", "version": 1, "strokes": []}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("manifest.json", json.dumps(manifest))
+        archive.writestr("strokes.json", json.dumps(strokes))
+        with archive.open("audio.npy", "w", force_zip64=True) as member:
+            member.write(header.getvalue())
+            for start in range(0, 8 * frames, 2**24):
+                member.write(bytes(min(2**24, 8 * frames - start)))
+    return path
 
 
 def make_unreadable_file(folder: str | os.PathLike) -> tuple[Path, str]:

@@ -162,8 +162,6 @@ class Document:
         self.notices: Event[str] = Event(remember=True)
         """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
         channels, length = audio.samples.shape
-        for warning in audio.warnings:
-            self.notices.emit(self._about_audio(warning))
         try:
             minimum = make_transform(self.settings, audio.format.sample_rate).min_samples()
         except SettingsError as err:  # settings that do not fit this sample rate
@@ -171,13 +169,15 @@ class Document:
         self._signal = _padded_for_analysis(audio.samples, minimum)
         """The samples analysed: the audio itself, or a copy padded with silence to one window."""
         n = self._signal.shape[-1]
+        warnings = list(audio.warnings)
         if n > length:
-            self.notices.emit(
-                self._about_audio(
-                    f"{length} samples long, shorter than one analysis window ({n} samples): "
-                    "padded with silence for analysis; exported at its own length"
-                )
+            warnings.append(
+                f"{length} samples long, shorter than one analysis window ({n} samples): "
+                "padded with silence for analysis; exported at its own length"
             )
+        if warnings:  # one notice: a status bar shows the last one only
+            path = f"'{audio.path}': " if audio.path is not None else ""
+            self.notices.emit(path + "; ".join(warnings))
         budget = max_bytes
         available = available_memory()
         if budget is None and available is not None:
@@ -219,9 +219,6 @@ class Document:
             )
             for (magnitude, phase), layout in zip(polar, layouts, strict=True)
         ]
-
-    def _about_audio(self, warning: str) -> str:
-        return f"'{self.audio.path}': {warning}" if self.audio.path is not None else warning
 
     def _refuse(self, reason: str) -> NoReturn:
         if self.audio.path is not None:

@@ -26,17 +26,19 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from spectropaint.transforms.files.file_reasons import file_kind_refusal
+from spectropaint.transforms.files.file_reasons import describe_os_error, file_kind_refusal
 
 MAX_LINKS = 40
 """Links followed while resolving one path before giving up (Linux's own limit)."""
 
 
 class OutputRefused(OSError):
-    """An output path that must not be written; ``strerror`` says why."""
+    """An output path that must not be written; ``strerror`` says why, ``output`` which output of
+    :func:`check_outputs` it was (None elsewhere)."""
 
-    def __init__(self, reason: str):
-        super().__init__(None, reason)
+    def __init__(self, reason: str, *, output: str | None = None, filename: str | None = None):
+        super().__init__(None, reason, filename)
+        self.output = output
 
 
 def resolve_output(path: str | os.PathLike) -> Path:
@@ -129,21 +131,20 @@ def check_outputs(
     Raises
     ------
     OutputRefused
-        With ``filename`` set to the output's path as given.
-    OSError
-        As :func:`resolve_output`.
+        With ``output`` the refused output's name and ``filename`` its path as given; an
+        ``OSError`` on the way (a folder that cannot be searched) becomes one too.
     """
     taken = {_identity(Path(os.path.realpath(path))): f"the input '{path}'" for path in inputs}
     resolved: dict[str, Path] = {}
     for name, path in outputs.items():
         try:
             real = resolve_output(path)
-            key = _identity(real)
-            if key in taken:
-                raise OutputRefused(f"it is {taken[key]}; nothing is written over it")
         except OSError as err:
-            err.filename = os.fspath(path)
-            raise
+            raise OutputRefused(describe_os_error(err), output=name, filename=path) from None
+        key = _identity(real)
+        if key in taken:
+            reason = f"it is {taken[key]}; nothing is written over it"
+            raise OutputRefused(reason, output=name, filename=os.fspath(path))
         taken[key] = f"also the output of {name}"
         resolved[name] = real
     return resolved

@@ -23,6 +23,7 @@ import shutil
 import stat
 import tempfile
 import time
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -33,6 +34,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
+from spectropaint.transforms.analysis import make_transform
 from spectropaint.transforms.document import Document, edited_runs
 from spectropaint.transforms.errors import (
     AudioFileError,
@@ -42,6 +44,7 @@ from spectropaint.transforms.errors import (
 )
 from spectropaint.transforms.files.atomic_write import atomic_path
 from spectropaint.transforms.files.audio_file import (
+    MAX_SAMPLE,
     AudioData,
     load_audio,
     write_audio,
@@ -55,6 +58,7 @@ from spectropaint.transforms.files.project_manifest import (
     FLAC_MAX_RATE,
     FLAC_SUBTYPE_BY_BITS,
     MANIFEST,
+    MAX_MAGNITUDE,
     MAX_STROKES_BYTES,
     STROKES,
     STROKES_FORMAT,
@@ -69,8 +73,9 @@ from spectropaint.transforms.files.project_manifest import (
 )
 from spectropaint.transforms.files.safe_read import InputRefused, parse_json
 from spectropaint.transforms.host_memory import available_memory
-from spectropaint.transforms.memory_budget import ReserveEstimate
+from spectropaint.transforms.memory_budget import ReserveEstimate, host_need
 from spectropaint.transforms.regions import Region
+from spectropaint.transforms.torch_device import choose_device
 from spectropaint.transforms.transform import Progress
 
 SUFFIX = ".spp"
@@ -455,7 +460,13 @@ def load_project(
                 return _load(archive, name, device, progress, max_bytes, reserve_bytes)
     except Refused as refusal:
         raise ProjectFileError(name, str(refusal)) from None
-    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as err:
+    except (
+        zipfile.BadZipFile,
+        EOFError,
+        zlib.error,
+        NotImplementedError,
+        UnicodeDecodeError,
+    ) as err:
         raise ProjectFileError(name, f"damaged archive ({err or type(err).__name__})") from None
     except MemoryError:
         raise ProjectFileError(name, "too large: not enough memory") from None
@@ -483,7 +494,7 @@ def _load(
     if extra:
         raise Refused(f"unexpected member '{extra[0]}' (the manifest does not list it)")
     _check_declared_sizes(infos, plan)
-    _check_memory(plan, infos[STROKES], max_bytes)
+    _check_memory(plan, infos[STROKES], device, reserve_bytes, max_bytes)
 
     audio_samples = plan.channels * plan.frames
     analysis_cells = plan.coefficients
@@ -571,18 +582,33 @@ def _check_declared_sizes(infos: dict[str, zipfile.ZipInfo], plan: Plan) -> None
         _check_declared_size(infos[edit.member], npy_bytes + _NPY_HEADER_BYTES, "its shape needs")
 
 
-def _check_memory(plan: Plan, strokes: zipfile.ZipInfo, max_bytes: int | None) -> None:
-    """Refuse a project whose samples, coefficients and strokes would not fit, before reading them."""
+def _check_memory(
+    plan: Plan,
+    strokes: zipfile.ZipInfo,
+    device: str | torch.device | None,
+    reserve_bytes: int | ReserveEstimate,
+    max_bytes: int | None,
+) -> None:
+    """Refuse a project whose document, edits and strokes would not fit, before inflating any of
+    them: the same need a document of its audio would have (:func:`host_need`), plus the largest
+    run of edits being read and the parsed strokes."""
     largest_slab = max((2 * math.prod(plan.edit_shape(e)[2:]) for e in plan.edits), default=0)
+    rate = plan.audio_format.sample_rate
     need = (
-        plan.channels * plan.frames * 8  # samples, float64
-        + plan.coefficients * 16  # complex64 analysis, then float32 magnitude and phase
-        + largest_slab * 4
-        + strokes.file_size * _JSON_LOAD_FACTOR
+        host_need(
+            max(plan.frames, make_transform(plan.settings, rate).min_samples()),
+            plan.channels,
+            plan.settings,
+            device=choose_device(device),
+            reserve=reserve_bytes,
+            sample_rate=rate,
+        )
+        .plus("edits", largest_slab * 4)
+        .plus("strokes", strokes.file_size * _JSON_LOAD_FACTOR)
     )
-    budget = available_memory() if max_bytes is None else max_bytes
-    if budget is not None and need > budget:
-        raise Refused(f"too large: would need {need / 1e6:.1f} MB, {budget / 1e6:.1f} MB available")
+    refusal = need.refusal(available_memory() if max_bytes is None else max_bytes)
+    if refusal is not None:
+        raise Refused(refusal)
 
 
 def _open_npy(
@@ -608,7 +634,7 @@ def _open_npy(
             found, fortran, found_dtype = readers[version](
                 stream, max_header_size=_NPY_HEADER_LIMIT
             )
-        except ValueError as err:
+        except (ValueError, SyntaxError, tokenize.TokenError) as err:  # numpy parses the header
             raise Refused(f"member '{name}' is not a valid .npy array ({err})") from None
         if found != shape or fortran or found_dtype != np.dtype(dtype):
             raise Refused(
@@ -651,6 +677,13 @@ def _read_audio(
             for start in range(0, frames, _CHUNK):
                 chunk = buffer[: min(_CHUNK, frames - start)]
                 _read_into(stream, chunk, info.filename)
+                bad = ~(np.abs(chunk) <= MAX_SAMPLE)
+                if bad.any():
+                    seconds = (start + int(np.argmax(bad))) / plan.audio_format.sample_rate
+                    raise Refused(
+                        f"member '{info.filename}' holds a NaN, infinite or absurd sample (beyond "
+                        f"±{MAX_SAMPLE:g}; channel {channel + 1} at {seconds:.3f} s)"
+                    )
                 samples[channel, start : start + len(chunk)] = chunk
     return samples
 
@@ -668,6 +701,8 @@ def _read_flac(
             audio = load_audio(encoded, max_bytes=max_bytes)
         except AudioFileError as err:
             raise Refused(f"its audio is damaged ({err.reason})") from None
+    if audio.warnings:  # a project's own audio is whole, or the project is damaged
+        raise Refused(f"its audio is damaged ({audio.warnings[0]})")
     found = (audio.format.format, audio.format.subtype, audio.sample_rate, audio.samples.shape)
     wanted = ("FLAC", subtype, plan.audio_format.sample_rate, (plan.channels, plan.frames))
     if found != wanted:
@@ -689,6 +724,11 @@ def _read_edit(
         for channel in range(plan.channels):
             values = np.empty((2, *shape[2:]), COEFFICIENT_DTYPE)
             _read_into(stream, values, info.filename)
+            if not (np.isfinite(values[1]).all() and (np.abs(values[0]) <= MAX_MAGNITUDE).all()):
+                raise Refused(
+                    f"member '{info.filename}' holds NaN, infinite or absurd coefficients "
+                    f"(magnitudes above {MAX_MAGNITUDE:g}) in channel {channel + 1}"
+                )
             region = Region(0, shape[2], edit.frame0, edit.frame1, (channel,), edit.block)
             document.write(region, torch.from_numpy(values[0:1]), torch.from_numpy(values[1:2]))
             meter.advance(values.size)

@@ -37,6 +37,10 @@ STROKES_READABLE = (1, 2)
 MAX_STROKES_BYTES = 256 * 2**20
 """The largest strokes file (and ``strokes.json`` member) read."""
 COEFFICIENT_DTYPE = "<f4"
+MAX_MAGNITUDE = 1e20
+"""The largest stored edit magnitude read: far above any sound (a full-scale sine is about n_fft/4,
+a sample at the ±1e6 that audio may hold reaches 1e10), far below where float32 resynthesis and the
+brushes' kernels would overflow to infinity (3.4e38)."""
 AUDIO_DTYPES = ("<f4", "<f8")
 FLAC_SUBTYPE_BY_BITS = {8: "PCM_S8", 16: "PCM_16", 24: "PCM_24"}
 FLAC_MAX_CHANNELS, FLAC_MAX_RATE = 8, 655_350
