@@ -18,9 +18,10 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.dab import StrokeState, apply_dab
-from spectropaint.brushes.history import History, OpenStep
+from spectropaint.brushes.history import History, OpenStep, Step
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.settle import SettlePlan, SettleResult, apply_settle, plan_settle
 from spectropaint.brushes.stroke import Dab, DabSpacer, InputEvent
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
@@ -111,6 +112,9 @@ class StrokeSession:
             radius_bins=settings.radius_bins,
             spacing=settings.spacing,
         )
+        self.events: list[InputEvent] = []
+        """Every input event of the stroke (the pen's settle follows them)."""
+        self._committed: weakref.ref[Step] | None = None
         self.open = True
 
     @property
@@ -125,6 +129,8 @@ class StrokeSession:
         """
         if not self.open:
             raise RuntimeError("this stroke has ended")
+        events = tuple(events)
+        self.events.extend(events)
         dirty = EMPTY
         for dab in self.spacer.feed(events):
             dirty = dirty.union(self.document.on_cpu_after_oom(self.operation, self._dab(dab)))
@@ -143,9 +149,34 @@ class StrokeSession:
         return work
 
     def end(self) -> bool:
-        """Finish the stroke; True when its undo step was kept in the history."""
+        """Finish the stroke; True when its undo step was kept in the history.
+
+        The stroke's coefficients are still as painted: :meth:`settle_plan` and
+        :func:`~spectropaint.brushes.settle.apply_settle` make them what is heard.
+        """
         self._close()
-        return self.history.commit() if self.history is not None else False
+        if self.history is None or not self.history.commit():
+            return False
+        self._committed = weakref.ref(self.history.undo_steps[-1])
+        return True
+
+    @property
+    def committed(self) -> Step | None:
+        """The stroke's undo step once :meth:`end` has kept it in the history, while it is there
+        (held weakly: a finished stroke keeps nothing the history has dropped)."""
+        return None if self._committed is None else self._committed()
+
+    def settle_plan(self) -> SettlePlan | None:
+        """The stroke-end step's plan (call after :meth:`end`, under the document's lock; cheap).
+
+        None when the stroke changed nothing. See :mod:`spectropaint.brushes.settle`.
+        """
+        if self.open:
+            raise RuntimeError("end the stroke before planning its settle")
+        try:
+            return plan_settle(self)
+        finally:
+            self.state.step.release()  # a stroke without history kept its originals for this
 
     def abort(self) -> None:
         """Undo everything the stroke wrote and finish it (emits once if it wrote anything)."""
@@ -170,10 +201,26 @@ def paint(
     *,
     params: Mapping[str, Any] | Any | None = None,
     history: History | None = None,
+    settle: bool = True,
 ) -> Region:
-    """Apply a whole stroke, one input event at a time as a live pointer would; the box it changed."""
+    """Apply a whole stroke, one input event at a time as a live pointer would, then settle it
+    (as the window does when a stroke ends, but at once); the box it changed.
+
+    ``settle=False`` leaves the coefficients as painted (to study a brush's painting alone).
+    """
     session = StrokeSession(document, brush, settings, params=params, history=history)
     for event in events:
         session.add_events((event,))
     session.end()
-    return session.region
+    if not settle:
+        return session.region
+    settled = document.on_cpu_after_oom(
+        f"settling the {session.state.kind.name} stroke",
+        lambda: _settled(session),
+    )
+    return session.region.union(apply_settle(document, history, settled))
+
+
+def _settled(session: StrokeSession) -> SettleResult | None:
+    plan = session.settle_plan()
+    return None if plan is None else plan.compute()
