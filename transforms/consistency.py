@@ -37,6 +37,8 @@ from spectropaint.transforms.transform import Transform
 MOMENTUM = 0.9
 """Of Griffin-Lim's imposed sequence; 0.9 converged fastest on the probes of
 ``tests/benchmarks/bench_fidelity.py`` (0.99, FGLA's usual value, overshoots on short spans)."""
+LOCKED = 10 ** (-30 / 20)
+"""Griffin-Lim holds cells whose value differs from the target by less than this (relative)."""
 TOLERANCE = 1e-4
 """Stop when an iteration lowers the residual by less than this fraction of it."""
 
@@ -242,19 +244,27 @@ def _griffin_lim(
     tolerance: float,
 ) -> Projection:
     """Alternating projections with momentum, moving each cell's magnitude to ``|target|`` by its
-    weight (a relaxed projection where the weight is below 1)."""
+    weight (a relaxed projection where the weight is below 1).
+
+    Cells where the signal given already has the target, complex value and all, to within
+    :data:`LOCKED` are held to it, phase included: the phase a move or a copy gave them fits, and
+    leaving it free would let the inconsistency at the stroke's edges seep into them, iteration
+    after iteration (a tone moved by whole bins kept 68 dB of SNR held, 48 dB left free).
+    """
     wanted = target.abs()
     fallback = torch.sgn(target) + (target == 0)  # the target's own phase where the signal has none
 
     def impose(coefficients: torch.Tensor) -> torch.Tensor:
         size = coefficients.abs()
         direction = torch.where(size > 0, coefficients / size.clamp_min(1e-30), fallback)
-        return coefficients + weights * (wanted * direction - coefficients)
+        moved = coefficients + weights * (wanted * direction - coefficients)
+        return torch.where(locked, target, moved)
 
     def residual(coefficients: torch.Tensor) -> float:
         return float((weights * power(coefficients.abs() - wanted)).sum())
 
     coefficients = operator.analyse()
+    locked = (weights >= 1) & (power(coefficients - target) <= LOCKED**2 * power(target))
     energy = float((weights * power(coefficients)).sum()) or 1.0
     previous: torch.Tensor | None = None
     done = 0
