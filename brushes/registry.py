@@ -45,6 +45,10 @@ class BrushKind:
         Dabs work on the current values (warp) instead of the stroke's starting values.
     reads_source : bool
         The kernel reads a clone source at ``params.offset_frames``, ``params.offset_bins``.
+    settles_phase : bool
+        The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
+        whose phase is the original's and fits); the others' phase is free to settle (see
+        :mod:`spectropaint.brushes.settle`).
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """
@@ -55,6 +59,7 @@ class BrushKind:
     keeps_phase: bool
     drags: bool = False
     reads_source: bool = False
+    settles_phase: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def params(self, values: Mapping[str, Any] | None = None) -> Any:
@@ -67,8 +72,15 @@ class BrushKind:
 BRUSHES: dict[str, BrushKind] = {
     kind.name: kind
     for kind in (
-        BrushKind("gain", gain, GainParams, keeps_phase=True),
-        BrushKind("erase", gain, GainParams, keeps_phase=True, defaults={"gain_db": ERASE_DB}),
+        BrushKind("gain", gain, GainParams, keeps_phase=True, settles_phase=True),
+        BrushKind(
+            "erase",
+            gain,
+            GainParams,
+            keeps_phase=True,
+            settles_phase=True,
+            defaults={"gain_db": ERASE_DB},
+        ),
         BrushKind("blur", blur, BlurParams, keeps_phase=True),
         BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True),
         BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True),

@@ -5,8 +5,8 @@ picture). When a stroke ends, the samples its frames reach are resynthesised and
 the document's coefficients over that reach become the re-analysed ones, so the canvas, playback,
 projects and exports agree. On the way, :func:`~spectropaint.transforms.consistency.project`
 iterates locally so that the heard result approaches what was painted: the painted values are
-imposed on the cells the stroke changed (all of them for erase, gain and explicit phase modes; the
-magnitude alone where the phase is free: blur, filter, and warp and clone in ``auto`` phase), and
+imposed on the cells the stroke changed (complex values for gain and erase, whose phase is the
+original's; the magnitude alone for the others, whose phase settles from the kernel's), and
 the cells around are free. The pen instead synthesises its partial in the time domain and adds it
 to the sound the stroke began from (:mod:`.pen_partial`).
 
@@ -40,20 +40,20 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.history import History, Step, read_stacked
-from spectropaint.brushes.kernels.gain import gain
 from spectropaint.brushes.pen_partial import PenPath, synthesise_partial
 from spectropaint.transforms.consistency import Span, project
 from spectropaint.transforms.document import EditedRun, resynthesise
 from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.torch_device import one_thread
 from spectropaint.transforms.transform import Transform
 
-WORK_CELLS = 4_000_000
+WORK_CELLS = 3_000_000
 """Coefficient cells (frames x bins x channels of the span) all iterations may analyse together:
 the iteration count follows the stroke's size, so that a settle takes about the same time
 whatever the stroke (within 100 ms on 2 cores for a second of audio, measured in
 ``tests/benchmarks/bench_fidelity.py``), and is the same on every machine and run, so that a
 recorded stroke replays to the same sound headless as in the window."""
-ITERATIONS = (4, 60)
+ITERATIONS = (4, 32)
 """Fewest and most iterations."""
 
 
@@ -130,7 +130,12 @@ class SettlePlan:
     iterations: int
 
     def compute(self) -> SettleResult:
-        """The settled values (any thread; reads only this plan and immutable samples)."""
+        """The settled values (any thread; reads only this plan and immutable samples; one torch
+        thread, see :func:`~spectropaint.transforms.torch_device.one_thread`)."""
+        with one_thread():
+            return self._compute()
+
+    def _compute(self) -> SettleResult:
         began = time.perf_counter()
         span = self.span
         heard = resynthesise(
@@ -245,13 +250,6 @@ def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor
     return (painted != before).any(dim=0).any(dim=0).to(torch.float32)
 
 
-def _magnitude_only(kind) -> bool:
-    """Whether a brush's target is its magnitude alone: every brush but gain and erase, whose
-    painted phase is the original's and already fits; the phase a kernel gives moved or blurred
-    energy is only the settle's starting point."""
-    return kind.kernel is not gain
-
-
 def plan_settle(stroke) -> SettlePlan | None:
     """The plan of a finished stroke's settle; None when the stroke changed nothing."""
     box = stroke.region
@@ -293,7 +291,7 @@ def plan_settle(stroke) -> SettlePlan | None:
         box=box,
         target=target,
         weights=weights,
-        magnitude_only=_magnitude_only(state.kind),
+        magnitude_only=not state.kind.settles_phase,
         pen=pen,
         revision=document.revision,
         step=stroke.committed,
