@@ -48,6 +48,8 @@ COMMON_FIELDS: dict[str, tuple[str, float, float, float, int]] = {
 PARAM_FIELDS: dict[str, tuple[str, float, float, float, int]] = {
     "gain_db": ("Gain (dB)", ERASE_DB, 48.0, 1.0, 1),
     "level_db": ("Level (dB)", -120.0, 6.0, 1.0, 1),
+    "harmonics": ("Harmonics", 1, 64, 1, 0),
+    "rolloff_db": ("Roll-off (dB/octave)", 0.0, 60.0, 1.0, 1),
     "sigma": ("Blur (radii)", 0.01, 2.0, 0.05, 2),
     "amount": ("Amount", 0.0, 2.0, 0.1, 2),
     "cutoff": ("Cutoff (cycles/cell)", 0.005, 0.5, 0.005, 3),

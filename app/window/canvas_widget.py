@@ -26,6 +26,7 @@ from spectropaint.brushes.history import History
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.settle import apply_settle
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.renderer import SpectrogramRenderer
@@ -341,6 +342,11 @@ class SpectrogramCanvas(QRenderWidget):
         stroke, self._stroke = self._stroke, None
         with self.lock:
             stroke.end()
+            plan = stroke.settle_plan()
+        # the stroke's settle, at once until the session runs it on a worker thread
+        result = None if plan is None else plan.compute()
+        with self.lock:
+            apply_settle(self.document, self.history, result)
         if not stroke.region.empty:
             state = stroke.state
             self.stroke_recorded.emit(
