@@ -156,3 +156,35 @@ def energy_db(values: np.ndarray, reference: np.ndarray, where: np.ndarray) -> f
     a = float((np.abs(values[..., where]) ** 2).sum())
     b = float((np.abs(reference[..., where]) ** 2).sum())
     return 10 * np.log10(max(a, 1e-300) / max(b, 1e-300))
+
+
+def snr_db(output: np.ndarray, ideal: np.ndarray) -> float:
+    """``ideal``'s energy over that of ``output - ideal``, dB."""
+    error = float(np.sum((output - ideal) ** 2))
+    return 10 * np.log10(float(np.sum(ideal**2)) / max(error, 1e-300))
+
+
+def tone_snr_db(output: np.ndarray, hz: float, start: int, stop: int) -> tuple[float, float]:
+    """SNR of samples ``[start, stop)`` against the best-fitting sinusoid at ``hz`` (its amplitude
+    and phase fitted), and that amplitude: how pure a tone of unknown phase is."""
+    n = np.arange(start, stop)
+    basis = np.stack([np.cos(2 * np.pi * hz * n / RATE), np.sin(2 * np.pi * hz * n / RATE)], 1)
+    coefficients, *_ = np.linalg.lstsq(basis, output[start:stop], rcond=None)
+    fitted = basis @ coefficients
+    return snr_db(output[start:stop], fitted), float(np.hypot(*coefficients))
+
+
+def spectral_convergence_db(found: np.ndarray, target: np.ndarray, where: np.ndarray) -> float:
+    """``|| |found| - target || / || target ||`` over the cells ``where`` (``[F, T]``), dB."""
+    error = np.linalg.norm((np.abs(found) - target)[..., where])
+    return 20 * np.log10(error / np.linalg.norm(target[..., where]))
+
+
+def envelope_and_frequency(signal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Amplitude envelope and instantaneous frequency (Hz, between samples) of a narrow-band
+    signal, from its analytic signal."""
+    import scipy.signal
+
+    analytic = scipy.signal.hilbert(signal)
+    phase = np.unwrap(np.angle(analytic))
+    return np.abs(analytic), np.diff(phase) * RATE / (2 * np.pi)
