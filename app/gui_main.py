@@ -65,7 +65,11 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
     """
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from spectropaint.app.files.recovery import offer_recovery, recovery_folder
+    from spectropaint.app.files.recovery import (
+        offer_recovery,
+        recovery_folder,
+        sweep_save_folders,
+    )
     from spectropaint.app.settings_store import APPLICATION, ORGANIZATION
     from spectropaint.app.window.main_window import MainWindow
     from spectropaint.gpu.adapter import check_adapter
@@ -86,6 +90,7 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
         raise  # the command line prints it too and exits with status 1
     folder = recovery_folder()
     window = MainWindow(torch_device=device, recovery_folder=folder)
+    sweep_save_folders(window.store, folder)
     window.show()
     offer_recovery(window, folder, otherwise=lambda: window.open_path(path))
     return app.exec()

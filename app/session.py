@@ -9,6 +9,8 @@ through one event, :attr:`Session.changed`, which carries a :class:`Change`:
 - ``operation``: one undoable operation on a region (:meth:`Session.apply`);
 - ``undo`` / ``redo``: a step was taken back or put back;
 - ``cancel``: a stroke in progress was undone before it ended (Escape, or a failing brush);
+- ``settle``: a finished stroke's coefficients became what is heard (:mod:`spectropaint.brushes.
+  settle`), computed on the session's worker thread and recorded into the stroke's undo step;
 - ``saved``: the document is now held by a project file (no coefficients changed).
 
 The renderer uploads every non-empty ``region``, playback resynthesises it, and autosave counts the
@@ -21,7 +23,9 @@ another thread (playback's resynthesis, a save's snapshot) takes it too.
 
 from __future__ import annotations
 
+import logging
 import os
+import queue
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +37,7 @@ from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.settle import SettlePlan, apply_settle
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.events import Event
@@ -42,6 +47,7 @@ from spectropaint.transforms.transform import Progress
 
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo"})
 """Changes that complete an edit: the document differs from what it was, for good."""
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,8 @@ class Session:
         It comes from a recovery copy that no file holds yet: it starts modified.
     history_budget : int
         Bytes the undo history may keep.
+    settle : bool
+        Settle each finished stroke (the default); False leaves strokes as painted.
     """
 
     def __init__(
@@ -143,6 +151,7 @@ class Session:
         strokes: Iterable[RecordedStroke] = (),
         recovered: bool = False,
         history_budget: int = DEFAULT_BYTE_BUDGET,
+        settle: bool = True,
     ):
         self.document = document
         self.history = History(document, byte_budget=history_budget)
@@ -158,6 +167,11 @@ class Session:
         self.changed: Event[Change] = Event()
         self._stroke: StrokeSession | None = None
         self._events: list[InputEvent] = []
+        self.settling = settle
+        self._settles: queue.Queue[SettlePlan | None] = queue.Queue()
+        self._settled = threading.Condition()
+        self._pending_settles = 0
+        self._settler: threading.Thread | None = None
 
     @property
     def notices(self) -> Event[str]:
@@ -227,7 +241,10 @@ class Session:
         self._stroke = None
         with self.lock:
             stroke.end()
+            plan = stroke.settle_plan() if self.settling else None
         region = stroke.region
+        if plan is not None:
+            self._settle_later(plan)
         if region.empty:
             return region
         state = stroke.state
@@ -251,6 +268,45 @@ class Session:
         if self._stroke is None:
             raise RuntimeError("no stroke is in progress")
         return self._stroke
+
+    # -------------------------------------------------------------------------------- settling
+    def _settle_later(self, plan: SettlePlan) -> None:
+        """Compute ``plan`` on the worker thread, then apply it under the lock (dropped there if
+        the document moved on meanwhile: another stroke, an undo)."""
+        with self._settled:
+            self._pending_settles += 1
+        if self._settler is None:
+            self._settler = threading.Thread(target=self._settle_loop, name="settle", daemon=True)
+            self._settler.start()
+        self._settles.put(plan)
+
+    def _settle_loop(self) -> None:
+        while (plan := self._settles.get()) is not None:
+            region = EMPTY
+            try:
+                result = plan.compute()
+                with self.lock:
+                    region = apply_settle(self.document, self.history, result)
+            except Exception:  # the stroke stays as painted; painting goes on
+                log.exception("settling a stroke failed")
+            if not region.empty:
+                self.generation += 1  # what a save holds changed; not an edit of its own
+                self.changed.emit(Change(region, "settle", self.generation))
+            with self._settled:
+                self._pending_settles -= 1
+                self._settled.notify_all()
+
+    def wait_settled(self, timeout: float | None = None) -> bool:
+        """Block until every finished stroke has settled; False if ``timeout`` passed first."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._pending_settles == 0, timeout)
+
+    def close(self) -> None:
+        """Stop the settle thread (strokes not settled yet stay as painted)."""
+        if self._settler is not None:
+            self._settles.put(None)
+            self._settler.join()
+            self._settler = None
 
     # ------------------------------------------------------------------------------ operations
     def apply(

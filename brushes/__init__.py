@@ -9,6 +9,9 @@
 - :mod:`.dab`: the one function that applies a dab to a document.
 - :mod:`.engine`: :class:`~.engine.StrokeSession`, a stroke in progress, one region-changed event
   per input event.
+- :mod:`.settle`: the stroke-end step that makes the coefficients what is heard and brings the
+  sound towards what was painted (plan, compute off the lock, apply into the stroke's undo step);
+  :mod:`.pen_partial` synthesises the pen's partial.
 - :mod:`.history`: undo and redo per stroke, bit-exact, within a byte budget; :mod:`.tiles` holds
   a stroke's touched tiles.
 - :mod:`.recorded`: recorded strokes as JSON (format in the README, Recorded strokes).

@@ -248,6 +248,8 @@ class _BlockDab:
     radius: tuple[float, float]
     step: tuple[float, float]
     params: Any
+    centre: tuple[float, float]
+    """The dab's centre in the block's frames and bins (the pen's partial follows it)."""
 
 
 def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab | None:
@@ -270,7 +272,9 @@ def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab |
             box, dab.x, dab.y, radius_x, radius_y,
             hardness=hardness, weight=weight, device=device,
         )  # fmt: skip
-        return _BlockDab(box, mask, state.plane.radius, (dab.step_x, dab.step_y), params)
+        return _BlockDab(
+            box, mask, state.plane.radius, (dab.step_x, dab.step_y), params, (dab.x, dab.y)
+        )
     frame0, frame1 = axes.frame_span(dab.x, radius_x, block.n_frames)
     bin0, bin1 = axes.band_span(dab.y, radius_y)
     box = Region(bin0, bin1, frame0, frame1, state.channels, stroke.index)
@@ -292,7 +296,8 @@ def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab |
             return None  # the source is the destination in this block's cells
         params = dataclasses.replace(params, offset_frames=frames, offset_bins=bins)
     radius = (state.plane.radius[0] * per_x, state.plane.radius[1] * per_y)
-    return _BlockDab(box, mask, radius, (dab.step_x * per_x, dab.step_y * per_y), params)
+    centre = axes.cell_of(dab.x, dab.y)
+    return _BlockDab(box, mask, radius, (dab.step_x * per_x, dab.step_y * per_y), params, centre)
 
 
 def apply_dab(state: StrokeState, dab: Dab) -> Region | Regions:
@@ -361,7 +366,7 @@ def _joined(group: list[_BlockDab]) -> _BlockDab:
         rows = slice(dab.box.bin0 - box.bin0, dab.box.bin1 - box.bin0)
         columns = slice(dab.box.frame0 - box.frame0, dab.box.frame1 - box.frame0)
         torch.maximum(mask[rows, columns], dab.mask, out=mask[rows, columns])
-    return _BlockDab(box, mask, first.radius, first.step, first.params)
+    return _BlockDab(box, mask, first.radius, first.step, first.params, first.centre)
 
 
 def _apply(state: StrokeState, stroke: BlockStroke, dab: _BlockDab) -> Region:
@@ -393,7 +398,10 @@ def _apply(state: StrokeState, stroke: BlockStroke, dab: _BlockDab) -> Region:
         hop=block.hop,
         sample_rate=document.sample_rate,
         radius=dab.radius,
+        hardness=state.settings.hardness,
         step=dab.step,
+        bins=bins,
+        centre=dab.centre,
         full_scale=state.full_scale,
         source=_source(state, stroke, box, dab.params) if kind.reads_source else None,
         original=original,

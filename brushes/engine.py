@@ -18,6 +18,7 @@ block they reach (the NSGT's blocks each hold a band range at its own time rate)
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -32,10 +33,11 @@ from spectropaint.brushes.dab import (
     apply_dabs,
     region_refusal,
 )
-from spectropaint.brushes.history import History, OpenStep
+from spectropaint.brushes.history import History, OpenStep, Step
 from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.settle import SettlePlan, SettleResult, apply_settle, plan_settle
 from spectropaint.brushes.stroke import (
     MAX_DABS_PER_EVENT,
     MAX_DABS_PER_STROKE,
@@ -125,6 +127,9 @@ class StrokeSession:
         )
         self._told: set[str] = set()
         self.fuse = fuse
+        self.events: list[InputEvent] = []
+        """Every input event of the stroke (the pen's settle follows them)."""
+        self._committed: weakref.ref[Step] | None = None
         self.open = True
 
     @property
@@ -144,6 +149,8 @@ class StrokeSession:
             events = [
                 dataclasses.replace(event, y=float(plane.y_of_hz(event.y))) for event in events
             ]
+        events = tuple(events)
+        self.events.extend(self._in_cells(events))
         dabs = list(self.spacer.feed(events))
         self._tell_limits()
         kind = self.state.kind
@@ -155,6 +162,17 @@ class StrokeSession:
                 self.document.on_cpu_after_oom(self.operation, self._apply(apply_dab, dab))
             )
         return dirty
+
+    def _in_cells(self, events: tuple[InputEvent, ...]) -> list[InputEvent]:
+        """``events`` at the first block's frames and bins (the pen's settle follows those)."""
+        if not self.state.plane.physical:
+            return list(events)
+        axes = self.state.blocks[0].axes
+        cells = [axes.cell_of(event.x, event.y) for event in events]
+        return [
+            dataclasses.replace(event, x=_finite(x), y=_finite(y))
+            for event, (x, y) in zip(events, cells, strict=True)
+        ]
 
     def _tell_limits(self) -> None:
         """Say once per stroke (a document notice) that it met a bound of :mod:`.stroke`."""
@@ -184,9 +202,34 @@ class StrokeSession:
         return work
 
     def end(self) -> bool:
-        """Finish the stroke; True when its undo step was kept in the history."""
+        """Finish the stroke; True when its undo step was kept in the history.
+
+        The stroke's coefficients are still as painted: :meth:`settle_plan` and
+        :func:`~spectropaint.brushes.settle.apply_settle` make them what is heard.
+        """
         self._close()
-        return self.history.commit() if self.history is not None else False
+        if self.history is None or not self.history.commit():
+            return False
+        self._committed = weakref.ref(self.history.undo_steps[-1])
+        return True
+
+    @property
+    def committed(self) -> Step | None:
+        """The stroke's undo step once :meth:`end` has kept it in the history, while it is there
+        (held weakly: a finished stroke keeps nothing the history has dropped)."""
+        return None if self._committed is None else self._committed()
+
+    def settle_plan(self) -> SettlePlan | None:
+        """The stroke-end step's plan (call after :meth:`end`, under the document's lock; cheap).
+
+        None when the stroke changed nothing. See :mod:`spectropaint.brushes.settle`.
+        """
+        if self.open:
+            raise RuntimeError("end the stroke before planning its settle")
+        try:
+            return plan_settle(self)
+        finally:
+            self.state.step.release()  # a stroke without history kept its originals for this
 
     def abort(self) -> Region:
         """Undo everything the stroke wrote and finish it; the box restored."""
@@ -211,13 +254,29 @@ def paint(
     *,
     params: Mapping[str, Any] | Any | None = None,
     history: History | None = None,
+    settle: bool = True,
 ) -> Region:
-    """Apply a whole stroke, one input event at a time as a live pointer would; the box it changed."""
+    """Apply a whole stroke, one input event at a time as a live pointer would, then settle it
+    (as the window does when a stroke ends, but at once); the box it changed.
+
+    ``settle=False`` leaves the coefficients as painted (to study a brush's painting alone).
+    """
     session = StrokeSession(document, brush, settings, params=params, history=history)
     for event in events:
         session.add_events((event,))
     session.end()
-    return session.region
+    if not settle:
+        return session.region
+    settled = document.on_cpu_after_oom(
+        f"settling the {session.state.kind.name} stroke",
+        lambda: _settled(session),
+    )
+    return session.region.union(apply_settle(document, history, settled))
+
+
+def _settled(session: StrokeSession) -> SettleResult | None:
+    plan = session.settle_plan()
+    return None if plan is None else plan.compute()
 
 
 def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -> BlockStroke:
@@ -252,3 +311,8 @@ def _plane_bounds(document, blocks: list[BlockStroke]) -> tuple[float, float, fl
         xs += [axes.x_offset, axes.x_offset + axes.x_scale * max(n_frames - 1, 0)]
         ys += [float(axes.y[0]), float(axes.y[-1])]
     return min(xs), max(xs), min(ys), max(ys)
+
+
+def _finite(value: float) -> float:
+    """``value`` within +-1e12 (an event far outside the document stays far outside, finitely)."""
+    return float(min(1e12, max(-1e12, value)))

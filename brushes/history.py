@@ -131,16 +131,35 @@ class Step:
     """A committed stroke: its tiles, the box it changed, and its size in bytes.
 
     Undo and redo swap each atom's values for ones of the same box, shape and type, so ``nbytes``
-    never changes.
+    never changes (only :meth:`History.amend_top` adds atoms). The atoms never overlap.
     """
 
     label: str
     atoms: list[Atom]
     region: Region | Regions
+    tile: int = TILE
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.nbytes = sum(atom.values.nbytes for atom in self.atoms)
+
+    def cover(self, document, region: Region) -> None:
+        """Add atoms holding the current values of the cells of ``region`` no atom holds yet.
+
+        The step's own atoms are whole tiles of its tile grid; a tile of ``region`` that none of
+        them is gets one atom for its part of ``region``.
+        """
+        t = self.tile
+        held = {(atom.region.bin0 // t, atom.region.frame0 // t) for atom in self.atoms}
+        grid = TileMap(document.blocks[0].n_bins, document.blocks[0].n_frames, tile=t)
+        for key in grid.keys(region):
+            if key in held:
+                continue
+            part = grid.tile_box(key, region.channels).intersection(region)
+            values = read_stacked(document, part).to(STORAGE_DEVICE)
+            self.atoms.append(Atom(part, values))
+            self.nbytes += values.nbytes
+        self.region = self.region.union(region)
 
     def swap(self, document) -> Region | Regions:
         for atom in reversed(self.atoms):
@@ -196,8 +215,9 @@ class History:
             for tiles in step.originals.values()
             for key, values in tiles.tiles.items()
         ]
+        tile = step._tiles(0).tile if 0 in step.originals else TILE  # the first block's (settle's)
         step.release()
-        new = Step(step.label, atoms, step.region)
+        new = Step(step.label, atoms, step.region, tile=tile)
         self._bytes -= sum(dropped.nbytes for dropped in self._redo)
         self._redo.clear()
         if new.nbytes > self.byte_budget:
@@ -206,6 +226,27 @@ class History:
             return False
         self._undo.append(new)
         self._bytes += new.nbytes
+        while self._bytes > self.byte_budget:
+            self._bytes -= self._undo.pop(0).nbytes
+        return True
+
+    def amend_top(self, step: Step, region: Region) -> bool:
+        """Record ``region``'s current values into ``step``, the latest undo step, before the caller
+        overwrites them (a stroke's settle, see :mod:`spectropaint.brushes.settle`).
+
+        Undoing ``step`` then restores the state before its stroke everywhere, and redoing it
+        restores what the caller wrote. False (nothing recorded) when ``step`` is no longer the
+        latest undo step or a stroke is open. The budget applies as in :meth:`commit`: when the
+        grown step alone exceeds it, no step is kept (True is still returned: the caller may write).
+        """
+        if self._open is not None or not self._undo or self._undo[-1] is not step:
+            return False
+        before = step.nbytes
+        step.cover(self.document, region)
+        self._bytes += step.nbytes - before
+        if step.nbytes > self.byte_budget:
+            self._undo.clear()
+            self._bytes = 0
         while self._bytes > self.byte_budget:
             self._bytes -= self._undo.pop(0).nbytes
         return True

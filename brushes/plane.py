@@ -135,6 +135,12 @@ class BlockAxes:
         """``x`` of frames ``[frame0, frame1)`` minus ``x``, float64."""
         return self.x_offset + self.x_scale * np.arange(frame0, frame1) - x
 
+    def cell_of(self, x: float, y: float) -> tuple[float, float]:
+        """Fractional frame and band of the plane point ``(x, y)`` (bands interpolated)."""
+        positions = np.arange(len(self.y), dtype=np.float64)
+        band = float(np.interp(y, self.y, positions)) if len(self.y) else 0.0
+        return (x - self.x_offset) / self.x_scale, band
+
     def cells_per_unit(self, y: float) -> tuple[float, float]:
         """Frames per x unit, and bands per y unit near ``y`` (the local density)."""
         k = int(np.clip(np.searchsorted(self.y, y), 1, max(1, len(self.y) - 1)))

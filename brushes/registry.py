@@ -48,8 +48,12 @@ class BrushKind:
     local : bool
         The kernel's result at a cell depends only on cells within its margin, never on the box
         around it, so the dabs of one input event may be applied as one box (see
-        :func:`~spectropaint.brushes.dab.apply_dabs`). The spectral filter is not: it filters the
-        whole box's 2-D spectrum.
+        :func:`~spectropaint.brushes.dab.apply_dabs`). The spectral filter is not (it filters the
+        whole box's 2-D spectrum), nor the pen (its partial follows each dab's centre).
+    settles_phase : bool
+        The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
+        whose phase is the original's and fits); the others' phase is free to settle (see
+        :mod:`spectropaint.brushes.settle`).
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """
@@ -61,6 +65,7 @@ class BrushKind:
     drags: bool = False
     reads_source: bool = False
     local: bool = True
+    settles_phase: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def params(self, values: Mapping[str, Any] | None = None) -> Any:
@@ -75,13 +80,20 @@ class BrushKind:
 BRUSHES: dict[str, BrushKind] = {
     kind.name: kind
     for kind in (
-        BrushKind("gain", gain, GainParams, keeps_phase=True),
-        BrushKind("erase", gain, GainParams, keeps_phase=True, defaults={"gain_db": ERASE_DB}),
+        BrushKind("gain", gain, GainParams, keeps_phase=True, settles_phase=True),
+        BrushKind(
+            "erase",
+            gain,
+            GainParams,
+            keeps_phase=True,
+            settles_phase=True,
+            defaults={"gain_db": ERASE_DB},
+        ),
         BrushKind("blur", blur, BlurParams, keeps_phase=True),
         BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True, local=False),
         BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True),
         BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
-        BrushKind("pen", pen, PenParams, keeps_phase=False),
+        BrushKind("pen", pen, PenParams, keeps_phase=False, local=False),
     )
 }
 

@@ -23,13 +23,25 @@ def grids(document):
     return torch.stack((block.magnitude, block.phase)).clone()
 
 
-def stroke(document, history, brush="gain", x0=20.0, y0=30.0, x1=150.0, y1=90.0, **settings):
+def stroke(
+    document,
+    history,
+    brush="gain",
+    x0=20.0,
+    y0=30.0,
+    x1=150.0,
+    y1=90.0,
+    settle=True,
+    **settings,
+):
+    """A 20-event stroke, settled unless ``settle`` is False (then only its dabs' tiles are
+    stored)."""
     events = [
         InputEvent(i / 60, x0 + (x1 - x0) * i / 19, y0 + (y1 - y0) * i / 19, 0.5 + i / 40)
         for i in range(20)
     ]
     settings = BrushSettings(**{"radius_frames": 9, "radius_bins": 7, **settings})
-    paint(document, brush, events, settings, history=history)
+    paint(document, brush, events, settings, history=history, settle=settle)
 
 
 @pytest.mark.parametrize("brush", sorted(BRUSHES))
@@ -77,9 +89,29 @@ def test_undo_returns_the_strokes_box():
 def test_only_the_tiles_a_stroke_touched_are_stored():
     document = small_document()
     history = History(document)
-    stroke(document, history, x0=80.0, y0=80.0, x1=110.0, y1=100.0, radius_frames=4, radius_bins=4)
+    stroke(
+        document,
+        history,
+        x0=80.0,
+        y0=80.0,
+        x1=110.0,
+        y1=100.0,
+        radius_frames=4,
+        radius_bins=4,
+        settle=False,
+    )
     assert history.bytes_used == TILE_BYTES
-    stroke(document, history, x0=10.0, y0=10.0, x1=200.0, y1=10.0, radius_frames=3, radius_bins=3)
+    stroke(
+        document,
+        history,
+        x0=10.0,
+        y0=10.0,
+        x1=200.0,
+        y1=10.0,
+        radius_frames=3,
+        radius_bins=3,
+        settle=False,
+    )
     # frames 7..203 meet tile columns 0-3; the last is cut to the grid's 251 frames (59 of 64)
     assert document.blocks[0].n_frames == 251
     assert history.bytes_used == TILE_BYTES + 3 * TILE_BYTES + TILE_BYTES * 59 // 64
@@ -90,7 +122,17 @@ def test_the_byte_budget_drops_the_oldest_steps():
     history = History(document, byte_budget=3 * TILE_BYTES)
     states = [grids(document)]
     for y in (80.0, 90.0, 100.0, 110.0):
-        stroke(document, history, x0=70.0, y0=y, x1=120.0, y1=y, radius_frames=3, radius_bins=3)
+        stroke(
+            document,
+            history,
+            x0=70.0,
+            y0=y,
+            x1=120.0,
+            y1=y,
+            radius_frames=3,
+            radius_bins=3,
+            settle=False,
+        )
         states.append(grids(document))
     assert history.bytes_used == 3 * TILE_BYTES
     assert history.usage() == "0.2 MiB of 0.2 MiB in 3 undo, 0 redo steps"
@@ -159,9 +201,29 @@ def test_a_finished_stroke_holds_no_tiles_outside_the_history():
 def test_a_step_larger_than_the_budget_drops_the_older_steps_too():
     document = small_document()
     history = History(document, byte_budget=2 * TILE_BYTES)
-    stroke(document, history, x0=80.0, y0=80.0, x1=110.0, y1=100.0, radius_frames=4, radius_bins=4)
+    stroke(
+        document,
+        history,
+        x0=80.0,
+        y0=80.0,
+        x1=110.0,
+        y1=100.0,
+        radius_frames=4,
+        radius_bins=4,
+        settle=False,
+    )
     assert history.can_undo
-    stroke(document, history, x0=10.0, y0=10.0, x1=200.0, y1=10.0, radius_frames=3, radius_bins=3)
+    stroke(
+        document,
+        history,
+        x0=10.0,
+        y0=10.0,
+        x1=200.0,
+        y1=10.0,
+        radius_frames=3,
+        radius_bins=3,
+        settle=False,
+    )
     painted = grids(document)
     # undoing the first step alone would give a state that never existed: it is dropped with it
     assert not history.can_undo and history.bytes_used == 0

@@ -245,16 +245,33 @@ def test_clone_copies_the_source_and_rebases_its_phase_where_the_source_exists(m
     assert torch.equal(out_p[:, invalid], phase[:, invalid])
 
 
-def test_pen_adds_a_tone_whose_phase_follows_each_bins_frequency():
-    shape = (2, 6, 20)
-    magnitude, phase = region(shape, seed=9)
-    magnitude = magnitude * 1e-3
+@pytest.mark.parametrize("centre", [12.0, 12.5, 13.3])
+def test_pen_adds_the_stft_of_a_partial_at_the_dabs_fractional_bin(centre):
+    """The preview equals a Hann STFT of a cosine at that frequency, where its main lobe is."""
+    shape = (1, 9, 12)
+    magnitude = torch.zeros(shape)
+    phase = torch.zeros(shape)
     params = PenParams(level_db=-20.0)
-    inner = (slice(0, 6), slice(0, 20))
-    out_m, out_p = pen(
-        magnitude, phase, torch.ones(6, 20), params, context(shape, inner, full_scale=64.0)
+    inner = (slice(0, 9), slice(0, 12))
+    ctx = context(
+        shape,
+        inner,
+        bin0=9,
+        radius=(4.0, 1.5),
+        full_scale=N_FFT / 4,  # a Hann window's sum over 2
+        bins=torch.arange(9, 18),
+        centre=(35.0, centre),
     )
-    tone = 64.0 * 0.1 * np.exp(1j * numpy_ramp(np.arange(10, 16), np.arange(30, 50)))
-    expected = magnitude.double().numpy() * np.exp(1j * phase.double().numpy()) + tone
-    np.testing.assert_allclose(out_m.numpy(), np.abs(expected), rtol=1e-5)
-    assert angle_error(out_p.numpy(), np.angle(expected)) < 1e-4
+    out_m, out_p = pen(magnitude, phase, torch.ones(9, 12), params, ctx)
+    # the partial itself, analysed by torch.stft (frames centred on t * hop)
+    frequency = centre * RATE / N_FFT
+    n = np.arange(60 * HOP)
+    signal = torch.tensor(0.1 * np.cos(2 * np.pi * frequency * n / RATE))
+    window = torch.hann_window(N_FFT, periodic=True, dtype=torch.float64)
+    reference = torch.stft(signal, N_FFT, HOP, window=window, center=True, return_complex=True)
+    expected = reference[9:18, 30:42].numpy()
+    lobe = np.abs(np.arange(9, 18) - centre) < 1.9
+    np.testing.assert_allclose(out_m.numpy()[0][lobe], np.abs(expected)[lobe], rtol=2e-3, atol=1e-3)
+    loud = lobe[:, None] & (np.abs(expected) > 0.05 * np.abs(expected).max())
+    assert angle_error(out_p.numpy()[0][loud], np.angle(expected)[loud]) < 2e-3
+    assert (out_m.numpy()[0][~lobe] == 0).all()

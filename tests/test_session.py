@@ -33,7 +33,7 @@ def drag(session, brush="erase", frames=(30, 60, 90), bin_=40.0, settings=None):
 
 
 def test_a_stroke_emits_one_paint_change_per_event_then_one_stroke_change():
-    session = Session(small_document())
+    session = Session(small_document(), settle=False)
     changes = heard(session)
     region = drag(session)
     kinds = [change.kind for change in changes]
@@ -50,7 +50,7 @@ def test_a_stroke_emits_one_paint_change_per_event_then_one_stroke_change():
 
 def test_undo_and_redo_restore_bit_for_bit_and_move_the_stroke_log():
     document = small_document()
-    session = Session(document)
+    session = Session(document, settle=False)
     before = grids(document)
     region = drag(session)
     after = grids(document)
@@ -143,7 +143,7 @@ def test_a_failing_operation_leaves_the_document_and_history_as_they_were():
 
 
 def test_saving_clears_modified_only_for_the_generation_saved(tmp_path):
-    session = Session(small_document())
+    session = Session(small_document(), settle=False)
     drag(session)
     snapshot = session.snapshot({"colormap": "magma"})
     drag(session, frames=(100, 120))
@@ -167,10 +167,46 @@ def test_a_snapshot_holds_the_lock_only_to_copy_and_is_independent_of_later_edit
 
 
 def test_changes_from_another_thread_reach_listeners_on_that_thread():
-    session = Session(small_document())
+    session = Session(small_document(), settle=False)
     seen: list[str] = []
     session.changed.connect(lambda change: seen.append(threading.current_thread().name))
     worker = threading.Thread(target=lambda: drag(session), name="worker")
     worker.start()
     worker.join()
     assert seen and set(seen) == {"worker"}
+
+
+def test_a_finished_stroke_settles_on_the_worker_thread_into_its_own_undo_step():
+    document = small_document()
+    session = Session(document)
+    before = grids(document)
+    changes = heard(session)
+    threads: list[str] = []
+    session.changed.connect(lambda change: threads.append(threading.current_thread().name))
+    region = drag(session, "erase")
+    painted = grids(document)
+    assert session.wait_settled(60)
+    settled = grids(document)
+    kinds = [change.kind for change in changes]
+    assert kinds[-2:] == ["stroke", "settle"] and threads[-1] == "settle"
+    assert not torch.equal(settled, painted)  # the coefficients became what is heard
+    settle_region = changes[-1].region
+    assert settle_region.frame0 <= region.frame0 and settle_region.frame1 >= region.frame1
+    assert session.undo() is not None
+    assert torch.equal(grids(document), before)  # one undo: back before the stroke, exactly
+    session.redo()
+    assert torch.equal(grids(document), settled)
+    session.close()
+
+
+def test_a_settle_that_arrives_after_an_undo_is_dropped():
+    document = small_document()
+    session = Session(document)
+    before = grids(document)
+    with session.lock:  # the worker cannot apply until the undo below is done
+        session._stroke = None
+    drag(session, "blur")
+    session.undo()
+    assert session.wait_settled(60)
+    assert torch.equal(grids(document), before)
+    session.close()

@@ -20,7 +20,7 @@ from spectropaint.brushes.recorded import (
 from spectropaint.brushes.registry import brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
-from spectropaint.transforms.document import Document
+from spectropaint.transforms.document import Document, edited_runs
 from spectropaint.transforms.errors import SettingsError, SpectroPaintError
 
 RATE = 44100
@@ -77,18 +77,36 @@ def test_each_example_replays_identically_and_edits_only_near_its_path(name, sam
         outputs.append(document.edited_samples())
         grids.append(document.blocks[0].magnitude.clone())
     assert np.array_equal(outputs[0], outputs[1])
-    changed = (grids[0] != original).any(dim=0).numpy()
-    assert changed.sum() > 50
-    near = np.zeros_like(changed)
+    change = (grids[0] - original).abs().amax(dim=0).numpy()
+    assert (change > 0).sum() > 50
+    # The settle re-analyses every frame that reads a sample the stroke's frames reach (3 frames
+    # either side at n_fft = 4 hop). Energy there lands within the window's main lobe (2 bins) of
+    # the path; further in frequency the settle changes only the leakage of what it changed.
+    reach, lobe = 3, 2
+    near_frames = np.zeros(change.shape[1], dtype=bool)
+    near = np.zeros_like(change, dtype=bool)
     for stroke in strokes:
         s = stroke.settings
         xs = [e.x for e in stroke.events]
         ys = [e.y for e in stroke.events]
-        near[
-            max(0, int(min(ys) - s.radius_bins)) : int(max(ys) + s.radius_bins) + 2,
-            max(0, int(min(xs) - s.radius_frames)) : int(max(xs) + s.radius_frames) + 2,
-        ] = True
-    assert not (changed & ~near).any()
+        frames = slice(
+            max(0, int(min(xs) - s.radius_frames) - reach),
+            int(max(xs) + s.radius_frames) + 2 + reach,
+        )
+        near_frames[frames] = True
+        bins = slice(
+            max(0, int(min(ys) - s.radius_bins) - lobe), int(max(ys) + s.radius_bins) + 2 + lobe
+        )
+        near[bins, frames] = True
+    assert not (change[:, ~near_frames] > 0).any()
+    assert (change[~near] ** 2).sum() < 1e-3 * (change[near] ** 2).sum()
+    # samples no settled frame reaches are the original's, bit for bit
+    stft = document.transform
+    untouched = np.ones(samples.shape[-1], dtype=bool)
+    for start, stop in edited_runs(near_frames):
+        a, b = stft.samples_reached(0, start, stop, samples.shape[-1])
+        untouched[a:b] = False
+    assert np.array_equal(outputs[0][:, untouched], samples[:, untouched])
 
 
 def test_erase_band_silences_its_band_under_the_path(samples):
@@ -96,7 +114,8 @@ def test_erase_band_silences_its_band_under_the_path(samples):
     before = document.blocks[0].magnitude.clone()
     apply_strokes(document, load_strokes(EXAMPLES / "erase_band.json"))
     ratio = (document.blocks[0].magnitude[:, 46, 40:180] / before[:, 46, 40:180]).numpy()
-    assert ratio.max() < 10 ** (-100 / 20)
+    # painted -150 dB; what is shown is what is heard: the 1 kHz tone under the path, 80 dB down
+    assert ratio.max() < 10 ** (-80 / 20)
 
 
 def test_pen_melody_resynthesises_its_notes_in_order(samples):

@@ -109,6 +109,77 @@ def polar_to_complex(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tens
     return torch.polar(magnitude, phase)
 
 
+@dataclass(frozen=True)
+class EditedRun:
+    """Coefficients of frames ``frame0 ...`` of a block, with which of them are edited.
+
+    Attributes
+    ----------
+    magnitude, phase : torch.Tensor [shape=(C, F, T)], float32
+    edited : np.ndarray [shape=(T,)], bool
+    """
+
+    frame0: int
+    magnitude: torch.Tensor
+    phase: torch.Tensor
+    edited: np.ndarray
+
+    def copy(self) -> EditedRun:
+        """A copy that later edits of the document do not change."""
+        return EditedRun(
+            self.frame0, self.magnitude.clone(), self.phase.clone(), self.edited.copy()
+        )
+
+
+def resynthesise(
+    transform: Transform,
+    samples: torch.Tensor,
+    original: np.ndarray,
+    block: int,
+    start: int,
+    stop: int,
+    run: EditedRun | None,
+    *,
+    channels: tuple[int, ...] | None = None,
+) -> np.ndarray:
+    """Samples ``[start, stop)`` of the edited signal: ``original`` plus the inverse of
+    ``edited - original`` over the edited frames of ``run``.
+
+    Parameters
+    ----------
+    samples : torch.Tensor [shape=(C, N)]
+        The original signal as the transform reads it (float64 on the CPU, float32 elsewhere);
+        only the samples the run's frames read are used.
+    original : np.ndarray [shape=(C, N)], float64
+        The same samples, exactly.
+    run : EditedRun or None
+        Every edited frame that reaches ``[start, stop)`` must be in it; None when none is.
+    channels : tuple of int, optional
+        The channels of ``samples`` and ``original`` that ``run`` holds (default: all).
+
+    Returns
+    -------
+    np.ndarray [shape=(len(channels), stop - start)], float64
+    """
+    pick = slice(None) if channels is None else list(channels)
+    out = original[pick, start:stop].copy()
+    if run is None:
+        return out
+    frame0, frame1 = run.frame0, run.frame0 + run.edited.size
+    n = original.shape[-1]
+    flags = torch.from_numpy(run.edited).to(transform.device)
+    a0, a1 = transform.samples_read(block, frame0, frame1, n)
+    reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
+    edited = polar_to_complex(run.magnitude.to(transform.device), run.phase.to(transform.device))
+    delta = edited - polar_to_complex(reference.abs(), reference.angle())
+    delta = torch.where(flags, delta, torch.zeros_like(delta))
+    s0, contribution = transform.synthesise_frames(delta, block, frame0, n)
+    contribution = contribution.double().cpu().numpy()
+    a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
+    out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
+    return out
+
+
 def edited_runs(flags: np.ndarray) -> list[tuple[int, int]]:
     """Half-open ``[start, stop)`` runs of True in a bool array."""
     padded = np.concatenate(([False], flags, [False])).astype(np.int8)
@@ -160,6 +231,8 @@ class Document:
         self.settings = settings or STFTSettings()
         self._full_scale: float | None = None
         self.notices: Event[str] = Event(remember=True)
+        self.revision = 0
+        """Counts :meth:`write` calls: work planned on the coefficients checks it is unchanged."""
         """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
         channels, length = audio.samples.shape
         try:
@@ -370,6 +443,11 @@ class Document:
         return self._full_scale
 
     @property
+    def analysed_samples(self) -> torch.Tensor:
+        """The original samples ``[C, N]`` as the transform reads them (never written)."""
+        return self._samples
+
+    @property
     def is_edited(self) -> bool:
         return any(block.edited_frames.any() for block in self.blocks)
 
@@ -441,6 +519,7 @@ class Document:
         block.magnitude[index] = magnitude.to(block.magnitude.device, torch.float32)
         block.phase[index] = phase.to(block.phase.device, torch.float32)
         block.edited_frames[region.frame0 : region.frame1] = True
+        self.revision += 1
 
     def magnitude_at(self, seconds: float, hz: float) -> np.ndarray | None:
         """Magnitude per channel ``[C]`` of the cell nearest ``seconds`` and ``hz``: the STFT's
@@ -467,6 +546,25 @@ class Document:
         )
         reference = polar_to_complex(original.abs(), original.angle())
         return torch.where(flags, edited - reference, torch.zeros_like(edited))
+
+    def edited_run(
+        self, frame0: int, frame1: int, *, block: int = 0, channels: tuple[int, ...] | None = None
+    ) -> EditedRun | None:
+        """The edited frames among ``[frame0, frame1)`` (first to last, with the unedited ones
+        between), or None when none is edited. Views of the document's tensors, not copies."""
+        coefficients = self.blocks[block]
+        edited = coefficients.edited_frames[frame0:frame1]
+        if not edited.any():
+            return None
+        first = frame0 + int(np.argmax(edited))
+        last = frame0 + len(edited) - int(np.argmax(edited[::-1]))
+        index = slice(None) if channels is None else list(channels)
+        return EditedRun(
+            first,
+            coefficients.magnitude[index, :, first:last],
+            coefficients.phase[index, :, first:last],
+            coefficients.edited_frames[first:last],
+        )
 
     def edited_span(self, frame0: int, frame1: int, *, block: int = 0) -> tuple[int, np.ndarray]:
         """The edited signal over the samples frames ``[frame0, frame1)`` of ``block`` reach.

@@ -57,6 +57,17 @@ class Region:
             self.block,
         )
 
+    def intersection(self, other: Region) -> Region:
+        """The cells of both boxes (``self``'s channels and block); empty when they do not meet."""
+        return Region(
+            max(self.bin0, other.bin0),
+            min(self.bin1, other.bin1),
+            max(self.frame0, other.frame0),
+            min(self.frame1, other.frame1),
+            self.channels,
+            self.block,
+        )
+
     def clipped(self, n_bins: int, n_frames: int) -> Region:
         """This box clipped to a grid of ``n_bins`` x ``n_frames`` (never wrapped)."""
         return Region(

@@ -8,6 +8,7 @@ and added to the rest: that is what resynthesis by difference needs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -113,17 +114,41 @@ class STFT(Transform):
         hi = -(-(stop + half) // self.hop)
         return max(0, lo), min(self.n_frames(n_samples), hi)
 
+    supports_settle = True
+
+    def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
+        half = self.n_fft // 2
+        start, stop = frame0 * self.hop - half, (frame1 - 1) * self.hop + half
+        lo, hi = max(0, start), min(n_samples, stop)
+        if start < 0:  # reflected at the start: samples 1 .. -start
+            hi = max(hi, min(n_samples, 1 - start))
+        if stop > n_samples:  # reflected at the end: samples down to 2 (n - 1) - (stop - 1)
+            lo = min(lo, max(0, 2 * n_samples - 1 - stop))
+        return lo, hi
+
+    def frames_reaching(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        reach = math.ceil(self.n_fft / self.hop) - 1
+        return max(0, frame0 - reach), min(self.n_frames(n_samples), frame1 + reach)
+
     # ------------------------------------------------------------------------------------ forward
-    def _padded(self, samples: torch.Tensor, start: int, stop: int) -> torch.Tensor:
-        """Samples ``[start, stop)`` of the signal reflect-padded by ``n_fft/2`` at both ends."""
-        n = samples.shape[-1]
+    def _padded(
+        self, samples: torch.Tensor, start: int, stop: int, *, offset: int = 0, n: int | None = None
+    ) -> torch.Tensor:
+        """Samples ``[start, stop)`` of the signal reflect-padded by ``n_fft/2`` at both ends.
+
+        ``samples`` holds the signal from sample ``offset`` on, of a signal ``n`` samples long
+        (default: ``samples`` is the whole signal); the samples read must lie in it.
+        """
+        n = samples.shape[-1] if n is None else n
         half = self.n_fft // 2
         if start >= half and stop - half <= n:
-            return samples[:, start - half : stop - half]
+            return samples[:, start - half - offset : stop - half - offset]
         index = torch.arange(start - half, stop - half, device=samples.device)
         index = torch.where(index < 0, -index, index)
         index = torch.where(index >= n, 2 * (n - 1) - index, index)
-        return samples[:, index]
+        return samples[:, index - offset]
 
     def analyse_frames(
         self, samples: torch.Tensor, block: int, frame0: int, frame1: int
@@ -142,6 +167,10 @@ class STFT(Transform):
 
     def _analyse_chunk(self, samples: torch.Tensor, frame0: int, frame1: int) -> torch.Tensor:
         x = self._padded(samples, frame0 * self.hop, (frame1 - 1) * self.hop + self.n_fft)
+        return self._stft(x)
+
+    def _stft(self, x: torch.Tensor) -> torch.Tensor:
+        """Frames of ``x`` (already padded: frame 0 starts at its sample 0), complex64."""
         x = x.to(device=self.device, dtype=torch.float32)
         if self.settings.engine == "nnaudio":
             spec = self._nnaudio_module(center=False)(x)
@@ -154,6 +183,24 @@ class STFT(Transform):
             center=False,
             return_complex=True,
         )
+
+    def analyse_span(
+        self,
+        span: torch.Tensor,
+        start: int,
+        block: int,
+        frame0: int,
+        frame1: int,
+        n_samples: int,
+    ) -> torch.Tensor:
+        read = self.samples_read(block, frame0, frame1, n_samples)
+        if read[0] < start or read[1] > start + span.shape[-1]:
+            raise ValueError(
+                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
+                f"[{start}, {start + span.shape[-1]})"
+            )
+        first, stop = frame0 * self.hop, (frame1 - 1) * self.hop + self.n_fft
+        return self._stft(self._padded(span, first, stop, offset=start, n=n_samples))
 
     def _nnaudio_module(self, *, center: bool) -> torch.nn.Module:
         if center not in self._nnaudio:
@@ -174,33 +221,70 @@ class STFT(Transform):
 
     # ------------------------------------------------------------------------------------ inverse
     def _overlap_add(self, frames: torch.Tensor) -> torch.Tensor:
-        """Overlap-add ``[C, n_fft, T]`` at hop spacing into ``[C, (T - 1) * hop + n_fft]``."""
-        length = (frames.shape[-1] - 1) * self.hop + self.n_fft
-        return torch.nn.functional.fold(
-            frames, output_size=(1, length), kernel_size=(1, self.n_fft), stride=(1, self.hop)
-        )[:, 0, 0, :]
+        """Overlap-add ``[C, T, n_fft]`` at hop spacing into ``[C, (T - 1) * hop + n_fft]``.
+
+        When the hop divides ``n_fft`` each frame is ``n_fft / hop`` hop-long pieces and the sum is
+        that many shifted additions (several times faster than ``fold``, measured here).
+        """
+        channels, count, n_fft = frames.shape
+        hop = self.hop
+        length = (count - 1) * hop + n_fft
+        if n_fft % hop:
+            return torch.nn.functional.fold(
+                frames.transpose(1, 2),
+                output_size=(1, length),
+                kernel_size=(1, n_fft),
+                stride=(1, hop),
+            )[:, 0, 0, :]
+        pieces = n_fft // hop
+        parts = frames.reshape(channels, count, pieces, hop)
+        out = torch.zeros(
+            (channels, count + pieces - 1, hop), dtype=frames.dtype, device=frames.device
+        )
+        for k in range(pieces):
+            out[:, k : k + count] += parts[:, :, k]
+        return out.reshape(channels, length)
 
     def _envelope(self, start: int, stop: int, n_frames: int) -> torch.Tensor:
         """Sum of squared windows of all ``n_frames`` frames over padded samples ``[start, stop)``."""
         first = max(0, -(-(start - self.n_fft + 1) // self.hop))
         last = min(n_frames, (stop - 1) // self.hop + 1)
-        square = (self.window * self.window)[None, :, None].expand(1, self.n_fft, last - first)
+        square = (self.window * self.window)[None, None, :].expand(1, last - first, self.n_fft)
         env = self._overlap_add(square.contiguous())[0]
         offset = start - first * self.hop
         return env[offset : offset + stop - start]
 
     def synthesise_frames(
-        self, coefficients: torch.Tensor, block: int, frame0: int, n_samples: int
+        self,
+        coefficients: torch.Tensor,
+        block: int,
+        frame0: int,
+        n_samples: int,
+        *,
+        adjoint: bool = False,
     ) -> tuple[int, torch.Tensor]:
         coefficients = coefficients.to(self.device)
         count = coefficients.shape[-1]
-        frames = torch.fft.irfft(coefficients, n=self.n_fft, dim=-2) * self.window[:, None]
+        # irfft along the last axis: several times faster than along the bins' axis
+        frames = torch.fft.irfft(coefficients.transpose(-1, -2), n=self.n_fft, dim=-1)
+        frames = frames * self.window
         start, stop = frame0 * self.hop, (frame0 + count - 1) * self.hop + self.n_fft
         out = self._overlap_add(frames)
-        out = out / self._envelope(start, stop, self.n_frames(n_samples))
+        if adjoint:
+            out = out * self.n_fft
+        else:
+            out = out / self._envelope(start, stop, self.n_frames(n_samples))
         half = self.n_fft // 2
         lo, hi = max(start, half), min(stop, n_samples + half)
         return lo - half, out[:, lo - start : hi - start]
+
+    def coefficient_weights(self, block: int) -> torch.Tensor:
+        # the one-sided spectrum stands for both halves: every bin but DC and Nyquist twice
+        weights = torch.full((self.n_fft // 2 + 1,), 2.0, device=self.device)
+        weights[0] = 1.0
+        if self.n_fft % 2 == 0:
+            weights[-1] = 1.0
+        return weights
 
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
         (spec,) = blocks

@@ -96,16 +96,56 @@ class Transform(ABC):
             Bit-identical to the same frames of a whole-signal analysis made with this method.
         """
 
+    def analyse_span(
+        self,
+        span: torch.Tensor,
+        start: int,
+        block: int,
+        frame0: int,
+        frame1: int,
+        n_samples: int,
+    ) -> torch.Tensor:
+        """Coefficients of frames ``[frame0, frame1)`` of ``block`` from part of a signal.
+
+        Parameters
+        ----------
+        span : torch.Tensor [shape=(C, n)]
+            Samples ``[start, start + n)`` of a signal ``n_samples`` long; they must hold every
+            sample the frames read (:meth:`samples_reached`, and the reflections at the signal's
+            ends).
+
+        Returns
+        -------
+        torch.Tensor [shape=(C, F, frame1 - frame0)], complex64
+            The same frames :meth:`analyse_frames` gives for the whole signal, to float32 rounding.
+        """
+        raise NotImplementedError(f"the {self.name} transform does not settle edits")
+
     @abstractmethod
     def synthesise_frames(
-        self, coefficients: torch.Tensor, block: int, frame0: int, n_samples: int
+        self,
+        coefficients: torch.Tensor,
+        block: int,
+        frame0: int,
+        n_samples: int,
+        *,
+        adjoint: bool = False,
     ) -> tuple[int, torch.Tensor]:
         """Samples produced by ``coefficients`` placed at frames ``frame0...`` of ``block``.
 
         All other frames are taken as zero, and the normalisation is that of the whole-signal inverse
         of ``n_samples`` samples, so summing the results of disjoint frame spans gives the full
         inverse. Returns ``(first_sample, samples [C, n])`` clipped to ``[0, n_samples)``.
+
+        ``adjoint=True`` gives the adjoint of the analysis instead (no normalisation), for the
+        inner product ``Re sum(weights * conj(a) * b)`` of :meth:`coefficient_weights` on the
+        coefficients (exact away from the signal's ends, where the analysis reflects).
         """
+
+    def coefficient_weights(self, block: int) -> torch.Tensor:
+        """Per-band weights ``[F]`` of the real inner product on ``block``'s coefficients under
+        which ``synthesise_frames(..., adjoint=True)`` is the analysis' adjoint (settling only)."""
+        raise NotImplementedError(f"the {self.name} transform does not settle edits")
 
     @abstractmethod
     def samples_reached(
@@ -141,6 +181,22 @@ class Transform(ABC):
         blocks split it over time (the weights of the blocks holding one time sum to 1); None when
         a block holds all of it."""
         return None
+
+    # Settling (spectropaint.brushes.settle) re-analyses an edit's reach from part of the signal;
+    # a transform that supports it implements these, with analyse_span, coefficient_weights and
+    # synthesise_frames(adjoint=True) (the STFT does; the NSGT does not yet).
+    supports_settle = False
+
+    def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
+        """The half-open sample span the analysis of frames ``[frame0, frame1)`` reads (with any
+        reflection at the signal's ends): what :meth:`analyse_span` needs."""
+        raise NotImplementedError(f"the {self.name} transform does not settle edits")
+
+    def frames_reaching(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        """All frames whose span overlaps that of frames ``[frame0, frame1)``."""
+        raise NotImplementedError(f"the {self.name} transform does not settle edits")
 
     @abstractmethod
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:

@@ -266,3 +266,19 @@ def restore(window: MainWindow, orphan: Orphan, *, otherwise: Callable[[], None]
         on_failure=failure,
         on_cancel=cancelled,
     )
+
+
+def sweep_save_folders(store, recovery: str) -> list[str]:
+    """At start-up, remove the temporary files that killed saves left in the folders this person
+    saves to: those of the recent files, the last folder used, and the recovery folder. Only
+    ``atomic_path``'s names, untouched for 10 minutes and not locked by a live save
+    (:func:`~spectropaint.transforms.files.atomic_write.sweep_stale_partials`); the paths removed."""
+    from spectropaint.transforms.files.atomic_write import sweep_stale_partials
+
+    folders = {os.path.dirname(os.path.abspath(path)) for path in store.recent_files()}
+    folders |= {store.last_folder, recovery}
+    return [
+        os.path.join(folder, name)
+        for folder in sorted(folders)
+        for name in sweep_stale_partials(folder)
+    ]

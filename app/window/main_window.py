@@ -334,6 +334,8 @@ class MainWindow(QMainWindow):
         self.document_loaded.emit()
 
     def close_document(self) -> None:
+        if self.session is not None:
+            self.session.close()
         if self.bridge is not None:
             self.bridge.close()
             self.bridge.deleteLater()

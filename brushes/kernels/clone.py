@@ -3,8 +3,9 @@
 The source is read as it was when the stroke began, so a source that overlaps the painted area does
 not copy the stroke into itself. Copied energy is re-based to the destination bin's frequency (heard
 at its new pitch) and, in ``continue`` mode, carried forward in phase over the time offset by its
-measured advance, so background tones stay in phase with themselves around the patch (see
-:mod:`.phase`). Where the source falls outside the grid nothing is copied.
+measured advance, so background tones stay in phase with themselves around the patch; ``auto`` does
+that only where the destination holds the same partial, and copies the source's phase as it is
+elsewhere (see :mod:`.phase`). Where the source falls outside the grid nothing is copied.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
-from spectropaint.brushes.kernels.phase import PHASE_MODES, phase_ramp, wrap
+from spectropaint.brushes.kernels.phase import (
+    PHASE_MODES,
+    blend_phase,
+    continuation,
+    phase_ramp,
+    wrap,
+)
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
@@ -36,7 +43,7 @@ class CloneParams(PointwiseParams):
     offset_bins: int = param(
         0, "Source offset", "bins", low=-MAX_OFFSET, high=MAX_OFFSET, integer=True, decimals=0
     )
-    phase: str = param("continue", "Phase", choices=PHASE_MODES)
+    phase: str = param("auto", "Phase", choices=PHASE_MODES)
     offset_seconds: float | None = param(
         None, "Source offset", "s", low=-1e6, high=1e6, optional=True, decimals=3
     )
@@ -73,7 +80,7 @@ def clone(
     theta = source.phase[..., 1:] + phase_ramp(
         shift, context.frames[columns], hop=hop, sample_rate=rate
     ).to(torch.float32)
-    if params.phase == "continue":
+    if params.phase != "shift":
         # carried forward over -offset_frames at the measured advance: the bin centre's part
         # (exact, per row) plus the deviation from it (per cell)
         offset = torch.full((1,), -params.offset_frames, device=source.bin_hz.device)
@@ -85,7 +92,13 @@ def clone(
             carried = wrap(deviation.double() * -params.offset_frames).to(torch.float32)
         else:
             carried = deviation * -params.offset_frames
-        theta = theta + centre + carried
+        continued = theta + centre + carried
+        if params.phase == "continue":
+            theta = continued
+        else:  # auto: continue only where the destination already holds what is carried there
+            moved = source.magnitude[..., 1:]
+            sure = continuation(magnitude[inner], phase[inner], moved, continued, theta)
+            theta = blend_phase(theta, continued, sure)
     return (
         select(source.valid, source.magnitude[..., 1:], magnitude[inner]),
         select(source.valid, wrap(theta), phase[inner]),

@@ -51,14 +51,20 @@ class DabContext:
         Centre frequency of each region row (the reflected row's, in the margin past the grid).
     frames : torch.Tensor [shape=(Tm,)], int64
         Frame index of each region column (the reflected column's past the grid).
+    bins : torch.Tensor [shape=(Bm,)], int64, or None
+        Bin index of each region row (the reflected row's past the grid).
     hop : int
         Samples per frame step.
     sample_rate : int
         Samples per second.
     radius : tuple of float
         The brush's full-size radii (frames, bins).
+    hardness : float
+        The brush's hardness (0..1).
     step : tuple of float
         Motion (frames, bins) since the stroke's previous dab.
+    centre : tuple of float
+        The dab's centre (frame, bin), fractional.
     full_scale : float
         Magnitude of the peak bin of a full-scale (amplitude 1) sinusoid in this transform.
     source : Source or None
@@ -78,7 +84,10 @@ class DabContext:
     hop: int
     sample_rate: int
     radius: tuple[float, float]
+    hardness: float = 0.5
     step: tuple[float, float] = (0.0, 0.0)
+    bins: torch.Tensor | None = None
+    centre: tuple[float, float] = (0.0, 0.0)
     full_scale: float = 1.0
     source: Source | None = None
     original: torch.Tensor | None = None

@@ -5,7 +5,8 @@ the motion since the previous dab and ``weight`` the dab's mask, so content foll
 the brush's falloff. The source point falls between cells: magnitude is interpolated bilinearly from
 its four neighbours, and so is phase, as unit phasors, after each neighbour's phase has been brought
 to the destination (re-based to the destination bin's frequency, and carried over the time moved as
-its ``phase`` mode says; see :mod:`.phase`). Each dab works on the current values: smudging
+its ``phase`` mode says; ``auto`` computes both ways and takes ``continue`` where the destination
+already held the carried partial; see :mod:`.phase`). Each dab works on the current values: smudging
 accumulates.
 """
 
@@ -17,17 +18,23 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext
-from spectropaint.brushes.kernels.phase import PHASE_MODES, phase_ramp, wrap
+from spectropaint.brushes.kernels.phase import (
+    PHASE_MODES,
+    blend_phase,
+    continuation,
+    phase_ramp,
+    wrap,
+)
 from spectropaint.brushes.params import check_params, param
 
 
 @dataclass(frozen=True)
 class WarpParams:
     """``amount``: how far content moves per unit of pointer motion at full weight, 0..2;
-    ``phase``: ``continue`` or ``shift`` (see :mod:`.phase`)."""
+    ``phase``: ``auto``, ``continue`` or ``shift`` (see :mod:`.phase`)."""
 
     amount: float = param(1.0, "Amount", low=0.0, high=2.0, step=0.1)
-    phase: str = param("continue", "Phase", choices=PHASE_MODES)
+    phase: str = param("auto", "Phase", choices=PHASE_MODES)
 
     def __post_init__(self) -> None:
         check_params(self)
@@ -73,7 +80,8 @@ def warp(
     ramp = phase_ramp(context.bin_hz, context.frames, hop=hop, sample_rate=rate).to(torch.float32)
     flat_demodulated = (phase - ramp).reshape(channels, -1)
     flat_magnitude = magnitude.reshape(channels, -1)
-    if params.phase == "continue":
+    modes = ("continue", "shift") if params.phase == "auto" else (params.phase,)
+    if "continue" in modes:
         # measured on the stroke's starting values: measuring on values earlier dabs moved would
         # feed each dab's rounding into the next one's advance, and the error would grow
         original = context.original[1]
@@ -81,25 +89,36 @@ def warp(
         centre = phase_ramp(context.bin_hz, one, hop=hop, sample_rate=rate).to(torch.float32)
         drift = wrap(original[..., 1:] - original[..., :-1] - centre)
         flat_drift = torch.cat((drift[..., :1], drift), dim=-1).reshape(channels, -1)
-    else:
+    if "shift" in modes:
         omega = ((2 * math.pi * hop / rate) * context.bin_hz).to(torch.float32)
 
     out_magnitude = torch.zeros((channels, *mask.shape), device=device)
-    real = torch.zeros_like(out_magnitude)
-    imag = torch.zeros_like(out_magnitude)
+    phasors = {
+        mode: (torch.zeros_like(out_magnitude), torch.zeros_like(out_magnitude)) for mode in modes
+    }
     for db, dt in ((0, 0), (0, 1), (1, 0), (1, 1)):
         row, column = low_b + db, low_t + dt
         weight = (frac_b if db else 1 - frac_b) * (frac_t if dt else 1 - frac_t)
         index = (row * n_t + column).long()
-        if params.phase == "continue":
-            carried = _take(flat_drift, index) * (dest_t - column)
-        else:
-            carried = omega[row.long()] * (source_t - dest_t)
-        theta = _take(flat_demodulated, index) + carried
+        demodulated = _take(flat_demodulated, index)
         out_magnitude += weight * _take(flat_magnitude, index)
-        real += weight * torch.cos(theta)
-        imag += weight * torch.sin(theta)
-    return out_magnitude, wrap(torch.atan2(imag, real) + ramp[rows, columns])
+        for mode, (real, imag) in phasors.items():
+            if mode == "continue":
+                theta = demodulated + _take(flat_drift, index) * (dest_t - column)
+            else:
+                theta = demodulated + omega[row.long()] * (source_t - dest_t)
+            real += weight * torch.cos(theta)
+            imag += weight * torch.sin(theta)
+    found = {
+        mode: torch.atan2(imag, real) + ramp[rows, columns]
+        for mode, (real, imag) in phasors.items()
+    }
+    if params.phase != "auto":
+        return out_magnitude, wrap(found[params.phase])
+    # continue only where the destination already held what is carried there
+    start = context.original[(slice(None), slice(None), rows, columns)]
+    sure = continuation(start[0], start[1], out_magnitude, found["continue"], found["shift"])
+    return out_magnitude, wrap(blend_phase(found["shift"], found["continue"], sure))
 
 
 def _take(flat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:

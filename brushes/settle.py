@@ -1,0 +1,318 @@
+"""The stroke-end step: make what a stroke shows what it sounds like, and bring it near its target.
+
+A brush writes coefficients that no signal has (an STFT with overlapping windows cannot hold any
+picture). When a stroke ends, the samples its frames reach are resynthesised and re-analysed, and
+the document's coefficients over that reach become the re-analysed ones, so the canvas, playback,
+projects and exports agree. On the way, :func:`~spectropaint.transforms.consistency.project`
+iterates locally so that the heard result approaches what was painted: the painted values are
+imposed on the cells the stroke changed (complex values for gain and erase, whose phase is the
+original's; the magnitude alone for the others, whose phase settles from the kernel's), and
+the cells around are free. The pen instead synthesises its partial in the time domain and adds it
+to the sound the stroke began from (:mod:`.pen_partial`).
+
+Three calls, so that a window can do the work off its GUI thread::
+
+    stroke.end()                        # commits the stroke's undo step (under the document lock)
+    plan = stroke.settle_plan()         # under the lock, cheap: copies what the work needs
+    result = plan.compute()             # any thread, no lock: touches no shared state
+    region = apply_settle(document, history, result)   # under the lock: writes, records for undo
+
+``apply_settle`` records the settled cells into the stroke's own undo step, so one undo returns to
+the state before the stroke bit for bit and redo to the settled state. A result computed while the
+document changed (another stroke, an undo) is stale and dropped (``EMPTY``). A new stroke begun
+before a pending result is applied makes it stale: a caller that wants every stroke settled applies
+(or waits for) the pending result first; :meth:`SettlePlan.compute` takes about the same time
+whatever the stroke (:data:`WORK_CELLS`).
+
+The settled region is every frame whose analysis reads a sample the stroke's frames reach (three
+frames either side for ``n_fft = 4 hop``), and the bins where the settle changed something by more
+than :data:`UNCHANGED` of the span's largest coefficient; the samples that may change are those the
+stroke's frames reach, so everything beyond stays bit-identical.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from spectropaint.brushes.history import History, Step, read_stacked
+from spectropaint.brushes.pen_partial import PenPath, synthesise_partial
+from spectropaint.transforms.consistency import Span, project
+from spectropaint.transforms.document import EditedRun, resynthesise
+from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.torch_device import one_thread
+from spectropaint.transforms.transform import Transform
+
+WORK_CELLS = 3_000_000
+"""Coefficient cells (frames x bins x channels of the span) all iterations may analyse together:
+the iteration count follows the stroke's size, so that a settle takes about the same time
+whatever the stroke (within 100 ms on 2 cores for a second of audio, measured in
+``tests/benchmarks/bench_fidelity.py``), and is the same on every machine and run, so that a
+recorded stroke replays to the same sound headless as in the window."""
+ITERATIONS = (4, 32)
+"""Fewest and most iterations."""
+
+
+def iterations_for(span: Span, channels: int, n_bins: int) -> int:
+    """How many iterations a settle of ``span`` gets (see :data:`WORK_CELLS`)."""
+    cells = (span.frame1 - span.frame0) * n_bins * channels
+    return int(min(ITERATIONS[1], max(ITERATIONS[0], WORK_CELLS // max(1, cells))))
+
+
+UNCHANGED = 1e-5
+"""Cells that a settle changes by less than this fraction of the span's largest magnitude
+(-100 dB) are not written: far from the stroke, re-analysis reproduces the stored values to
+float32 rounding, and writing them would only grow the undo step."""
+
+
+@dataclass
+class SettleResult:
+    """What :func:`apply_settle` writes: settled magnitude and phase ``[2, C, bins, frames]`` of
+    ``region``, and what it checks (the document's revision and the stroke's undo step)."""
+
+    region: Region
+    values: torch.Tensor | None
+    revision: int
+    step: Step | None
+    iterations: int = 0
+    residual_db: float = -math.inf
+    seconds: float = 0.0
+
+
+@dataclass
+class SettlePlan:
+    """Everything one stroke's settle needs, copied from the document (see the module).
+
+    Attributes
+    ----------
+    transform : Transform
+        The document's transform when planned (immutable).
+    samples, original : torch.Tensor, np.ndarray [shape=(C_doc, N)]
+        The document's original samples (never written; read, not copied).
+    channels : tuple of int
+    span : Span
+        The frames re-analysed and the samples that may change.
+    run : EditedRun or None
+        Copies of the coefficients of the edited frames that reach the span's samples (as before
+        the stroke, for the pen).
+    current : torch.Tensor [shape=(2, C, F, frames of span)]
+        The document's values over the span's frames (to tell what the settle changes).
+    box : Region
+        The stroke's box.
+    target : torch.Tensor [shape=(2, C, bins, frames)] or None
+        Painted magnitude and phase on ``box``.
+    weights : torch.Tensor [shape=(bins, frames)] or None
+        How much ``target`` holds on each cell of ``box`` (:func:`imposed_weights`).
+    magnitude_only : bool
+        Impose the target's magnitude alone.
+    pen : PenPath or None
+        The pen's partial, synthesised instead of iterating.
+    """
+
+    transform: Transform
+    samples: torch.Tensor
+    original: np.ndarray
+    channels: tuple[int, ...]
+    span: Span
+    run: EditedRun | None
+    current: torch.Tensor
+    box: Region
+    target: torch.Tensor | None
+    weights: torch.Tensor | None
+    magnitude_only: bool
+    pen: PenPath | None
+    revision: int
+    step: Step | None
+    iterations: int
+
+    def compute(self) -> SettleResult:
+        """The settled values (any thread; reads only this plan and immutable samples; one torch
+        thread, see :func:`~spectropaint.transforms.torch_device.one_thread`)."""
+        with one_thread():
+            return self._compute()
+
+    def _compute(self) -> SettleResult:
+        began = time.perf_counter()
+        span = self.span
+        heard = resynthesise(
+            self.transform,
+            self.samples,
+            self.original,
+            span.block,
+            span.start,
+            span.stop,
+            self.run,
+            channels=self.channels,
+        )
+        heard = torch.from_numpy(heard)
+        iterations, residual_db = 0, -math.inf
+        if self.pen is not None:
+            free = slice(span.free0 - span.start, span.free1 - span.start)
+            heard[:, free] += torch.from_numpy(
+                synthesise_partial(self.pen, span.free0, span.free1)
+            )[None, :]
+            coefficients = self.transform.analyse_span(
+                heard, span.start, span.block, span.frame0, span.frame1, span.n_samples
+            )
+        else:
+            target, weights = self._over_span()
+            projection = project(
+                self.transform,
+                span,
+                heard,
+                target,
+                weights,
+                magnitude_only=self.magnitude_only,
+                iterations=self.iterations,
+            )
+            coefficients = projection.coefficients
+            iterations, residual_db = projection.iterations, projection.residual_db
+        region, values = self._changed(coefficients)
+        return SettleResult(
+            region,
+            values,
+            self.revision,
+            self.step,
+            iterations,
+            residual_db,
+            time.perf_counter() - began,
+        )
+
+    def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Target and weights on the span's whole frames ``[C, F, T]`` and ``[F, T]``."""
+        _, channels, n_bins, n_frames = self.current.shape
+        device = self.transform.device
+        target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
+        weights = torch.zeros((n_bins, n_frames), device=device)
+        box = self.box
+        cells = (
+            slice(box.bin0, box.bin1),
+            slice(box.frame0 - self.span.frame0, box.frame1 - self.span.frame0),
+        )
+        painted = self.target.to(device)
+        target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
+        weights[cells] = self.weights.to(device)
+        return target, weights
+
+    def _changed(self, coefficients: torch.Tensor) -> tuple[Region, torch.Tensor | None]:
+        """The box of cells the settle changes, and the settled magnitude and phase there."""
+        current = self.current.to(coefficients.device)
+        change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
+        changed = change > UNCHANGED * float(coefficients.abs().max())
+        if not changed.any():
+            return EMPTY, None
+        rows = torch.nonzero(changed.any(dim=1)).flatten()
+        columns = torch.nonzero(changed.any(dim=0)).flatten()
+        b0, b1 = int(rows[0]), int(rows[-1]) + 1
+        t0, t1 = int(columns[0]), int(columns[-1]) + 1
+        part = coefficients[:, b0:b1, t0:t1]
+        region = Region(b0, b1, self.span.frame0 + t0, self.span.frame0 + t1, self.channels)
+        return region, torch.stack((part.abs(), part.angle()))
+
+
+def values_before(stroke, box: Region) -> torch.Tensor:
+    """``box``'s values ``[2, C, bins, frames]`` as they were when ``stroke`` began.
+
+    From the stroke's committed undo step, or its open step's tiles when it has no history.
+    """
+    values = read_stacked(stroke.document, box)
+    step = stroke.committed
+    if step is None:
+        return stroke.state.step.original(box)
+    for atom in step.atoms:
+        part = atom.region.intersection(box)
+        if part.empty:
+            continue
+        inside_atom = (
+            slice(part.bin0 - atom.region.bin0, part.bin1 - atom.region.bin0),
+            slice(part.frame0 - atom.region.frame0, part.frame1 - atom.region.frame0),
+        )
+        inside_box = (
+            slice(part.bin0 - box.bin0, part.bin1 - box.bin0),
+            slice(part.frame0 - box.frame0, part.frame1 - box.frame0),
+        )
+        values[(..., *inside_box)] = atom.values[(..., *inside_atom)].to(values.device)
+    return values
+
+
+def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
+    """Where a stroke's painted values are imposed ``[bins, frames]``: 1 on every cell it changed
+    in any channel, 0 (free) elsewhere.
+
+    Weighting cells by how much they changed (so that soft rims are nearly free) was measured too:
+    on the erase and gain probes of ``tests/benchmarks/bench_fidelity.py`` it erased less deep and
+    lost more of the rims' energy.
+    """
+    return (painted != before).any(dim=0).any(dim=0).to(torch.float32)
+
+
+def plan_settle(stroke) -> SettlePlan | None:
+    """The plan of a finished stroke's settle; None when the stroke changed nothing."""
+    box = stroke.region
+    document = stroke.document
+    if box.empty or not document.transform.supports_settle or len(document.blocks) != 1:
+        return None  # the NSGT's blocks are not settled yet: what was painted stays
+    state = stroke.state
+    transform = document.transform
+    n = document.n_samples
+    block = document.blocks[0]
+    channels = box.channels
+    span = Span.around(transform, 0, box.frame0, box.frame1, n)
+    lo, hi = transform.frames_reaching(0, span.frame0, span.frame1, n)
+    run = document.edited_run(lo, hi, channels=channels)
+    run = run.copy() if run is not None else None
+    current = read_stacked(document, Region(0, block.n_bins, span.frame0, span.frame1, channels))
+    before = values_before(stroke, box)
+    pen = target = weights = None
+    if state.kind.name == "pen":
+        # the partial is added to the sound the stroke began from, not to its preview
+        run.magnitude[:, box.bin0 : box.bin1, box.frame0 - run.frame0 : box.frame1 - run.frame0] = (
+            before[0]
+        )
+        run.phase[:, box.bin0 : box.bin1, box.frame0 - run.frame0 : box.frame1 - run.frame0] = (
+            before[1]
+        )
+        pen = PenPath.of_stroke(stroke)
+    else:
+        target = read_stacked(document, box)
+        weights = imposed_weights(target, before)
+    return SettlePlan(
+        transform=transform,
+        samples=document.analysed_samples,
+        original=document.audio.samples,
+        channels=channels,
+        span=span,
+        run=run,
+        current=current,
+        box=box,
+        target=target,
+        weights=weights,
+        magnitude_only=not state.kind.settles_phase,
+        pen=pen,
+        revision=document.revision,
+        step=stroke.committed,
+        iterations=iterations_for(span, len(channels), block.n_bins),
+    )
+
+
+def apply_settle(document, history: History | None, result: SettleResult | None) -> Region:
+    """Write a settle's result and record it into its stroke's undo step; the region written.
+
+    ``EMPTY`` when there is nothing to write or the result is stale: the document was written since
+    the plan (its revision moved), or the stroke's step is no longer the latest undo step. The
+    caller tells its listeners (the session emits a ``settle`` change).
+    """
+    if result is None or result.region.empty or document.revision != result.revision:
+        return EMPTY
+    if (
+        history is not None
+        and result.step is not None
+        and not history.amend_top(result.step, result.region)
+    ):
+        return EMPTY
+    document.write(result.region, result.values[0], result.values[1])
+    return result.region
