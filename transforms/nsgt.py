@@ -16,6 +16,7 @@ shows and what :func:`pair_sum` gives.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import numpy as np
@@ -56,6 +57,7 @@ class NSGT(Transform):
         self.device = torch.device(device)
         self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
         self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
+        self._shared: dict | None = None
         self._groups = [
             _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
             for group in self.design.groups
@@ -148,8 +150,25 @@ class NSGT(Transform):
         return r0 * m, max(r0, r1) * m
 
     # ------------------------------------------------------------------------------------ forward
+    @contextlib.contextmanager
+    def sharing_work(self) -> Iterator[None]:
+        """Within it, each chunk's slice spectra are computed once for every block that reads them."""
+        self._shared = {}
+        try:
+            yield
+        finally:
+            self._shared = None
+
     def _spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
         """rfft of the windowed slices ``[s0, s1)``: ``[C, s1 - s0, N/2 + 1]`` complex64."""
+        if self._shared is None:
+            return self._compute_spectra(samples, s0, s1)
+        key = (samples.data_ptr(), tuple(samples.shape), s0, s1)
+        if key not in self._shared:
+            self._shared[key] = self._compute_spectra(samples, s0, s1)
+        return self._shared[key]
+
+    def _compute_spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
         n, length, hop = samples.shape[-1], self.slice_length, self.design.slice_hop
         first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
         lo, hi = max(0, first), min(n, last)
