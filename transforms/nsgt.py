@@ -11,7 +11,8 @@ A frame's inverse reaches the samples of its own slice only, so an edit is inver
 slices (:meth:`NSGT.synthesise_frames`), the cost of resynthesising it does not grow with the file,
 and samples of other slices are untouched. The sum of a block pair (both parities) at one time is
 the coefficient of the unsliced NSGT there (the slice windows sum to one): that is what the renderer
-shows and what :func:`pair_sum` gives.
+shows (:func:`spectropaint.gpu.bands_renderer.combined_magnitude`) and :meth:`NSGT.magnitude_at`
+reads.
 """
 
 from __future__ import annotations
@@ -74,10 +75,6 @@ class NSGT(Transform):
     def group_of(self, block: int) -> tuple[int, int]:
         """``(group, parity)`` of a block."""
         return divmod(block, 2)
-
-    def partner(self, block: int) -> int:
-        """The block of the same bands in the other parity's slices."""
-        return block ^ 1
 
     def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor:
         """The slice window at each frame: the two parities' weights at one time sum to 1."""
