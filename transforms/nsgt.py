@@ -18,6 +18,7 @@ reads.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -58,7 +59,7 @@ class NSGT(Transform):
         self.device = torch.device(device)
         self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
         self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
-        self._shared: dict | None = None
+        self._local = threading.local()  # the spectra shared within sharing_work()
         self._groups = [
             _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
             for group in self.design.groups
@@ -149,21 +150,24 @@ class NSGT(Transform):
     # ------------------------------------------------------------------------------------ forward
     @contextlib.contextmanager
     def sharing_work(self) -> Iterator[None]:
-        """Within it, each chunk's slice spectra are computed once for every block that reads them."""
-        self._shared = {}
+        """Within it, each chunk's slice spectra are computed once for every block that reads them
+        (per thread: playback resynthesis and an export may run at once)."""
+        outer = getattr(self._local, "shared", None)
+        self._local.shared = {} if outer is None else outer
         try:
             yield
         finally:
-            self._shared = None
+            self._local.shared = outer
 
     def _spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
         """rfft of the windowed slices ``[s0, s1)``: ``[C, s1 - s0, N/2 + 1]`` complex64."""
-        if self._shared is None:
+        shared = getattr(self._local, "shared", None)
+        if shared is None:
             return self._compute_spectra(samples, s0, s1)
         key = (samples.data_ptr(), tuple(samples.shape), s0, s1)
-        if key not in self._shared:
-            self._shared[key] = self._compute_spectra(samples, s0, s1)
-        return self._shared[key]
+        if key not in shared:
+            shared[key] = self._compute_spectra(samples, s0, s1)
+        return shared[key]
 
     def _compute_spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
         n, length, hop = samples.shape[-1], self.slice_length, self.design.slice_hop
