@@ -100,14 +100,15 @@ class StrokeState:
         and moves there with the first dab, and follows the document to the CPU should its device
         run out of memory (an allocation that fails here is retried on the CPU too).
         """
+        if self.blocks[0].band_hz.device == device:
+            return
         stores = [block.coverage.tiles for block in self.blocks]
         stores += [tiles.tiles for tiles in self.step.originals.values()]
         for block in self.blocks:
             block.band_hz = block.band_hz.to(device)
         for tiles in stores:
             for key, tensor in tiles.items():
-                if tensor.device != device:
-                    tiles[key] = tensor.to(device)
+                tiles[key] = tensor.to(device)
 
 
 def largest_region(radii: CellRadii, margin: tuple[int, int], n_bins: int, n_frames: int):

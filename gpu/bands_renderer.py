@@ -33,7 +33,6 @@ from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
 
 GROUP_FORMAT = "<ffIIffIIIIII16I16I"
-GROUP_SIZE = struct.calcsize(GROUP_FORMAT)
 
 
 def reference_geometry(document) -> BlockGeometry:

@@ -174,3 +174,27 @@ def test_the_level_under_the_pointer_is_the_tones_on_either_transform():
         assert abs(db[0] - 20 * np.log10(0.3)) < 1.5, settings  # the left channel's 440 Hz tone
         assert db[1] < -40  # the right channel has no 440 Hz
         assert document.magnitude_at(-50.0, 440.0) is None
+
+
+def test_resyntheses_on_two_threads_at_once_agree(document):
+    """Playback resynthesis and an export may run together: their shared work is per thread."""
+    import threading
+
+    erase_band_between(document, 440.0, 4.0, 6.0)
+    expected = document.edited_samples()
+    results, errors = [], []
+
+    def export():
+        try:
+            for _ in range(3):
+                results.append(document.edited_samples())
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=export) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(results) == 9 and all(np.array_equal(r, expected) for r in results)

@@ -594,14 +594,15 @@ class Document:
         stop = max(start, min(stop, self.n_samples))  # the padding of a short file is not audio
         out = self.audio.samples[:, start:stop].copy()
         pieces = []
-        for index, block in enumerate(self.blocks):
-            lo, hi = self.transform.frames_over(index, start, stop, n)
-            edited = block.edited_frames[lo:hi]
-            if not edited.any():
-                continue
-            first = lo + int(np.argmax(edited))
-            last = lo + len(edited) - int(np.argmax(edited[::-1]))
-            pieces.append((index, first, self._difference(index, first, last)))
+        with self.transform.sharing_work():
+            for index, block in enumerate(self.blocks):
+                lo, hi = self.transform.frames_over(index, start, stop, n)
+                edited = block.edited_frames[lo:hi]
+                if not edited.any():
+                    continue
+                first = lo + int(np.argmax(edited))
+                last = lo + len(edited) - int(np.argmax(edited[::-1]))
+                pieces.append((index, first, self._difference(index, first, last)))
         if not pieces:
             return out
         s0, contribution = self.transform.synthesise_many(pieces, n)

@@ -11,11 +11,14 @@ A frame's inverse reaches the samples of its own slice only, so an edit is inver
 slices (:meth:`NSGT.synthesise_frames`), the cost of resynthesising it does not grow with the file,
 and samples of other slices are untouched. The sum of a block pair (both parities) at one time is
 the coefficient of the unsliced NSGT there (the slice windows sum to one): that is what the renderer
-shows and what :func:`pair_sum` gives.
+shows (:func:`spectropaint.gpu.bands_renderer.combined_magnitude`) and :meth:`NSGT.magnitude_at`
+reads.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -56,6 +59,7 @@ class NSGT(Transform):
         self.device = torch.device(device)
         self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
         self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
+        self._local = threading.local()  # the spectra shared within sharing_work()
         self._groups = [
             _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
             for group in self.design.groups
@@ -72,10 +76,6 @@ class NSGT(Transform):
     def group_of(self, block: int) -> tuple[int, int]:
         """``(group, parity)`` of a block."""
         return divmod(block, 2)
-
-    def partner(self, block: int) -> int:
-        """The block of the same bands in the other parity's slices."""
-        return block ^ 1
 
     def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor:
         """The slice window at each frame: the two parities' weights at one time sum to 1."""
@@ -148,8 +148,28 @@ class NSGT(Transform):
         return r0 * m, max(r0, r1) * m
 
     # ------------------------------------------------------------------------------------ forward
+    @contextlib.contextmanager
+    def sharing_work(self) -> Iterator[None]:
+        """Within it, each chunk's slice spectra are computed once for every block that reads them
+        (per thread: playback resynthesis and an export may run at once)."""
+        outer = getattr(self._local, "shared", None)
+        self._local.shared = {} if outer is None else outer
+        try:
+            yield
+        finally:
+            self._local.shared = outer
+
     def _spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
         """rfft of the windowed slices ``[s0, s1)``: ``[C, s1 - s0, N/2 + 1]`` complex64."""
+        shared = getattr(self._local, "shared", None)
+        if shared is None:
+            return self._compute_spectra(samples, s0, s1)
+        key = (samples.data_ptr(), tuple(samples.shape), s0, s1)
+        if key not in shared:
+            shared[key] = self._compute_spectra(samples, s0, s1)
+        return shared[key]
+
+    def _compute_spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
         n, length, hop = samples.shape[-1], self.slice_length, self.design.slice_hop
         first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
         lo, hi = max(0, first), min(n, last)

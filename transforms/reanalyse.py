@@ -55,6 +55,11 @@ def _write_edits(document: Document, edited: np.ndarray, spans: list[tuple[int, 
     if document.device.type != "cpu":
         samples = samples.to(document.device, torch.float32)
     n = document.n_samples
+    with document.transform.sharing_work():
+        _write_blocks(document, samples, spans, n)
+
+
+def _write_blocks(document: Document, samples: torch.Tensor, spans, n: int) -> None:
     for index, block in enumerate(document.blocks):
         reached = np.zeros(block.n_frames, dtype=bool)
         for start, stop in spans:

@@ -13,6 +13,7 @@ difference over a frame span produces (:meth:`synthesise_frames`), never for the
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -175,6 +176,13 @@ class Transform(ABC):
         for first, samples in parts:
             out[:, first - lo : first - lo + samples.shape[-1]] += samples
         return lo, out
+
+    @contextlib.contextmanager
+    def sharing_work(self) -> Iterator[None]:
+        """Within it, :meth:`analyse_frames` calls on the same samples may share their work (the
+        NSGT's slice spectra, which every block of a time span reads); the signal must not change
+        meanwhile."""
+        yield
 
     def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor | None:
         """The share of the signal that ``frames`` (int64) of ``block`` carry, float32, where
