@@ -40,6 +40,7 @@ VIEW_FIELDS: tuple[tuple[str, str], ...] = (
     ("level_width", "array<vec4<u32>, 4>"),
     ("brush", "vec4<f32>"),
     ("selection", "vec4<f32>"),
+    ("mask_box", "vec4<f32>"),
 )
 """``View`` in shaders/spectrogram.wgsl, in order, with WGSL types."""
 
