@@ -160,6 +160,27 @@ def track_fundamental(
     return seconds, track
 
 
+def fundamental_near(
+    document, seconds: float, low_hz: float, high_hz: float, count: int, *, block: int = 0
+) -> float:
+    """The fundamental in ``[low_hz, high_hz]`` whose ``count`` harmonics are loudest at the frame
+    of ``seconds`` (a click on a zoomed-out view lands within a few pixels of it, which may be
+    many cents)."""
+    layout = document.blocks[block].layout
+    column = int(np.clip(round(_frame_index(document, block, seconds)), 0, layout.n_frames - 1))
+    low = max(low_hz, float(layout.band_hz[1]))
+    top_bin = min(
+        layout.n_bins, int(np.ceil(hz_to_bins(count * high_hz * 1.1, band_hz=layout.band_hz))) + 3
+    )
+    channels = tuple(range(document.n_channels))
+    level = levels_db(document, Region(0, max(top_bin, 2), column, column + 1, channels, block))
+    level = np.maximum(level[:, 0], level.max() - 80.0)
+    band_hz = np.asarray(layout.band_hz[: level.shape[0]], dtype=np.float64)
+    span = 1200 * np.log2(max(high_hz, low * 1.001) / low)
+    candidates = low * 2.0 ** (np.arange(0.0, span + 1e-9, TRACK_RESOLUTION_CENTS) / 1200)
+    return _best(candidates, _comb_scores(level, band_hz, candidates, count))
+
+
 def find_hum(
     document,
     t0: float,
