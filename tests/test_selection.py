@@ -9,7 +9,7 @@ from music_fixtures import RATE, harmonic_tone, music
 from spectropaint.transforms.analysis import find_hum, track_fundamental
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import SettingsError
-from spectropaint.transforms.selection import Selection, rasterise, resolve
+from spectropaint.transforms.selection import Selection, rasterise, resolve, selection_audio
 from spectropaint.transforms.shapes import (
     Band,
     Dab,
@@ -247,3 +247,16 @@ def test_an_unresolved_shape_cannot_be_rasterised():
     assert torch.is_tensor(
         rasterise(resolve(Selection.of(Harmonic(0.0, 0.5, 220.0)), document), document).weight
     )
+
+
+def test_auditioning_a_band_gives_the_tone_inside_it_alone():
+    t = np.arange(2 * RATE) / RATE
+    low, high = 0.1 * np.sin(2 * np.pi * 500 * t), 0.1 * np.sin(2 * np.pi * 3000 * t)
+    document = Document.from_samples(low + high, RATE, device="cpu")
+    mask = rasterise(Selection.of(Rectangle(0.5, 1.5, 2500.0, 3500.0)), document)
+    first, samples = selection_audio(document, mask)
+    middle = slice(int(0.7 * RATE) - first, int(1.3 * RATE) - first)
+    heard = samples[0, middle]
+    expected = high[first:][middle]
+    assert 10 * np.log10(np.sum(expected**2) / np.sum((heard - expected) ** 2)) > 30
+    assert first <= int(0.5 * RATE) and first + samples.shape[-1] >= int(1.5 * RATE)
