@@ -43,11 +43,12 @@ from spectropaint.brushes.recorded import (
     RecordedStroke,
     apply_strokes,
     load_strokes,
+    read_json,
     stroke_from_dict,
 )
 from spectropaint.brushes.restoration import declick_plans, dehum_selection, find_clicks
 from spectropaint.brushes.validation import from_mapping
-from spectropaint.transforms.errors import SettingsError, SpectroPaintError
+from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.image_file import load_image
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Selection, rasterise, resolve
@@ -178,16 +179,7 @@ def load_entries(path: str | os.PathLike) -> list[RecordedStroke | RecordedActio
 
     Errors name the file and the entry (:class:`SettingsError`, :class:`SpectroPaintError`).
     """
-    name = os.fspath(path)
-    try:
-        with open(name, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise SpectroPaintError(
-            f"cannot open strokes file '{name}': {exc.strerror or exc}"
-        ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"cannot read strokes file '{name}': not valid JSON ({exc})") from None
+    name, data = read_json(path)
     if not isinstance(data, Mapping) or data.get("version") != ACTIONS_VERSION:
         return list(load_strokes(name))  # version 1, or the reasons it is not a strokes file
     if data.get("format") != FORMAT:

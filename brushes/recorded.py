@@ -120,18 +120,24 @@ def stroke_from_dict(values: Any, *, origin: str) -> RecordedStroke:
         raise SettingsError(f"{origin}: {exc}") from None
 
 
-def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
-    """Read a strokes file; :class:`SpectroPaintError` (or its :class:`SettingsError`) naming the file."""
+def read_json(path: str | os.PathLike) -> tuple[str, Any]:
+    """A strokes file's name and its JSON data; :class:`SpectroPaintError` (or its
+    :class:`SettingsError`) naming the file when it cannot be read."""
     name = os.fspath(path)
     try:
         with open(name, encoding="utf-8") as handle:
-            data = json.load(handle)
+            return name, json.load(handle)
     except OSError as exc:
         raise SpectroPaintError(
             f"cannot open strokes file '{name}': {exc.strerror or exc}"
         ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"cannot read strokes file '{name}': not valid JSON ({exc})") from None
+
+
+def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
+    """Read a strokes file; :class:`SpectroPaintError` (or its :class:`SettingsError`) naming the file."""
+    name, data = read_json(path)
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise SettingsError(f'\'{name}\': not a strokes file (it needs "format": "{FORMAT}")')
     if data.get("version") != VERSION:
