@@ -63,7 +63,7 @@ class DeclickParams:
     bands that must; ``mode``: how each click is healed."""
 
     threshold_db: float = 12.0
-    min_share: float = 0.3
+    min_share: float = 0.2
     mode: str = "partials"
 
     def __post_init__(self) -> None:

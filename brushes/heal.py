@@ -9,8 +9,8 @@ other is missing), so a decaying note decays through the gap. Then, by ``mode``:
   peak that stands out of the context spectrum advances at the peak's measured rate, adjusted so
   that it meets the phase after the gap) and random phase elsewhere (noise stays noise);
 - ``partials``: as ``replace``, but a cell that stands :data:`KEEP_DB` above the damage around it
-  (the median, over neighbouring bands, of what the cells have above the interpolated level) is
-  kept as it was: a partial the click did not reach stays untouched;
+  (the median, over a block of neighbouring bands, of what the cells have above the interpolated
+  level) is kept as it was: a partial the click did not reach stays untouched;
 - ``attenuate``: each cell lowered to that level where it is above it, phase kept;
 - ``pattern``: the context's texture copied in: the span of the gap's length before it and the one
   after it, crossfaded at equal power across the gap (moving coefficients by whole frames is exact
@@ -21,7 +21,9 @@ from the lowest to the highest selected band and is filled at the level interpol
 bands below and above it, with random phase.
 
 Everything is computed on the region given (the selection's box plus the context); blending through
-the selection's weight is the caller's.
+the selection's weight is the caller's, and so is :func:`reconstruct_phase`, a few Griffin-Lim
+iterations on the region that make the made-up phases ones the STFT can hold (what is heard is then
+what was written, within a dB or so, where random phases alone lose about 6 dB).
 """
 
 from __future__ import annotations
@@ -283,12 +285,15 @@ def heal(
 
 
 def _damage(magnitude: torch.Tensor, level: torch.Tensor) -> torch.Tensor:
-    """The power each cell's frequency neighbourhood has above the interpolated level (the median
-    over :data:`PEAK_NEIGHBOURS` bands each side): what a broadband event adds there."""
+    """The power each cell's frequency neighbourhood has above the interpolated level: the median
+    over blocks of ``2 * PEAK_NEIGHBOURS + 1`` bands (a block median where a sliding one would
+    cost 17 times more): what a broadband event adds there."""
     excess = (magnitude**2 - level**2).clamp_min(0).transpose(1, 2)
-    padded = torch.nn.functional.pad(excess, (PEAK_NEIGHBOURS, PEAK_NEIGHBOURS), mode="replicate")
-    median = padded.unfold(-1, 2 * PEAK_NEIGHBOURS + 1, 1).median(dim=-1).values
-    return median.transpose(1, 2)
+    width = 2 * PEAK_NEIGHBOURS + 1
+    n = excess.shape[-1]
+    padded = torch.nn.functional.pad(excess, (0, -n % width), mode="replicate")
+    blocks = padded.reshape(*padded.shape[:-1], -1, width).median(dim=-1).values
+    return blocks.repeat_interleave(width, dim=-1)[..., :n].transpose(1, 2)
 
 
 def _pattern(
@@ -410,6 +415,5 @@ def reconstruct_phase(
     for _ in range(iterations):
         coefficients[:, bands] = fixed + current
         analysed = local.analyse(local.synthesise(coefficients))[:, bands]
-        unit = analysed / analysed.abs().clamp_min(1e-30)
-        current = torch.where(free, target * unit, current)
+        current = torch.where(free, target * torch.sgn(analysed), current)
     return torch.where(free, current.angle(), phase)

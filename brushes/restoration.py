@@ -113,12 +113,15 @@ def find_clicks(
     t0: float = 0.0,
     t1: float | None = None,
     threshold_db: float = 12.0,
-    min_share: float = 0.3,
+    min_share: float = 0.2,
 ) -> list[Click]:
     """The clicks in ``[t0, t1)`` (the whole sound by default), in time order.
 
     An event is a run of frames scoring at least half of ``min_share`` around a frame scoring
-    ``min_share`` or more (see :func:`click_scores`); it spans its frames' windows.
+    ``min_share`` or more (see :func:`click_scores`); it spans its frames' windows. The defaults
+    were chosen on synthesised music (``tests/music_fixtures.py``, seeds 1 to 7: 50 clicks of 12
+    to 20 dB above their neighbourhood in 20 s) and checked on seeds 8 to 13: 48 to 50 found, at
+    most 1 false.
     """
     first, step, scores = click_scores(document, t0=t0, t1=t1, threshold_db=threshold_db)
     half_window = 0.5 * _detector(document.sample_rate)[0] / document.sample_rate

@@ -24,7 +24,8 @@ with the document's own STFT (44.1 kHz, n_fft 2048, hop 512), never on the writt
    main lobe along the true pitch) and the level change of the rest. Target: every harmonic caught
    over its whole length, the rest within 0.5 dB.
 3. **De-clicker**: 50 clicks (1 to 4 ms, 12 to 20 dB above the 20 ms around them) in 20 s of
-   music, several seeds. Target: at least 95 % found, at most 2 false.
+   music, seeds 8 to 12 (its defaults were tuned on seeds 1 to 7). Target: at least 95 % found,
+   at most 2 false.
 4. **Image import**: black text on white (Pillow), imported on 2 s x 500-8000 Hz, exported to WAV,
    analysed back; correlation of its dB levels with the picture's. Target: at least 0.9.
 5. **Speed**: each selection (resolved and rasterised) and each operation on a one-second,
@@ -212,7 +213,7 @@ def harmonic_selection() -> dict:
 
 def declicker(quick: bool) -> list[dict]:
     rows = []
-    for seed in (1, 2) if quick else (1, 2, 3, 4, 5):
+    for seed in (8, 9) if quick else (8, 9, 10, 11, 12):  # not the seeds it was tuned on
         clean = music(20.0, seed=seed)
         damaged, times = insert_clicks(clean, 50, seed=seed + 10)
         start = time.perf_counter()
