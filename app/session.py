@@ -73,8 +73,8 @@ Entry = RecordedStroke | RecordedAction
 class StrokeLog:
     """The strokes and operations that made the document, in step with its undo history.
 
-    ``done`` are the entries in the document, oldest first; ``undone`` the groups undone and not
-    yet redone. The undo history holds the newest undoable entries of ``done`` (older ones may have
+    ``done`` are the entries in the document, oldest first; ``undone`` those undone and not yet
+    redone (the next to redo last). The undo history holds the newest undoable entries of ``done`` (older ones may have
     left it when over its budget), so an undo that changed something undid the last of them. An
     entry that is no undo step (a copy) stays with the undoable entry before it: undoing that one
     takes both back, so that a replay of ``done`` copies what was there when it copied.
@@ -82,8 +82,11 @@ class StrokeLog:
 
     def __init__(self, strokes: Iterable[Entry] = ()):
         self.done: list[Entry] = list(strokes)
+        self.undone: list[Entry] = []
         self._undoable: list[bool] = [True] * len(self.done)
-        self.undone: list[list[tuple[Entry, bool]]] = []
+        self._undone_undoable: list[bool] = []
+        self._groups: list[int] = []
+        """How many entries of ``undone`` each undo took back, in order."""
 
     def add(self, entry: Entry, *, undoable: bool = True) -> None:
         """A new entry: an undoable one ends the redo list, as it ends the history's."""
@@ -91,22 +94,26 @@ class StrokeLog:
         self._undoable.append(undoable)
         if undoable:
             self.undone.clear()
+            self._undone_undoable.clear()
+            self._groups.clear()
 
     def undo(self) -> None:
-        group: list[tuple[Entry, bool]] = []
+        count = 0
         while self.done:
             undoable = self._undoable.pop()
-            group.append((self.done.pop(), undoable))
+            self.undone.append(self.done.pop())
+            self._undone_undoable.append(undoable)
+            count += 1
             if undoable:
                 break
-        if group:
-            self.undone.append(group[::-1])
+        if count:
+            self._groups.append(count)
 
     def redo(self) -> None:
-        if self.undone:
-            for entry, undoable in self.undone.pop():
-                self.done.append(entry)
-                self._undoable.append(undoable)
+        if self._groups:
+            for _ in range(self._groups.pop()):
+                self.done.append(self.undone.pop())
+                self._undoable.append(self._undone_undoable.pop())
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [entry.to_dict() for entry in self.done]
