@@ -359,9 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    load = os.getloadavg()[0]
     print(
         f"CPU, torch {torch.__version__}, {os.cpu_count()} CPUs, {torch.get_num_threads()} torch "
-        f"threads, {platform.processor() or platform.machine()}; 44.1 kHz, n_fft 2048, hop 512",
+        f"threads, {platform.processor() or platform.machine()}, load average {load:.1f} at the "
+        "start; 44.1 kHz, n_fft 2048, hop 512",
         flush=True,
     )
     print("\n1. a 30 ms click healed, selected with a rectangle over every band")
@@ -385,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch_threads": torch.get_num_threads(),
             "torch": torch.__version__,
             "platform": platform.platform(),
+            "load_average": [round(v, 2) for v in os.getloadavg()],
         },
         "heal_clicks": clicks,
         "harmonic_selection": harmonic,
