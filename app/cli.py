@@ -1,9 +1,11 @@
 """The ``spectropaint`` command: the window by default, ``render`` for headless processing.
 
 ``spectropaint [FILE]`` opens the window; ``spectropaint render IN --wav OUT`` loads, analyses,
-applies recorded strokes, and exports, printing one line per file written. Errors print one line
-naming the file and the reason and exit with status 1 (2 for bad arguments, argparse's habit);
-warnings about what was opened (a truncated file) print one line each and the render goes on.
+applies recorded strokes and operations and an imported image, and exports, printing one line per
+file written. ``IN`` may be a picture (PNG, JPEG...): it is then placed on silence as sound. Errors
+print one line naming the file and the reason and exit with status 1 (2 for bad arguments,
+argparse's habit); warnings about what was opened (a truncated file) print one line each and the
+render goes on.
 
 Before any work, ``render`` checks what it will write (``transforms.files.output_paths``: no special
 file, no input, no two outputs the same, no link planted by another user), the PNG's size, and
@@ -15,6 +17,7 @@ Every line printed has control characters (a newline in a file name) escaped, so
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -22,6 +25,9 @@ import threading
 from spectropaint.transforms.geometry import FREQ_SCALES
 
 AUDIO_SUBTYPES = ("PCM_16", "PCM_24", "PCM_32", "FLOAT")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+PIXELS_PER_SECOND = 100
+"""A picture opened as sound without ``--at`` lasts its width over this."""
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -51,6 +57,18 @@ def _terminate(signum, frame) -> None:
     raise Terminated(signum)
 
 
+def _rectangle(text: str) -> tuple[float, float, float, float]:
+    try:
+        t0, t1, f0, f1 = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--at must be t0,t1,f0,f1 (seconds and Hz), not {text!r}"
+        ) from None
+    if not (0 <= t0 < t1 and 0 <= f0 < f1):
+        raise argparse.ArgumentTypeError(f"--at needs 0 <= t0 < t1 and 0 <= f0 < f1, not {text}")
+    return t0, t1, f0, f1
+
+
 def render_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spectropaint render",
@@ -66,7 +84,39 @@ def render_parser() -> argparse.ArgumentParser:
         metavar="JSON",
         action="append",
         default=[],
-        help="recorded strokes to apply (repeatable, applied in order)",
+        help="recorded strokes and operations to apply (repeatable, applied in order)",
+    )
+    parser.add_argument("--image", metavar="IMG", help="import a picture (PNG, JPEG...) as sound")
+    parser.add_argument(
+        "--at",
+        type=_rectangle,
+        metavar="T0,T1,F0,F1",
+        help="where the picture goes: seconds and Hz (default: from 0 s, 100 pixels a second, "
+        "100 Hz to 8 kHz)",
+    )
+    parser.add_argument(
+        "--image-top",
+        type=float,
+        default=-50.0,
+        metavar="DB",
+        help="level of white per cell (-50 dB)",
+    )
+    parser.add_argument(
+        "--image-range",
+        type=float,
+        default=60.0,
+        metavar="DB",
+        help="dB from white to the darkest grey (60); black is silence",
+    )
+    parser.add_argument("--image-mode", choices=("add", "replace"), default="add")
+    parser.add_argument(
+        "--image-scale",
+        choices=FREQ_SCALES,
+        default="linear",
+        help="the frequency axis the picture's rows are spread along",
+    )
+    parser.add_argument(
+        "--rate", type=int, default=44100, help="sample rate of a picture opened as sound"
     )
     parser.add_argument(
         "--project", metavar="OUT", help="save a project (.spp): audio, edits, strokes"
@@ -105,6 +155,49 @@ def render_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _image_size(path: str) -> tuple[int, int]:
+    from spectropaint.transforms.files.image_file import load_image
+
+    height, width = load_image(path).shape
+    return width, height
+
+
+def _placement(args: argparse.Namespace, path: str, nyquist: float) -> dict:
+    if args.at is not None:
+        t0, t1, f0, f1 = args.at
+    else:
+        width, _ = _image_size(path)
+        t0, t1, f0, f1 = 0.0, width / PIXELS_PER_SECOND, 100.0, min(8000.0, 0.9 * nyquist)
+    return {
+        "t0": t0,
+        "t1": t1,
+        "f0": f0,
+        "f1": f1,
+        "top_db": args.image_top,
+        "range_db": args.image_range,
+        "mode": args.image_mode,
+        "freq_scale": args.image_scale,
+    }
+
+
+def _silence_for_image(args: argparse.Namespace, settings):
+    """Silence long enough for the picture (a quarter second after it), at ``--rate``."""
+    import numpy as np
+
+    from spectropaint.transforms.document import Document
+
+    end = _placement(args, args.input, args.rate / 2)["t1"]
+    samples = np.zeros(max(settings.min_samples(), int((end + 0.25) * args.rate)))
+    return Document.from_samples(samples, args.rate, settings=settings, device=args.device)
+
+
+def _image_action(args: argparse.Namespace, path: str, document):
+    from spectropaint.brushes.actions import RecordedAction
+
+    placement = _placement(args, path, document.sample_rate / 2)
+    return RecordedAction("image", {"path": os.path.abspath(path), "placement": placement})
+
+
 def gui_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spectropaint",
@@ -139,9 +232,13 @@ def render(args: argparse.Namespace) -> int:
     recorded = _read_strokes(args.strokes)
 
     strokes: list[dict] = []
+    settings = STFTSettings(n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine)
+    image = args.image
     if is_project(args.input):
         project = load_project(args.input, device=args.device)
         document, strokes = project.document, list(project.strokes)
+    elif args.input.lower().endswith(IMAGE_SUFFIXES):
+        image, document = args.input, _silence_for_image(args, settings)
     else:
         if args.transform == "nsgt":
             settings = NSGTSettings(
@@ -156,11 +253,17 @@ def render(args: argparse.Namespace) -> int:
             )
         document = Document.from_file(args.input, settings=settings, device=args.device)
     document.notices.connect(lambda text: _say(f"spectropaint: {text}", error=True))
-    if recorded:
-        from spectropaint.brushes.recorded import apply_strokes
+    from spectropaint.brushes.actions import apply_entries
+    from spectropaint.brushes.operations import Clipboard
 
-        apply_strokes(document, recorded)
-        strokes += [stroke.to_dict() for stroke in recorded]
+    clipboard = Clipboard()
+    if recorded:
+        apply_entries(document, recorded, clipboard=clipboard)
+        strokes += [entry.to_dict() for entry in recorded]
+    if image:
+        action = _image_action(args, image, document)
+        apply_entries(document, [action], clipboard=clipboard)
+        strokes.append(action.to_dict())
     if args.project:
         _say(save_project(document, args.project, strokes=strokes).message)
     if args.wav:
@@ -209,11 +312,12 @@ def _check_png_size(path: str, size: tuple[int, int]) -> None:
 
 
 def _read_strokes(paths: list[str]) -> list:
+    """Every stroke and operation of the strokes files, in order (read before any work)."""
     if not paths:
         return []
-    from spectropaint.brushes.recorded import load_strokes
+    from spectropaint.brushes.actions import load_entries
 
-    return [stroke for path in paths for stroke in load_strokes(path)]
+    return [entry for path in paths for entry in load_entries(path)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ through one event, :attr:`Session.changed`, which carries a :class:`Change`:
 - ``cancel``: a stroke in progress was undone before it ended (Escape, or a failing brush);
 - ``settle``: a finished stroke's coefficients became what is heard (:mod:`spectropaint.brushes.
   settle`), computed on the session's worker thread and recorded into the stroke's undo step;
+- ``selection``: the selection changed (:attr:`Session.selection`; no coefficients changed);
 - ``saved``: the document is now held by a project file (no coefficients changed).
 
 The renderer uploads every non-empty ``region``, playback resynthesises it, and autosave counts the
@@ -33,8 +34,10 @@ from typing import Any
 
 import torch
 
+from spectropaint.brushes.actions import RecordedAction, plan_action
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History
+from spectropaint.brushes.operations import Clipboard, Plan, apply_plans
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.settle import SettlePlan, apply_settle
@@ -43,6 +46,7 @@ from spectropaint.transforms.document import Document
 from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
 from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.selection import Selection, resolve
 from spectropaint.transforms.transform import Progress
 
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo"})
@@ -69,33 +73,56 @@ class BrushFailed(RuntimeError):
     """A brush raised while painting; its stroke was undone (the message says which brush)."""
 
 
-class StrokeLog:
-    """The strokes that made the document, in step with its undo history.
+Entry = RecordedStroke | RecordedAction
 
-    ``done`` are the strokes in the document, oldest first; ``undone`` those undone and not yet
-    redone. The undo history holds the newest strokes of ``done`` (older ones may have left it when
-    over its budget), so an undo that changed something undid the last of ``done``.
+
+class StrokeLog:
+    """The strokes and operations that made the document, in step with its undo history.
+
+    ``done`` are the entries in the document, oldest first; ``undone`` those undone and not yet
+    redone (the next to redo last). The undo history holds the newest undoable entries of ``done`` (older ones may have
+    left it when over its budget), so an undo that changed something undid the last of them. An
+    entry that is no undo step (a copy) stays with the undoable entry before it: undoing that one
+    takes both back, so that a replay of ``done`` copies what was there when it copied.
     """
 
-    def __init__(self, strokes: Iterable[RecordedStroke] = ()):
-        self.done: list[RecordedStroke] = list(strokes)
-        self.undone: list[RecordedStroke] = []
+    def __init__(self, strokes: Iterable[Entry] = ()):
+        self.done: list[Entry] = list(strokes)
+        self.undone: list[Entry] = []
+        self._undoable: list[bool] = [True] * len(self.done)
+        self._undone_undoable: list[bool] = []
+        self._groups: list[int] = []
+        """How many entries of ``undone`` each undo took back, in order."""
 
-    def add(self, stroke: RecordedStroke) -> None:
-        """A new stroke: it ends the redo list, as it ends the history's."""
-        self.done.append(stroke)
-        self.undone.clear()
+    def add(self, entry: Entry, *, undoable: bool = True) -> None:
+        """A new entry: an undoable one ends the redo list, as it ends the history's."""
+        self.done.append(entry)
+        self._undoable.append(undoable)
+        if undoable:
+            self.undone.clear()
+            self._undone_undoable.clear()
+            self._groups.clear()
 
     def undo(self) -> None:
-        if self.done:
+        count = 0
+        while self.done:
+            undoable = self._undoable.pop()
             self.undone.append(self.done.pop())
+            self._undone_undoable.append(undoable)
+            count += 1
+            if undoable:
+                break
+        if count:
+            self._groups.append(count)
 
     def redo(self) -> None:
-        if self.undone:
-            self.done.append(self.undone.pop())
+        if self._groups:
+            for _ in range(self._groups.pop()):
+                self.done.append(self.undone.pop())
+                self._undoable.append(self._undone_undoable.pop())
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        return [stroke.to_dict() for stroke in self.done]
+        return [entry.to_dict() for entry in self.done]
 
 
 @dataclass(frozen=True)
@@ -132,8 +159,8 @@ class Session:
         The file it was opened from (a sound or a project); None for the demo or an array.
     project_path : str, optional
         The project file that holds it (None until saved, unless opened from one).
-    strokes : iterable of RecordedStroke
-        The strokes that made it (a project's).
+    strokes : iterable of RecordedStroke or RecordedAction
+        The strokes and operations that made it (a project's).
     recovered : bool
         It comes from a recovery copy that no file holds yet: it starts modified.
     history_budget : int
@@ -148,7 +175,7 @@ class Session:
         *,
         path: str | None = None,
         project_path: str | None = None,
-        strokes: Iterable[RecordedStroke] = (),
+        strokes: Iterable[Entry] = (),
         recovered: bool = False,
         history_budget: int = DEFAULT_BYTE_BUDGET,
         settle: bool = True,
@@ -172,6 +199,9 @@ class Session:
         self._settled = threading.Condition()
         self._pending_settles = 0
         self._settler: threading.Thread | None = None
+        self.selection = Selection()
+        """What operations act on (empty: nothing selected)."""
+        self.clipboard = Clipboard()
 
     @property
     def notices(self) -> Event[str]:
@@ -320,16 +350,56 @@ class Session:
         if self._stroke is not None:
             raise RuntimeError("an operation cannot run while a stroke is in progress")
         with self.lock:
-            step = self.history.begin(region.channels, label=label)
-            try:
-                magnitude, phase = self.document.read(region)
-                new_magnitude, new_phase = compute(magnitude, phase)
-                step.record(region)
-                self.document.write(region, new_magnitude, new_phase)
-            except BaseException:
-                self.history.abort()
-                raise
-            self.history.commit()
+            region = apply_plans(
+                self.document, [Plan(label, region, compute)], label=label, history=self.history
+            )
+        self._emit(region, "operation")
+        return region
+
+    # ------------------------------------------------------------------------------- selection
+    def set_selection(self, selection: Selection | None) -> None:
+        """Select ``selection`` (None or an empty one: nothing), measured on the document where
+        it depends on the sound (a harmonic's track, a wand's cells); tells it as ``selection``."""
+        selection = selection or Selection()
+        if not selection.empty and not selection.resolved:
+            with self.lock:
+                selection = resolve(selection, self.document)
+        self.selection = selection
+        self.changed.emit(Change(EMPTY, "selection", self.generation))
+
+    def apply_to_selection(
+        self,
+        operation: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        channel: int | None = None,
+    ) -> Region | None:
+        """Run ``operation`` (an operation or a helper of :mod:`spectropaint.brushes.actions`) on
+        the selection as one undo step, and record it; the box changed, None if nothing changed.
+
+        Raises ``SettingsError`` for bad parameters, or an operation that needs a selection
+        without one.
+        """
+        selection = None if self.selection.empty else self.selection
+        if operation == "paste":
+            selection = None
+        action = RecordedAction(operation, dict(params or {}), selection, channel)
+        return self.apply_action(action)
+
+    def apply_action(self, action: RecordedAction) -> Region | None:
+        """Run a recorded operation as one undo step and add it to the log (a copy, which changes
+        nothing, is logged too, for replays to paste what it took)."""
+        if self._stroke is not None:
+            raise RuntimeError("an operation cannot run while a stroke is in progress")
+        with self.lock:
+            label, plans = plan_action(self.document, action, clipboard=self.clipboard)
+            if plans:
+                region = apply_plans(self.document, plans, label=label, history=self.history)
+        if not plans:
+            if action.apply == "copy":
+                self.strokes.add(action, undoable=False)
+            return None
+        self.strokes.add(action)
         self._emit(region, "operation")
         return region
 

@@ -145,12 +145,12 @@ def stroke_from_dict(values: Any, *, origin: str, version: int = VERSION) -> Rec
         raise SettingsError(f"{origin}: {exc}") from None
 
 
-def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
-    """Read a strokes file; :class:`SpectroPaintError` (or its :class:`SettingsError`) naming the file.
+def read_json(path: str | os.PathLike) -> tuple[str, Any]:
+    """A strokes (or actions) file's name and its JSON data; :class:`SpectroPaintError` (or its
+    :class:`SettingsError`) naming the file when it cannot be read.
 
     Only a regular file of at most ``MAX_STROKES_BYTES`` is read, its JSON within the limits of
-    :func:`~spectropaint.transforms.files.safe_read.parse_json`, holding at most
-    :data:`MAX_STROKES` strokes and :data:`MAX_EVENTS` events.
+    :func:`~spectropaint.transforms.files.safe_read.parse_json`.
     """
     name = os.fspath(path)
     try:
@@ -158,9 +158,17 @@ def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
     except InputRefused as exc:
         raise SpectroPaintError(f"cannot open strokes file '{name}': {exc}") from None
     try:
-        data = parse_json(text)
+        return name, parse_json(text)
     except InputRefused as exc:
         raise SettingsError(f"cannot read strokes file '{name}': {exc}") from None
+
+
+def load_strokes(path: str | os.PathLike) -> list[RecordedStroke]:
+    """Read a strokes file; :class:`SpectroPaintError` (or its :class:`SettingsError`) naming the file.
+
+    It holds at most :data:`MAX_STROKES` strokes and :data:`MAX_EVENTS` events.
+    """
+    name, data = read_json(path)
     if not isinstance(data, Mapping) or data.get("format") != FORMAT:
         raise SettingsError(f'\'{name}\': not a strokes file (it needs "format": "{FORMAT}")')
     version = data.get("version")

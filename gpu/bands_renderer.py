@@ -25,7 +25,7 @@ import wgpu
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.renderer import SpectrogramRenderer, UploadStats, pipeline
+from spectropaint.gpu.renderer import MASK_BINDING, SpectrogramRenderer, UploadStats, pipeline
 from spectropaint.gpu.tiles import MAX_LEVELS, DirtyRects, Rect, TileGrid, level_widths, merge_rects
 from spectropaint.gpu.uniforms import VIEW_SIZE
 from spectropaint.gpu.view import ViewSettings
@@ -152,8 +152,11 @@ class BandsRenderer(SpectrogramRenderer):
                     (3, "2d"),
                     (4, "storage"),
                     (5, "storage"),
+                    (MASK_BINDING, "2d"),
                 ),
             )
+            self._mask = self._mask_texture(np.zeros((1, 1), np.float32))
+        self._mask_shown = None
         self._bind_group = None
         self._dirty = DirtyRects()
         for index, grid in enumerate(self.grids):
@@ -213,6 +216,7 @@ class BandsRenderer(SpectrogramRenderer):
                     {"binding": 3, "resource": self._colormaps.create_view()},
                     {"binding": 4, "resource": {"buffer": self._groups}},
                     {"binding": 5, "resource": {"buffer": self._edges}},
+                    {"binding": MASK_BINDING, "resource": self._mask.create_view()},
                 ],
             )
         return self._bind_group
@@ -290,7 +294,7 @@ class BandsRenderer(SpectrogramRenderer):
         return values
 
     def close(self) -> None:
-        for texture in (self._magnitude, self._colormaps):
+        for texture in (self._magnitude, self._colormaps, self._mask):
             texture.destroy()
         for buffer in (self._uniforms, self._groups, self._edges):
             buffer.destroy()

@@ -68,6 +68,8 @@ def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.G
     )
 
 
+MASK_BINDING = 6
+"""The selection mask's texture (bindings 4 and 5 are the bands renderer's buffers)."""
 BINDINGS = {
     "uniform": {"buffer": {"type": "uniform"}},
     "storage": {"buffer": {"type": "read-only-storage"}},
@@ -89,6 +91,7 @@ def pipeline(
         (1, "2d-array"),
         (2, "2d-array"),
         (3, "2d"),
+        (6, "2d"),
     ),
 ) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
     """A bind group layout (explicit: ``(binding, kind of BINDINGS)``) and the render pipeline of
@@ -176,6 +179,7 @@ class SpectrogramRenderer:
             self._magnitude = _array_texture(device, self.grid, "magnitude tiles")
             self._placeholder = _array_texture(device, TileGrid(1, 1, (1,), 1, 1), "no phase")
             self._colormaps = self._colormap_texture()
+            self._mask, self._mask_shown = self._mask_texture(np.zeros((1, 1), np.float32)), None
             self._uniforms = device.create_buffer(
                 size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
             )
@@ -202,6 +206,30 @@ class SpectrogramRenderer:
         )
         return texture
 
+    def _mask_texture(self, weights: np.ndarray) -> wgpu.GPUTexture:
+        rows, columns = weights.shape
+        texture = self.device.create_texture(
+            label="selection mask",
+            size=(columns, rows, 1),
+            format="r32float",
+            usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
+        )
+        self.device.queue.write_texture(
+            {"texture": texture},
+            np.ascontiguousarray(weights, dtype=np.float32),
+            {"bytes_per_row": 4 * columns, "rows_per_image": rows},
+            texture.size,
+        )
+        return texture
+
+    def _show_mask(self, mask) -> None:
+        """Upload the selection mask of the view, when it is a new one."""
+        if mask is None or mask is self._mask_shown:
+            return
+        self._mask.destroy()
+        self._mask, self._mask_shown = self._mask_texture(mask.weights), mask
+        self._bind_group = None
+
     def _get_bind_group(self) -> wgpu.GPUBindGroup:
         if self._bind_group is None:
             phase = self._phase or self._placeholder
@@ -216,6 +244,7 @@ class SpectrogramRenderer:
                     {"binding": 1, "resource": array_view(self._magnitude)},
                     {"binding": 2, "resource": array_view(phase)},
                     {"binding": 3, "resource": self._colormaps.create_view()},
+                    {"binding": MASK_BINDING, "resource": self._mask.create_view()},
                 ],
             )
         return self._bind_group
@@ -298,6 +327,11 @@ class SpectrogramRenderer:
         overlays = view.overlays
         flags = 0
         playhead, selection = 0.0, (0.0, 0.0, 0.0, 0.0)
+        mask_box = (0.0, 1.0, 0.0, 1.0)
+        if overlays.mask is not None:
+            flags |= 8
+            m = overlays.mask
+            mask_box = (float(m.frame0), float(m.frame_step), float(m.bin0), float(m.bin_step))
         if overlays.playhead_seconds is not None:
             flags |= 1
             playhead = float(geometry.frame_position(overlays.playhead_seconds))
@@ -341,6 +375,7 @@ class SpectrogramRenderer:
             "level_offset": offsets,
             "level_width": widths,
             "selection": selection,
+            "mask_box": mask_box,
         }
 
     def prepare(
@@ -364,6 +399,7 @@ class SpectrogramRenderer:
             self._show_channel(view.channel)
             if view.mode == "phase":
                 self._ensure_phase()
+            self._show_mask(view.overlays.mask)
             self._flush()
             self.device.queue.write_buffer(self._uniforms, 0, pack_view(values))
 
@@ -403,7 +439,13 @@ class SpectrogramRenderer:
 
     def close(self) -> None:
         """Free the textures."""
-        for texture in (self._magnitude, self._phase, self._placeholder, self._colormaps):
+        for texture in (
+            self._magnitude,
+            self._phase,
+            self._placeholder,
+            self._colormaps,
+            self._mask,
+        ):
             if texture is not None:
                 texture.destroy()
         self._uniforms.destroy()

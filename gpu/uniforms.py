@@ -39,6 +39,7 @@ VIEW_FIELDS: tuple[tuple[str, str], ...] = (
     ("level_offset", "array<vec4<u32>, 4>"),
     ("level_width", "array<vec4<u32>, 4>"),
     ("selection", "vec4<f32>"),
+    ("mask_box", "vec4<f32>"),
 )
 """``View`` in shaders/spectrogram.wgsl, in order, with WGSL types."""
 

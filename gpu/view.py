@@ -11,6 +11,7 @@ from typing import Any
 
 from spectropaint.gpu.colormaps import canonical_colormap, colormap_index
 from spectropaint.gpu.geometry import BlockGeometry
+from spectropaint.gpu.selection_overlay import SelectionMask
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES
 
@@ -29,10 +30,12 @@ class Selection:
 
 @dataclass(frozen=True)
 class Overlays:
-    """Marks drawn over the spectrogram; ``None`` hides one."""
+    """Marks drawn over the spectrogram; ``None`` hides one. ``mask`` is the session's selection
+    (any shape: its outline and a tint by its weight)."""
 
     playhead_seconds: float | None = None
     selection: Selection | None = None
+    mask: SelectionMask | None = None
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ struct View {
     phase_col_shift: u32,       // phase tiles (level 0 only, same tile rows)
     phase_cols: u32,
     phase_colormap: u32,
-    overlay_flags: u32,         // 1 playhead, 4 selection
+    overlay_flags: u32,         // 1 playhead, 4 selection, 8 selection mask
     playhead: f32,              // texel position along time
     row_mask: u32,
     pad1: u32,
@@ -41,12 +41,14 @@ struct View {
     level_offset: array<vec4<u32>, 4>,  // first virtual column of level L at [L / 4][L % 4]
     level_width: array<vec4<u32>, 4>,   // columns of level L
     selection: vec4<f32>,       // frames [x, y), Hz [z, w)
+    mask_box: vec4<f32>,        // selection mask: first frame, frames per texel, first bin, bins per texel
 };
 
 @group(0) @binding(0) var<uniform> view: View;
 @group(0) @binding(1) var magnitude: texture_2d_array<f32>;
 @group(0) @binding(2) var phase: texture_2d_array<f32>;
 @group(0) @binding(3) var colormaps: texture_2d<f32>;
+@group(0) @binding(6) var selection_mask: texture_2d<f32>;
 
 const MAX_TAPS: i32 = 16;          // cells read per axis; wider footprints are strided
 const EDGE_EPS: f32 = 0.001;       // a footprint must enter a cell by this much to include it

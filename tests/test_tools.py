@@ -8,6 +8,7 @@ from brush_fixtures import small_document
 from spectropaint.app.session import Session
 from spectropaint.app.tools.base import LEFT, MIDDLE, RIGHT, Pointer
 from spectropaint.app.tools.registry import TOOL_NAMES, make_tools
+from spectropaint.app.tools.selection_tools import SELECTION_TOOLS
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.gpu.geometry import BlockGeometry
@@ -63,7 +64,7 @@ def setup():
 
 def test_every_brush_and_view_tool_has_an_object():
     _, _, _, tools = setup()
-    assert set(tools) == set(TOOL_NAMES) == {*BRUSHES, "select", "pan", "zoom"}
+    assert set(tools) == set(TOOL_NAMES) == {*BRUSHES, "select", "pan", "zoom", *SELECTION_TOOLS}
 
 
 def test_a_brush_drag_is_one_stroke_where_the_pointer_went():

@@ -43,3 +43,16 @@ class ProjectFileError(SpectroPaintError):
         self.reason = reason
         self.action = action
         super().__init__(f"cannot {action} project '{self.path}': {reason}")
+
+
+class ImageFileError(SpectroPaintError):
+    """An image could not be read (imported as sound).
+
+    The message names the file and the reason, e.g.
+    ``cannot open image 'text.png': not a PNG or JPEG image``.
+    """
+
+    def __init__(self, path: str | os.PathLike, reason: str):
+        self.path = os.fspath(path)
+        self.reason = reason
+        super().__init__(f"cannot open image '{self.path}': {reason}")

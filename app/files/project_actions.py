@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFileDialog
 
 from spectropaint.app.files import file_actions
-from spectropaint.brushes.recorded import RecordedStroke, stroke_from_dict
+from spectropaint.brushes.actions import RecordedAction, entry_from_dict
+from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.transforms.errors import ProjectFileError, SettingsError
 from spectropaint.transforms.files.project_file import SUFFIX, Project, load_project
 from spectropaint.transforms.transform import Progress
@@ -31,15 +32,16 @@ PROJECT_FILTER = "SpectroPaint project (*.spp)"
 
 def load_with_strokes(
     path: str, *, device, progress: Progress | None = None, reserve_bytes=0
-) -> tuple[Project, list[RecordedStroke]]:
-    """Load a project and parse its recorded strokes; :class:`ProjectFileError` for either.
+) -> tuple[Project, list[RecordedStroke | RecordedAction]]:
+    """Load a project and parse its recorded strokes and operations; :class:`ProjectFileError`
+    for either.
 
     ``reserve_bytes`` is what the window adds to the document (``file_actions.window_reserve``).
     """
     project = load_project(path, device=device, progress=progress, reserve_bytes=reserve_bytes)
     try:
         strokes = [
-            stroke_from_dict(values, origin=f"stroke {index + 1}")
+            entry_from_dict(values, origin=f"stroke {index + 1}")
             for index, values in enumerate(project.strokes)
         ]
     except SettingsError as exc:

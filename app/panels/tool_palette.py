@@ -26,6 +26,20 @@ TOOL_INFO: dict[str, tuple[str, str, str]] = {
     ),
     "pan": ("Pan", "H", "Drag to move the view (also middle drag or Space + drag)"),
     "zoom": ("Zoom", "Z", "Click to zoom in, Shift+click or right-click to zoom out"),
+    "select_rect": (
+        "Rectangle",
+        "M",
+        "Drag a rectangle of time and frequency (Shift adds, Alt subtracts)",
+    ),
+    "select_band": ("Band", "N", "Drag up or down: a frequency band over all time"),
+    "lasso": ("Lasso", "O", "Draw around what to select"),
+    "select_brush": ("Selection Brush", "Q", "Paint a soft selection"),
+    "wand": ("Magic Wand", "Y", "Click: the region that stands out from its surroundings"),
+    "harmonic": (
+        "Harmonics",
+        "K",
+        "Click a fundamental: it and its overtones, following the pitch",
+    ),
 }
 
 

@@ -1,22 +1,24 @@
-"""Every pointer tool by name: the brushes, then the view tools."""
+"""Every pointer tool by name: the brushes, the view tools, then the selection tools."""
 
 from __future__ import annotations
 
 from spectropaint.app.session import Session
 from spectropaint.app.tools.base import Tool, ToolHost
 from spectropaint.app.tools.brush_tool import BrushTool
+from spectropaint.app.tools.selection_tools import SELECTION_TOOLS
 from spectropaint.app.tools.view_tools import PanTool, SelectTool, ZoomTool
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.transforms.errors import SettingsError
 
 VIEW_TOOLS = {"select": SelectTool, "pan": PanTool, "zoom": ZoomTool}
-TOOL_NAMES = (*BRUSHES, *VIEW_TOOLS)
+TOOL_NAMES = (*BRUSHES, *VIEW_TOOLS, *SELECTION_TOOLS)
 
 
 def make_tools(host: ToolHost, session: Session) -> dict[str, Tool]:
     """One tool of each kind, acting on ``host`` and ``session``."""
     tools: dict[str, Tool] = {name: BrushTool(host, session, name) for name in BRUSHES}
     tools.update((name, kind(host)) for name, kind in VIEW_TOOLS.items())
+    tools.update((name, kind(host, session)) for name, kind in SELECTION_TOOLS.items())
     return tools
 
 

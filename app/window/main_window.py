@@ -40,6 +40,7 @@ from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
 from spectropaint.app.panels.brush_panel import BrushPanel
 from spectropaint.app.panels.reference_view import ReferenceView
+from spectropaint.app.panels.selection_panel import SelectionController
 from spectropaint.app.panels.tool_palette import ToolPalette
 from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
@@ -185,6 +186,7 @@ class MainWindow(QMainWindow):
             scroll.setFrameShape(QScrollArea.Shape.NoFrame)
             dock.setWidget(scroll)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.selection_ui = SelectionController(self)
 
     def _build_autosave_menu(self) -> None:
         menu = QMenu("&Autosave Every", self)
@@ -330,12 +332,14 @@ class MainWindow(QMainWindow):
         if self.autosave is not None:
             self.bridge.changed.connect(self.autosave.session_changed)
             self.autosave.document_changed()
+        self.selection_ui.attach(session, canvas, self.transport, self.bridge)
         self.bridge.start()
         self.document_loaded.emit()
 
     def close_document(self) -> None:
         if self.session is not None:
             self.session.close()
+        self.selection_ui.detach()
         if self.bridge is not None:
             self.bridge.close()
             self.bridge.deleteLater()

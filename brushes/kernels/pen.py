@@ -71,11 +71,13 @@ def pen(
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The box's coefficients plus those of a partial at the dab's fractional bin: a main lobe of
-    the analysis window around it (an STFT), or, in bands that split the signal over time (the
-    NSGT), a tone at each band's centre weighted by its frames' share."""
+    the analysis window around it (an STFT); in bands that split the signal over time (the NSGT),
+    a tone at each band's centre weighted by its frames' share; for a fill (no dab centre), a tone
+    at each band's centre."""
     rows, columns = context.inner
     inner = (slice(None), rows, columns)
-    if context.frame_weight is not None:
+    if context.frame_weight is not None or context.bins is None:
+        # bands (the NSGT), or a fill with no dab centre: a tone at each band's centre
         tone_phase = phase_ramp(
             context.bin_hz[rows],
             context.frames[columns],
@@ -83,7 +85,8 @@ def pen(
             sample_rate=context.sample_rate,
         ).to(torch.float32)
         amplitude = context.full_scale * 10.0 ** (params.level_db / 20.0)
-        amplitude = amplitude * context.frame_weight[columns][None, :]
+        if context.frame_weight is not None:
+            amplitude = amplitude * context.frame_weight[columns][None, :]
         return _added(magnitude[inner], phase[inner], amplitude, tone_phase)
     bins = context.bins[rows].to(torch.float64)
     centre = context.centre[1]

@@ -1,0 +1,118 @@
+"""The window's selections end to end: tools on the canvas, the outline, the Selection menu, undo,
+the time-range tool, and File > Import Image."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from gui_fixtures import canvas_pixels, drag, open_window, wait_for_fresh_frame, write_test_sound
+from PySide6.QtWidgets import QMessageBox
+from test_image_import import text_image
+
+from spectropaint.brushes.image_import import ImagePlacement
+from spectropaint.transforms.selection import rasterise
+from spectropaint.transforms.shapes import Range, Rectangle
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
+]
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    path = tmp_path / "tones.wav"
+    write_test_sound(path)
+    return open_window(qtbot, tmp_path, path)
+
+
+def grids(document):
+    block = document.blocks[0]
+    return torch.stack((block.magnitude, block.phase)).clone()
+
+
+def choose(window, tool):
+    window.palette.actions_by_tool[tool].trigger()
+    assert window.canvas.tool.name == tool
+
+
+def test_a_rectangle_drawn_on_the_canvas_is_outlined_healed_and_undone(qtbot, window):
+    canvas, session = window.canvas, window.session
+    choose(window, "select_rect")
+    before_pixels = canvas_pixels(canvas)
+    w, h = canvas.width(), canvas.height()
+    drag(qtbot, canvas, [(0.3 * w, 0.3 * h), (0.5 * w, 0.5 * h), (0.6 * w, 0.7 * h)])
+    qtbot.waitUntil(lambda: canvas.view.overlays.mask is not None, timeout=5000)
+    (term,) = session.selection.terms
+    assert isinstance(term.shape, Rectangle)
+    wait_for_fresh_frame(qtbot, canvas)
+    after_pixels = canvas_pixels(canvas)
+    changed = np.any(after_pixels != before_pixels, axis=-1)
+    rows, columns = np.nonzero(changed)
+    assert 0.25 * w < columns.min() < 0.35 * w and 0.55 * w < columns.max() < 0.65 * w
+    assert window.transport.selection == pytest.approx((term.shape.t0, term.shape.t1))
+    before = grids(session.document)
+    window.selection_ui.panel.heal_mode.setCurrentText("replace")
+    window.selection_ui.actions["heal"].trigger()
+    assert not torch.equal(grids(session.document), before)
+    assert session.strokes.done[-1].apply == "heal"
+    window.actions_by_name["undo"].trigger()
+    assert torch.equal(grids(session.document), before)
+    window.selection_ui.actions["select_none"].trigger()
+    assert session.selection.empty and canvas.view.overlays.mask is None
+
+
+def test_the_menu_gain_uses_the_panel_and_a_refusal_goes_to_the_status_bar(window):
+    session = window.session
+    window.selection_ui.actions["heal"].trigger()  # nothing selected
+    assert "needs a selection" in window.statusBar().currentMessage()
+    window.selection_ui.actions["select_all"].trigger()
+    window.selection_ui.panel.gain_db.setValue(-20.0)
+    before = grids(session.document)
+    window.selection_ui.actions["gain"].trigger()
+    after = grids(session.document)
+    assert torch.allclose(after[0], before[0] * 0.1, rtol=1e-5, atol=1e-9)
+    assert torch.equal(after[1], before[1])
+
+
+def test_the_time_range_tool_selects_for_operations_and_for_the_loop(qtbot, window):
+    canvas, session = window.canvas, window.session
+    choose(window, "select")
+    w, h = canvas.width(), canvas.height()
+    drag(qtbot, canvas, [(0.2 * w, 0.5 * h), (0.4 * w, 0.5 * h)])
+    (term,) = session.selection.terms
+    assert isinstance(term.shape, Range)
+    assert canvas.view.overlays.selection is None and canvas.view.overlays.mask is not None
+    assert window.transport.selection == pytest.approx((term.shape.t0, term.shape.t1))
+
+
+def test_import_image_places_a_picture_as_one_undo_step(tmp_path, window, monkeypatch):
+    warnings = []
+    monkeypatch.setattr(
+        QMessageBox, "warning", lambda parent, title, text: warnings.append((title, text))
+    )
+    session = window.session
+    text_image(tmp_path / "text.png")
+    before = grids(session.document)
+    placement = ImagePlacement(0.3, 1.5, 2000.0, 6000.0, mode="replace")
+    window.selection_ui.import_image(str(tmp_path / "text.png"), placement)
+    after = grids(session.document)
+    assert not torch.equal(before, after)
+    assert session.strokes.done[-1].apply == "image"
+    window.actions_by_name["undo"].trigger()
+    assert torch.equal(grids(session.document), before)
+    window.selection_ui.import_image(str(tmp_path / "missing.png"), placement)
+    assert torch.equal(grids(session.document), before)
+    assert warnings and "missing.png" in warnings[0][1] and "no such file" in warnings[0][1]
+
+
+def test_the_harmonic_tool_and_the_panel_options_reach_the_tools(qtbot, window):
+    panel, canvas = window.selection_ui.panel, window.canvas
+    panel.count.setValue(6)
+    panel.tolerance.setValue(20.0)
+    assert canvas.tools["harmonic"].count == 6 and canvas.tools["wand"].tolerance_db == 20.0
+    session = window.session
+    session.set_selection(None)
+    mask = rasterise(session.selection, session.document) if not session.selection.empty else None
+    assert mask is None
