@@ -142,6 +142,21 @@ class ViewMapping:
         shift_w = dy / self.height * (w_hi - w_lo)
         return self._with_ranges((t0 + shift_t, t1 + shift_t), (w_lo + shift_w, w_hi + shift_w))
 
+    def with_time(self, start: float, stop: float) -> ViewSettings:
+        """The view showing texel positions ``[start, stop)`` (frequencies as they are), resized
+        and moved to stay inside the block."""
+        return self._with_ranges((start, stop), self.warped)
+
+    def with_warped(self, low: float, high: float) -> ViewSettings:
+        """The view showing warped frequencies ``[low, high)`` (times as they are), kept inside."""
+        t0, t1, _, _ = self.visible
+        return self._with_ranges((t0, t1), (low, high))
+
+    @property
+    def limits(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The widest time range (texels) and warped frequency range the view may show."""
+        return self._limits()
+
     def fitted(self) -> ViewSettings:
         """The whole block."""
         return dataclasses.replace(self.view, time_range=None, freq_range=None)

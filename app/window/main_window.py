@@ -19,39 +19,41 @@ import dataclasses
 import os
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
     QApplication,
-    QDockWidget,
-    QGridLayout,
     QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
-    QScrollArea,
     QTextEdit,
-    QWidget,
 )
 
 from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
 from spectropaint.app.panels.brush_panel import BrushPanel
+from spectropaint.app.panels.history_panel import HistoryPanel
 from spectropaint.app.panels.tool_palette import ToolPalette
 from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
 from spectropaint.app.playback.transport import Transport
 from spectropaint.app.readout import level_db, readout_text
 from spectropaint.app.session import Change, Session
-from spectropaint.app.settings_store import SettingsStore
+from spectropaint.app.settings_store import AUTOSAVE_CHOICES, SettingsStore
+from spectropaint.app.tools.registry import VIEW_TOOLS
+from spectropaint.app.waveform_summary import WaveformSummary
 from spectropaint.app.window.actions import build_menus
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
-from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler
+from spectropaint.app.window.docks import add_dock, panels_menu
+from spectropaint.app.window.editor_area import EditorArea
 from spectropaint.app.window.session_bridge import SessionBridge
 from spectropaint.app.window.status_line import StatusLine
+from spectropaint.app.window.transport_bar import TransportBar
+from spectropaint.app.window.transport_view import TransportView
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
@@ -63,16 +65,29 @@ from spectropaint.transforms.files.project_file import is_project
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
 PLAYBACK_OFF = "Playback is off"
+PLAYBACK_ACTIONS = (
+    "play_pause",
+    "play_from_cursor",
+    "play_selection",
+    "stop",
+    "rewind",
+    "go_to_end",
+    "loop",
+    "bypass",
+)
+PLAYHEAD_ACTIONS = (
+    "play_pause",
+    "play_from_cursor",
+    "play_selection",
+    "stop",
+    "rewind",
+    "go_to_end",
+)
+"""Enabled without an output device: Play looks for one again; the playhead moves regardless."""
 DEFAULT_TOOL = "gain"
 DEFAULT_VIEW = ViewSettings(freq_scale="log")
-AUTOSAVE_CHOICES = {
-    "30 Seconds": 30,
-    "1 Minute": 60,
-    "2 Minutes": 120,
-    "5 Minutes": 300,
-    "Only After Strokes": 0,
-}
-"""The File > Autosave Every menu: seconds between timed autosaves (0: none, only after strokes)."""
+OVERVIEW_DELAY_MS = 400
+"""After an edit, the overview's waveform is read again from playback once resynthesis is done."""
 
 
 class MainWindow(QMainWindow):
@@ -109,7 +124,15 @@ class MainWindow(QMainWindow):
         self.bridge: SessionBridge | None = None
         self.canvas: SpectrogramCanvas | None = None
         self.transport: Transport | None = None
+        self.transport_view: TransportView | None = None
+        self.waveform: WaveformSummary | None = None
+        self._overview_timer = QTimer(self)
+        self._overview_timer.setSingleShot(True)
+        self._overview_timer.setInterval(OVERVIEW_DELAY_MS)
+        self._overview_timer.timeout.connect(self._refresh_overview)
         self.job = None
+        self.preferences_dialog = None
+        self.shortcut_sheet = None
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.brush_settings: dict[str, BrushSettings] = {}
@@ -144,21 +167,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------------- building
     def _build_editor(self) -> None:
-        self.editor = QWidget()
-        self.grid = QGridLayout(self.editor)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.grid.setSpacing(0)
-        self.time_ruler = TimeRuler()
-        self.freq_ruler = FrequencyRuler()
-        self.color_bar = ColorBar()
-        self.placeholder = QLabel("Open a sound (Ctrl+O) or drop a file here")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.grid.addWidget(self.time_ruler, 0, 1)
-        self.grid.addWidget(self.freq_ruler, 1, 0)
-        self.grid.addWidget(self.placeholder, 1, 1)
-        self.grid.addWidget(self.color_bar, 1, 2)
-        self.grid.setColumnStretch(1, 1)
-        self.grid.setRowStretch(1, 1)
+        self.editor = EditorArea()
+        self.time_ruler, self.freq_ruler = self.editor.time_ruler, self.editor.freq_ruler
+        self.color_bar, self.overview = self.editor.color_bar, self.editor.overview
         self.time_ruler.pressed.connect(self._set_cursor)
         self.setCentralWidget(self.editor)
 
@@ -166,19 +177,32 @@ class MainWindow(QMainWindow):
         self.palette = ToolPalette(self)
         self.addToolBar(Qt.ToolBarArea.LeftToolBarArea, self.palette)
         self.palette.tool_chosen.connect(self._choose_tool)
+        tools_menu = self.menus["&Tools"]
+        for name, action in self.palette.actions_by_tool.items():
+            if name == next(iter(VIEW_TOOLS)):
+                tools_menu.addSeparator()
+            tools_menu.addAction(action)
+        self.transport_bar = TransportBar(self.actions_by_name, self)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.transport_bar)
         self.brush_panel = BrushPanel()
+        self.brush_panel.height_unit.setCurrentText(self.store.height_unit)
         self.brush_panel.changed.connect(self._brush_edited)
         self.view_panel = ViewPanel()
         self.view_panel.changed.connect(self._view_edited)
-        for title, widget in (("Brush", self.brush_panel), ("View", self.view_panel)):
-            dock = QDockWidget(title, self)
-            dock.setObjectName(f"dock_{title.lower()}")
-            scroll = QScrollArea()  # a tall panel scrolls instead of growing the window
-            scroll.setWidget(widget)
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-            dock.setWidget(scroll)
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.history_panel = HistoryPanel()
+        self.docks = {
+            title: add_dock(self, title, widget)
+            for title, widget in (
+                ("Brush", self.brush_panel),
+                ("View", self.view_panel),
+                ("History", self.history_panel),
+            )
+        }
+        self.tabifyDockWidget(self.docks["View"], self.docks["History"])
+        self.docks["View"].raise_()
+        self.panels_menu = panels_menu(
+            self.menus["&View"], list(self.docks.values()), [self.palette, self.transport_bar]
+        )
 
     def _build_autosave_menu(self) -> None:
         menu = QMenu("&Autosave Every", self)
@@ -186,6 +210,7 @@ class MainWindow(QMainWindow):
         separator = entries[entries.index(self.actions_by_name["export_audio"]) - 1]
         self.menus["&File"].insertMenu(separator, menu)
         group = QActionGroup(menu)
+        self.autosave_group = group
         for text, seconds in AUTOSAVE_CHOICES.items():
             action = menu.addAction(text)
             action.setCheckable(True)
@@ -197,6 +222,19 @@ class MainWindow(QMainWindow):
     def _set_autosave(self, seconds: float) -> None:
         self.store.autosave_interval_s = seconds
         self.autosave.set_interval(seconds)
+
+    def apply_preferences(self) -> None:
+        """Take the stored preferences (after the Preferences dialog): autosave, playhead
+        following, grid, brush height unit. The undo memory applies to documents opened later."""
+        store = self.store
+        if self.autosave is not None:
+            self.autosave.set_interval(store.autosave_interval_s)
+            self.autosave.every = store.autosave_strokes
+            for action in self.autosave_group.actions():
+                action.setChecked(AUTOSAVE_CHOICES[action.text()] == store.autosave_interval_s)
+        self.actions_by_name[f"follow_{store.follow_mode}"].setChecked(True)
+        self.actions_by_name["show_grid"].setChecked(store.show_grid)
+        self.brush_panel.height_unit.setCurrentText(store.height_unit)
 
     def _build_status(self) -> None:
         self.readout = QLabel()
@@ -219,9 +257,11 @@ class MainWindow(QMainWindow):
         except (SettingsError, TypeError):
             self.initial_view = DEFAULT_VIEW
         self.view_panel.set_values(self.initial_view, 1)
-        self._update_color_bar(self.initial_view)
+        self.editor.show_view_look(self.initial_view)
         tool = self.store.tool
         self.palette.select(tool if tool in self.palette.actions_by_tool else DEFAULT_TOOL)
+        self.actions_by_name[f"follow_{self.store.follow_mode}"].setChecked(True)
+        self.actions_by_name["show_grid"].setChecked(self.store.show_grid)
 
     def save_preferences(self) -> None:
         view = self.canvas.view if self.canvas is not None else self.initial_view
@@ -232,6 +272,7 @@ class MainWindow(QMainWindow):
                 {"common": self.brush_settings[name].to_dict(), "params": self.brush_params[name]},
             )
         self.store.tool = self.palette.group.checkedAction().objectName().removeprefix("tool_")
+        self.store.height_unit = self.brush_panel.height_unit.currentText()
         self.store.save_window(self)
         self.store.sync()
 
@@ -278,6 +319,7 @@ class MainWindow(QMainWindow):
             project_path=project_path,
             strokes=strokes,
             recovered=recovered,
+            history_budget=self.store.history_mib * 2**20,
         )
         try:  # before closing the current document, which stays if the GPU cannot show this one
             canvas = SpectrogramCanvas(session, device=shared_device(), view=view)
@@ -289,9 +331,7 @@ class MainWindow(QMainWindow):
         self.session, self.canvas = session, canvas
         self.bridge = SessionBridge(session, self)
         canvas.setObjectName("canvas")
-        self.placeholder.hide()
-        self.grid.addWidget(canvas, 1, 1)
-        canvas.view_changed.connect(self._update_rulers)
+        canvas.set_grid(self.actions_by_name["show_grid"].isChecked())
         canvas.cursor_moved.connect(self._show_readout)
         canvas.time_clicked_at.connect(self._set_cursor)
         canvas.selection_changed.connect(self._selection_changed)
@@ -299,6 +339,7 @@ class MainWindow(QMainWindow):
         canvas.gpu_failed.connect(self._gpu_failed, Qt.ConnectionType.QueuedConnection)
         self.bridge.changed.connect(canvas.show_change)
         self.bridge.changed.connect(self._session_changed)
+        self.bridge.changed.connect(self.history_panel.session_changed)
         self.bridge.notice.connect(self.statusBar().showMessage)
         for name in BRUSHES:
             self._apply_brush(name)
@@ -308,13 +349,16 @@ class MainWindow(QMainWindow):
         self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
         self.transport = Transport(session, self.output_device, self)
-        self.transport.playhead_moved.connect(canvas.set_playhead)
         self.transport.state_changed.connect(self._transport_state)
         self.transport.failed.connect(self._playback_failed)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
-        canvas.set_playhead(0.0)
-        self._update_rulers()
+        self.waveform = WaveformSummary(self.transport.engine.edited())
+        self.editor.set_canvas(canvas, self.waveform)
+        self.transport_view = TransportView(
+            self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
+        )
+        self.history_panel.set_session(session, canvas.renderer.geometry)
         self.set_document_actions(True)
         self._update_title()
         canvas.setFocus()
@@ -332,17 +376,18 @@ class MainWindow(QMainWindow):
             self.bridge.deleteLater()
             self.bridge = None
         if self.transport is not None:
+            self.transport_view.close()
+            self.transport_view = None
             self.transport.close()
             self.transport = None
         if self.canvas is not None:
-            self.grid.removeWidget(self.canvas)
+            self.editor.clear_canvas()
             self.canvas.close_renderer()
             self.canvas.close()
             self.canvas.deleteLater()
             self.canvas = None
-        self.placeholder.show()
-        self.time_ruler.set_span(None)
-        self.freq_ruler.set_span(None)
+        self.history_panel.set_session(None, None)
+        self.waveform = None
         self.session = None
 
     def view_values(self) -> dict:
@@ -375,10 +420,11 @@ class MainWindow(QMainWindow):
         playable = enabled and self.transport is not None
         transport = playable and self.transport.available
         reason = "" if transport or not enabled else f" (off: {self.transport.reason})"
-        for name in ("play_pause", "play_from_cursor", "rewind", "loop", "bypass"):
+        for name in PLAYBACK_ACTIONS:
             action = self.actions_by_name[name]
-            # Play stays enabled without a device: pressing it looks for one again
-            action.setEnabled(playable if name in ("play_pause", "play_from_cursor") else transport)
+            # Play stays enabled without a device: pressing it looks for one again; the playhead
+            # moves without one too
+            action.setEnabled(playable if name in PLAYHEAD_ACTIONS else transport)
             action.setToolTip(action.statusTip() + reason)
         self._update_undo_actions()
 
@@ -388,10 +434,22 @@ class MainWindow(QMainWindow):
         self.actions_by_name["redo"].setEnabled(history is not None and history.can_redo)
 
     def _session_changed(self, change: Change) -> None:
-        """The title's modified mark and Undo/Redo follow the session."""
+        """The title's modified mark, Undo/Redo and the overview follow the session."""
         if change.completes_edit or change.kind == "saved":
             self._update_title()
             self._update_undo_actions()
+        if change.completes_edit or change.kind == "cancel":
+            self._overview_timer.start()
+
+    def _refresh_overview(self) -> None:
+        """Read the edited waveform back from playback (resynthesis done by now, or nearly)."""
+        if self.transport is None or self.waveform is None:
+            return
+        if not self.transport.resynthesizer.wait_idle(0):
+            self._overview_timer.start()
+            return
+        self.waveform.update(self.transport.engine.edited(), 0, self.waveform.n_samples)
+        self.overview.refresh()
 
     # -------------------------------------------------------------------------------- panels
     def _choose_tool(self, name: str) -> None:
@@ -429,7 +487,7 @@ class MainWindow(QMainWindow):
     def _view_edited(self, fields: dict) -> None:
         if self.canvas is None:
             self.initial_view = dataclasses.replace(self.initial_view, **fields)
-            self._update_color_bar(self.initial_view)
+            self.editor.show_view_look(self.initial_view)
             return
         if fields["freq_scale"] != self.canvas.view.freq_scale:
             fields = dict(fields, freq_range=None)
@@ -437,21 +495,6 @@ class MainWindow(QMainWindow):
             self.canvas.update_view(**fields)
         except SettingsError as exc:
             self.statusBar().showMessage(str(exc))
-
-    def _update_color_bar(self, view: ViewSettings) -> None:
-        if view.mode == "phase":
-            self.color_bar.set_phase(view.phase_colormap)
-        else:
-            self.color_bar.set_mapping(
-                view.colormap, view.resolved_floor_db, view.range_db, view.gamma
-            )
-
-    def _update_rulers(self) -> None:
-        mapping = self.canvas.mapping()
-        self.time_ruler.set_span(mapping.seconds_span)
-        _, _, low, high = mapping.visible
-        self.freq_ruler.set_span((low, high), mapping.view.freq_scale)
-        self._update_color_bar(mapping.view)
 
     def _show_readout(self, point: Point | None) -> None:
         if point is None or self.session is None:
@@ -503,6 +546,7 @@ class MainWindow(QMainWindow):
         if playing:
             self.statusBar().withdraw(PLAYBACK_OFF)
         self.actions_by_name["play_pause"].setText(("&Pause" if playing else "&Play") + "\tSpace")
+        self.set_document_actions(self.session is not None)
 
     # --------------------------------------------------------------------------------- keys
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
