@@ -1,5 +1,6 @@
 """The history panel: every stroke and operation by name and place; click one to go back (or
-forward) to it; A/B compares the chosen step with the latest state, as many times as you like."""
+forward) to it; A/B switches between the chosen step (B) and the latest state (A), as many times as
+you like. A new edit ends the comparison (the steps after the chosen one are gone)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ class HistoryPanel(QWidget):
         super().__init__(parent)
         self.session: Session | None = None
         self.geometry: BlockGeometry | None = None
-        self._compare_from: int | None = None
-        """The position A/B returns to (the latest state) while comparing."""
+        self._b: int | None = None
+        """The step A/B compares with the latest state: the last one clicked or selected."""
         self.list = QListWidget()
         self.list.setObjectName("history_list")
         self.list.itemClicked.connect(self._clicked)
@@ -48,15 +49,15 @@ class HistoryPanel(QWidget):
 
     def set_session(self, session: Session | None, geometry: BlockGeometry | None) -> None:
         self.session, self.geometry = session, geometry
-        self._compare_from = None
+        self._b = None
         self.compare.blockSignals(True)
         self.compare.setChecked(False)
         self.compare.blockSignals(False)
         self.refresh()
 
     def session_changed(self, change: Change) -> None:
-        if change.kind in ("stroke", "operation") and self._compare_from is not None:
-            self._compare_from = None  # a new edit ends the comparison: its redo steps are gone
+        if change.kind in ("stroke", "operation"):
+            self._b = None  # a new edit ends the comparison: the steps after B are gone
             self.compare.blockSignals(True)
             self.compare.setChecked(False)
             self.compare.blockSignals(False)
@@ -93,20 +94,23 @@ class HistoryPanel(QWidget):
             self.refresh()
 
     def _clicked(self, item: QListWidgetItem) -> None:
-        """Go to the clicked state (while comparing, it becomes what B is)."""
-        self.go_to(item.data(Qt.ItemDataRole.UserRole))
+        """Go to the clicked state; it becomes what A/B compares with the latest."""
+        self._b = item.data(Qt.ItemDataRole.UserRole)
+        self.go_to(self._b)
+
+    def _latest(self) -> int:
+        return len(history_entries(self.session, self.geometry)) - 1
 
     def _compare_toggled(self, on: bool) -> None:
+        """On: hear step B (the one chosen; the step before the latest if none). Off: the latest."""
         if self.session is None:
             return
         if on:
-            item = self.list.currentItem()
-            latest = len(history_entries(self.session, self.geometry)) - 1
-            target = item.data(Qt.ItemDataRole.UserRole) if item is not None else latest
-            self._compare_from = current_position(self.session)
-            if target == self._compare_from and self._compare_from > 0:
-                target -= 1  # comparing the state with itself says nothing: hear the step before
-            self.go_to(target)
-        elif self._compare_from is not None:
-            back, self._compare_from = self._compare_from, None
-            self.go_to(back)
+            if self._b is None:
+                item = self.list.currentItem()
+                self._b = item.data(Qt.ItemDataRole.UserRole) if item is not None else 0
+                if self._b == self._latest():
+                    self._b = max(0, self._b - 1)
+            self.go_to(self._b)
+        else:
+            self.go_to(self._latest())
