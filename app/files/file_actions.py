@@ -24,12 +24,6 @@ OPEN_FILTER = (
     f"Sounds and projects ({AUDIO_PATTERNS} *.spp);;Audio files ({AUDIO_PATTERNS});;"
     "SpectroPaint projects (*.spp);;All files (*)"
 )
-AUDIO_FILTERS = {
-    "WAV (*.wav)": ".wav",
-    "FLAC (*.flac)": ".flac",
-    "Ogg Vorbis (*.ogg)": ".ogg",
-    "AIFF (*.aiff)": ".aiff",
-}
 IMAGE_FILTERS = {"PNG image (*.png)": ".png"}
 DEMO_RATE = 44100
 
@@ -144,19 +138,40 @@ def _stem(window: MainWindow) -> str:
     return f"{base}-edited"
 
 
-def export_audio(window: MainWindow) -> Job | None:
-    """Ask where, then write the edited sound (format from the suffix, the source's sample format).
+def export_audio(window: MainWindow) -> None:
+    """Ask for the options (:class:`~.export_dialogs.AudioExportDialog`), then where, then write
+    the edited sound; the job starts once both are answered (``window.job``).
 
     Exporting renders the document; it does not save it, so the window stays modified until the
     project is saved.
     """
-    path = _ask_save_path(window, "Export Audio", AUDIO_FILTERS, _stem(window))
-    if path is None:
-        return None
+    from spectropaint.app.files.audio_export import export_audio as write
+    from spectropaint.app.files.export_dialogs import AudioExportDialog
+
     document = window.session.document
-    return _start_export(
-        window, path, lambda progress: document.export(path, progress=progress), "audio"
-    )
+    dialog = AudioExportDialog(document, window)
+
+    def chosen() -> None:
+        options = dialog.options()
+        name = f"{options.format} (*{options.suffix})"
+        path = _ask_save_path(window, "Export Audio", {name: options.suffix}, _stem(window))
+        if path is not None:
+            window.job = _start_export(
+                window,
+                path,
+                lambda progress: write(document, path, options, progress=progress),
+                "audio",
+            )
+
+    _open_dialog(window, dialog, chosen)
+
+
+def _open_dialog(window: MainWindow, dialog, chosen) -> None:
+    """Show an options ``dialog`` window-modally (no nested event loop); ``chosen`` on OK."""
+    dialog.accepted.connect(chosen)
+    dialog.finished.connect(dialog.deleteLater)
+    window.export_dialog = dialog
+    dialog.open()
 
 
 def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
@@ -174,30 +189,43 @@ def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
     return job
 
 
-def export_image(window: MainWindow) -> Job | None:
-    """Ask where, then write the whole spectrogram as shown (colormap, levels, scale, channel)."""
+def export_image(window: MainWindow) -> None:
+    """Ask for the options (:class:`~.export_dialogs.ImageExportDialog`: part, size, colours,
+    axes; the view's at first), then where, then write the PNG."""
+    from spectropaint.app.files.export_dialogs import ImageExportDialog
     from spectropaint.gpu.png_export import export_png
 
-    path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
-    if path is None:
-        return None
-    document, view = window.session.document, window.canvas.view
+    document, canvas = window.session.document, window.canvas
+    size = (canvas.width(), canvas.height())
+    dialog = ImageExportDialog(canvas.view, canvas.renderer.geometry, size, window)
 
-    def work(progress):
-        return export_png(
-            document,
-            path,
-            colormap=view.colormap,
-            range_db=view.range_db,
-            floor_db=view.floor_db,
-            gamma=view.gamma,
-            freq_scale=view.freq_scale,
-            channel=view.channel,
-            axes=True,
-            progress=progress,
-        )
+    def chosen() -> None:
+        options = dialog.options()
+        path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
+        if path is None:
+            return
+        view = options.view
 
-    return _start_export(window, path, work, "image")
+        def work(progress):
+            return export_png(
+                document,
+                path,
+                size=options.size,
+                colormap=view.colormap,
+                range_db=view.range_db,
+                floor_db=view.floor_db,
+                gamma=view.gamma,
+                freq_scale=view.freq_scale,
+                channel=view.channel,
+                time_range=view.time_range,
+                freq_range=view.freq_range,
+                axes=options.axes,
+                progress=progress,
+            )
+
+        window.job = _start_export(window, path, work, "image")
+
+    _open_dialog(window, dialog, chosen)
 
 
 def about_text(window: MainWindow) -> str:

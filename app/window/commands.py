@@ -37,10 +37,10 @@ class Commands:
         self.window.job = project_actions.save(self.window, ask=True)
 
     def on_export_audio(self) -> None:
-        self.window.job = file_actions.export_audio(self.window)
+        file_actions.export_audio(self.window)  # the job starts when its dialogs are answered
 
     def on_export_image(self) -> None:
-        self.window.job = file_actions.export_image(self.window)
+        file_actions.export_image(self.window)
 
     def on_quit(self) -> None:
         self.window.close()

@@ -132,6 +132,7 @@ class MainWindow(QMainWindow):
         self._overview_timer.timeout.connect(self._refresh_overview)
         self.job = None
         self.preferences_dialog = None
+        self.export_dialog = None
         self.shortcut_sheet = None
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
