@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from spectropaint.app.files.workers import Job
@@ -26,6 +27,12 @@ OPEN_FILTER = (
 )
 IMAGE_FILTERS = {"PNG image (*.png)": ".png"}
 DEMO_RATE = 44100
+
+
+class Relay(QObject):
+    """Carries a value from a job's thread to the window's (a queued signal)."""
+
+    ready = Signal(object)
 
 
 def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
@@ -105,8 +112,20 @@ def start_open(window: MainWindow, path: str | None) -> Job:
         label = "Making the demo sound..."
     else:
         reserve = window_reserve()
+        preview = Relay(window)
+        preview.ready.connect(window.editor.show_preview)
+        size = window.editor.picture_size()
+        view = window.canvas.view if window.canvas is not None else window.initial_view
 
         def work(progress):
+            from spectropaint.app.preview import preview_picture, read_windows
+            from spectropaint.transforms.stft import STFTSettings
+
+            n_fft = STFTSettings().n_fft
+            found = read_windows(path, size[0], n_fft)
+            if found is not None:  # a coarse picture at once, the full one when analysed
+                windows, rate, _ = found
+                preview.ready.emit(preview_picture(windows, rate, view, *size))
             return Document.from_file(path, device=device, progress=progress, reserve_bytes=reserve)
 
         label = f"Opening {os.path.basename(path)}..."
@@ -176,6 +195,7 @@ def _open_dialog(window: MainWindow, dialog, chosen) -> None:
 
 def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
     """Run ``work`` writing ``path`` with no strokes meanwhile (the document is being read)."""
+    window.canvas.finish_painting()
     window.canvas.setEnabled(False)
 
     def success(report) -> None:

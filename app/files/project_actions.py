@@ -108,6 +108,7 @@ def save(window: MainWindow, *, ask: bool) -> Job | None:
     if path is None:
         window.after_save = None
         return None
+    window.canvas.finish_painting()  # the strokes the pointer made are in what is saved
     snapshot = session.snapshot(window.view_values())
 
     def success(report) -> None:

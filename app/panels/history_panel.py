@@ -4,6 +4,8 @@ you like. A new edit ends the comparison (the steps after the chosen one are gon
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -47,8 +49,15 @@ class HistoryPanel(QWidget):
         layout.addWidget(self.usage)
         self.set_session(None, None)
 
-    def set_session(self, session: Session | None, geometry: BlockGeometry | None) -> None:
-        self.session, self.geometry = session, geometry
+    def set_session(
+        self,
+        session: Session | None,
+        geometry: BlockGeometry | None,
+        settle: Callable[[], object] = lambda: None,
+    ) -> None:
+        """Show ``session``'s history; ``settle()`` finishes the painting in progress before a
+        step is taken."""
+        self.session, self.geometry, self.settle = session, geometry, settle
         self._b = None
         self.compare.blockSignals(True)
         self.compare.setChecked(False)
@@ -89,7 +98,8 @@ class HistoryPanel(QWidget):
 
     def go_to(self, position: int) -> None:
         """Make the document what it was at ``position`` (0: as opened)."""
-        if self.session is not None and not self.session.painting:
+        if self.session is not None:
+            self.settle()
             go_to(self.session, position)
             self.refresh()
 

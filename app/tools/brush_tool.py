@@ -24,9 +24,12 @@ class BrushTool(Tool):
     with where it starts.
     """
 
-    def __init__(self, host: ToolHost, session: Session, brush: str):
+    def __init__(self, host: ToolHost, session: Session, brush: str, painter=None):
         super().__init__(host)
         self.session = session
+        self.painter = painter or session
+        """What strokes go through: the session itself, or a
+        :class:`~spectropaint.app.paint_queue.PaintQueue` that paints on a thread of its own."""
         self.name = brush
         self.settings = BrushSettings()
         self.params: dict[str, Any] = {}
@@ -55,7 +58,7 @@ class BrushTool(Tool):
             if self.name == "clone":
                 used = brush_kind(self.name).params(params)
                 self._offset = (used.offset_frames, used.offset_bins)
-            self.session.begin_stroke(self.name, self.settings, params, self._event(pointer))
+            self.painter.begin_stroke(self.name, self.settings, params, self._event(pointer))
         except (SettingsError, BrushFailed) as exc:
             self._offset = None
             self.host.show_message(str(exc))
@@ -64,25 +67,25 @@ class BrushTool(Tool):
 
     def drag(self, pointer: Pointer) -> None:
         self.hover(pointer)
-        if not self.session.painting:
+        if not self.painter.painting:
             return
         try:
-            self.session.paint(self._event(pointer))
+            self.painter.paint(self._event(pointer))
         except BrushFailed as exc:
             log.exception("the %s brush failed", self.name)
             self.host.show_message(str(exc))
 
     def release(self, pointer: Pointer) -> None:
-        if self.session.painting:
-            self.session.end_stroke()
+        if self.painter.painting:
+            self.painter.end_stroke()
         self._offset = None
         self.show_outline()
 
     def cancel(self) -> bool:
         self._offset = None
-        if not self.session.painting:
+        if not self.painter.painting:
             return False
-        self.session.cancel_stroke()
+        self.painter.cancel_stroke()
         self.host.show_message("Stroke cancelled")
         self.show_outline()
         return True

@@ -18,6 +18,7 @@ from PySide6.QtGui import QPainter, QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
+from spectropaint.app.paint_queue import PaintQueue
 from spectropaint.app.session import Change, Session
 from spectropaint.app.tools.base import LEFT, MIDDLE, Pointer, Tool
 from spectropaint.app.tools.brush_tool import BrushTool
@@ -78,7 +79,9 @@ class SpectrogramCanvas(QRenderWidget):
         self._gpu_error = ""
         self.overlay = CanvasOverlay()
         attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
-        self.tools: dict[str, Tool] = make_tools(self, session)
+        self.painter = PaintQueue(session, on_error=self.message.emit)
+        """Strokes are painted on a thread of their own: this thread only queues pointer events."""
+        self.tools: dict[str, Tool] = make_tools(self, session, self.painter)
         self.tool: Tool = self.tools["gain"]
         self._pan = PanTool(self)
         self._drag: Tool | None = None
@@ -315,13 +318,18 @@ class SpectrogramCanvas(QRenderWidget):
 
     @property
     def painting(self) -> bool:
-        """A stroke is in progress."""
-        return self.session.painting
+        """A stroke is in progress (begun by the pointer, or still being painted)."""
+        return self.painter.painting or self.painter.busy
 
     @property
     def interacting(self) -> bool:
-        """A stroke, a pan or a selection drag is in progress."""
-        return self._drag is not None
+        """A stroke, a pan or a selection drag is in progress, or a stroke is still being
+        painted."""
+        return self._drag is not None or self.painter.busy
+
+    def finish_painting(self, timeout: float | None = None) -> bool:
+        """Wait until the strokes the pointer made are painted (before undo, redo, saving)."""
+        return self.painter.wait_idle(timeout)
 
     def _on_gpu_error(self, error) -> None:
         if str(error) != self._gpu_error:
@@ -329,5 +337,6 @@ class SpectrogramCanvas(QRenderWidget):
             self.gpu_failed.emit(self._gpu_error)
 
     def close_renderer(self) -> None:
-        """Release the GPU resources (the canvas can no longer draw)."""
+        """Finish painting, then release the GPU resources (the canvas can no longer draw)."""
+        self.painter.close()
         self.renderer.close()

@@ -47,10 +47,12 @@ class Commands:
 
     def on_undo(self) -> None:
         if self.window.session is not None:
+            self.window.canvas.finish_painting()
             self.window.session.undo()
 
     def on_redo(self) -> None:
         if self.window.session is not None:
+            self.window.canvas.finish_painting()
             self.window.session.redo()
 
     def on_clear_selection(self) -> None:

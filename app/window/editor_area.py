@@ -8,7 +8,11 @@ canvas it shows a placeholder and blank rulers.
 
 from __future__ import annotations
 
+import time
+
+import numpy as np
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QScrollBar, QSlider, QWidget
 
 from spectropaint.app.navigation import (
@@ -49,8 +53,11 @@ class EditorArea(QWidget):
         self.time_ruler = TimeRuler()
         self.freq_ruler = FrequencyRuler()
         self.color_bar = ColorBar()
-        self.placeholder = QLabel("Open a sound (Ctrl+O) or drop a file here")
+        self.placeholder = QLabel()
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setMinimumSize(200, 120)
+        self.preview_shown = 0.0
+        """When the last preview was put on screen (``time.perf_counter``; benchmarks)."""
         self.time_scroll = QScrollBar(Qt.Orientation.Horizontal)
         self.time_scroll.setObjectName("time_scroll")
         self.freq_scroll = QScrollBar(Qt.Orientation.Vertical)
@@ -104,6 +111,7 @@ class EditorArea(QWidget):
             self.canvas.view_changed.disconnect(self.sync)
             self.grid.removeWidget(self.canvas)
             self.canvas = None
+        self.placeholder.setText("Open a sound (Ctrl+O) or drop a file here")
         self.placeholder.show()
         self.time_ruler.set_span(None)
         self.time_ruler.set_playhead(None)
@@ -111,6 +119,21 @@ class EditorArea(QWidget):
         self.overview.set_summary(None)
         for widget in (self.time_scroll, self.freq_scroll, self.time_zoom, self.freq_zoom):
             widget.setEnabled(False)
+
+    def picture_size(self) -> tuple[int, int]:
+        """Pixels of the canvas's place (the placeholder's while no document is shown)."""
+        widget = self.canvas if self.canvas is not None else self.placeholder
+        return max(16, widget.width()), max(16, widget.height())
+
+    def show_preview(self, picture: np.ndarray) -> None:
+        """Show a coarse ``[H, W, 3]`` picture of the sound being opened in the placeholder."""
+        if self.canvas is not None and self.canvas.isVisible():
+            return  # a document is open: its preview shows after it is replaced
+        rgb = np.ascontiguousarray(picture)
+        height, width = rgb.shape[:2]
+        image = QImage(rgb.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()
+        self.placeholder.setPixmap(QPixmap.fromImage(image))
+        self.preview_shown = time.perf_counter()
 
     def show_view_look(self, view: ViewSettings) -> None:
         """The colour bar of ``view``'s colours (also before a document is open)."""

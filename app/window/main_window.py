@@ -359,7 +359,7 @@ class MainWindow(QMainWindow):
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
         )
-        self.history_panel.set_session(session, canvas.renderer.geometry)
+        self.history_panel.set_session(session, canvas.renderer.geometry, canvas.finish_painting)
         self.set_document_actions(True)
         self._update_title()
         canvas.setFocus()

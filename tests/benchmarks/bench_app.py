@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 from gui_fixtures import NO_OUTPUT, send_mouse  # noqa: E402
 from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QDoubleSpinBox  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from spectropaint.app.playback.engine import find_output_device  # noqa: E402
 
@@ -84,8 +84,9 @@ def open_window(app: QApplication, folder: str, path: str | None, *, output_devi
 
 
 def set_radius(window, radius: float) -> None:
-    for name in ("brush_radius_frames", "brush_radius_bins"):
-        window.brush_panel.findChild(QDoubleSpinBox, name).setValue(radius)
+    """Both radii of the current brush, in cells (the panel shows them in ms and Hz)."""
+    panel = window.brush_panel
+    panel.scale_size(radius / panel.settings().radius_frames)
 
 
 def paint_latencies(app, window, *, moves: int, radius: float) -> dict:
