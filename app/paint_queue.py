@@ -77,6 +77,8 @@ class PaintQueue:
         self._jobs: deque[tuple[str, tuple]] = deque()
         self._busy = False
         self._closing = False
+        self.applied = 0
+        """Jobs done (a begin, each queued event, an end or cancel): benchmarks follow it."""
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="painting", daemon=True)
         self._thread.start()
@@ -182,4 +184,5 @@ class PaintQueue:
             finally:
                 with self._condition:
                     self._busy = False
+                    self.applied += 1
                     self._condition.notify_all()

@@ -15,8 +15,13 @@ def attach_canvas(
     canvas,
     *,
     on_error: Callable[[GPUUnavailableError], None] | None = None,
+    damage: Callable[[tuple[int, int]], tuple[int, int, int, int] | None] | None = None,
 ) -> None:
     """Draw ``renderer`` into ``canvas`` on every frame the canvas draws.
+
+    ``damage(size)``, when given, says what part of the frame (``x, y, width, height`` in pixels of
+    a ``size`` frame) must be drawn again, or None for all of it; the rest keeps the last frame's
+    pixels (the canvas's texture is kept between frames while its size stays).
 
     The canvas context is configured with the renderer's target format (``rgba8unorm``, so the
     colours are exact). Ask the canvas for a frame with ``canvas.request_draw()`` after changing
@@ -32,7 +37,9 @@ def attach_canvas(
             with gpu_errors("getting the window's image"):
                 texture = context.get_current_texture()
                 target = texture.create_view()
-            renderer.render(target, texture.size[0], texture.size[1])
+            size = (texture.size[0], texture.size[1])
+            scissor = damage(size) if damage is not None else None
+            renderer.render(target, *size, scissor=scissor)
         except GPUUnavailableError as exc:
             if on_error is None:
                 raise

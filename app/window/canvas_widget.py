@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPainter, QPointingDevice
 from PySide6.QtWidgets import QWidget
@@ -78,7 +79,12 @@ class SpectrogramCanvas(QRenderWidget):
         self.renderer = SpectrogramRenderer(device, session.document, view=view)
         self._gpu_error = ""
         self.overlay = CanvasOverlay()
-        attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
+        self._damage: list[tuple[float, float, float, float]] | None = None
+        """Parts of the picture (logical pixels) to draw again; None: all of it."""
+        self._drawn_size: tuple[int, int] | None = None
+        self.partial_frames = 0
+        """Frames that drew only what changed (tests and benchmarks)."""
+        attach_canvas(self.renderer, self, on_error=self._on_gpu_error, damage=self._take_damage)
         self.painter = PaintQueue(session, on_error=self.message.emit)
         """Strokes are painted on a thread of their own: this thread only queues pointer events."""
         self.tools: dict[str, Tool] = make_tools(self, session, self.painter)
@@ -91,6 +97,8 @@ class SpectrogramCanvas(QRenderWidget):
         self.frames_presented = 0
         """Frames drawn by the renderer and then painted on the widget (tests and benchmarks)."""
         self.last_present_time = 0.0
+        self.last_paint_time = 0.0
+        """When the widget was last painted, a new frame or only the marks (benchmarks)."""
         self._drawn_since_paint = False
         self._pressure = 1.0
         self._tablet_pressure = 1.0
@@ -115,6 +123,7 @@ class SpectrogramCanvas(QRenderWidget):
     def set_view(self, view: ViewSettings) -> None:
         """Show ``view`` (uniforms only: nothing is uploaded)."""
         self.renderer.view = view
+        self._damage = None
         self.request_draw()
         self.view_changed.emit()
 
@@ -125,6 +134,7 @@ class SpectrogramCanvas(QRenderWidget):
         overlays = dataclasses.replace(self.view.overlays, **fields)
         if overlays != self.view.overlays:
             self.renderer.view = dataclasses.replace(self.view, overlays=overlays)
+            self._damage = None
             self.request_draw()
 
     def set_playhead(self, seconds: float | None) -> None:
@@ -179,10 +189,35 @@ class SpectrogramCanvas(QRenderWidget):
         )
 
     def show_change(self, change: Change) -> None:
-        """The session changed ``change.region``: upload it and draw."""
-        if not change.region.empty:
-            self.renderer.mark_dirty(change.region)
-            self.request_draw()
+        """The session changed ``change.region``: upload it and draw the part of the picture it
+        reaches (only that part: the rest of the last frame stays)."""
+        region = change.region
+        if region.empty:
+            return
+        self.renderer.mark_dirty(region)
+        if self._damage is not None:
+            rect = self.mapping().cells_rect(region.frame0, region.frame1, region.bin0, region.bin1)
+            if rect is None:
+                return  # out of view: uploaded with the next frame drawn
+            self._damage.append(rect)
+        self.request_draw()
+
+    def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+        """The scissor of the frame about to be drawn (``size`` physical pixels), or None to draw
+        it all (a new size, a new view, or nothing noted)."""
+        damage, self._damage = self._damage, []
+        if size != self._drawn_size or not damage:
+            self._drawn_size = size
+            return None
+        scale = size[0] / max(1, self.width())
+        left = min(r[0] for r in damage) * scale
+        top = min(r[1] for r in damage) * scale
+        right = max(r[2] for r in damage) * scale
+        bottom = max(r[3] for r in damage) * scale
+        self.partial_frames += 1
+        x0, y0 = max(0, int(left)), max(0, int(top))
+        x1, y1 = min(size[0], int(np.ceil(right))), min(size[1], int(np.ceil(bottom)))
+        return (x0, y0, max(1, x1 - x0), max(1, y1 - y0)) if x1 > x0 and y1 > y0 else (0, 0, 1, 1)
 
     # -------------------------------------------------------------------------------- tools
     def set_tool(self, name: str) -> None:
@@ -240,6 +275,7 @@ class SpectrogramCanvas(QRenderWidget):
         painter = QPainter(self)
         self.overlay.paint(painter, self.mapping())
         painter.end()
+        self.last_paint_time = time.perf_counter()
         if self._drawn_since_paint:
             self._drawn_since_paint = False
             self.frames_presented += 1
