@@ -154,6 +154,15 @@ class SettingsStore:
         self._set_json("view/grid", bool(shown))
 
     @property
+    def stacked(self) -> bool:
+        """Every channel in a lane of its own (L above R) rather than one channel shown."""
+        return self._get_json("view/stacked", False)
+
+    @stacked.setter
+    def stacked(self, stacked: bool) -> None:
+        self._set_json("view/stacked", bool(stacked))
+
+    @property
     def height_unit(self) -> str:
         """The brush height's unit: ``'Hz'`` or ``'semitones'``."""
         return self._get_choice("brushes/height_unit", HEIGHT_UNITS, "Hz")

@@ -7,19 +7,21 @@ from collections.abc import Callable
 import wgpu
 
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
+from spectropaint.gpu.lanes import LaneRenderer
 from spectropaint.gpu.renderer import SpectrogramRenderer
 
 
 def attach_canvas(
-    renderer: SpectrogramRenderer,
+    renderer: LaneRenderer | SpectrogramRenderer,
     canvas,
     *,
     on_error: Callable[[GPUUnavailableError], None] | None = None,
     damage: Callable[[tuple[int, int]], tuple[int, int, int, int] | None] | None = None,
 ) -> None:
-    """Draw ``renderer`` into ``canvas`` on every frame the canvas draws.
+    """Draw ``renderer`` (one, or the lanes of a :class:`LaneRenderer`) into ``canvas`` on every
+    frame the canvas draws.
 
-    ``damage(size)``, when given, says what part of the frame (``x, y, width, height`` in pixels of
+    ``damage(size)``, when given (with a :class:`LaneRenderer`), says what part of the frame (``x, y, width, height`` in pixels of
     a ``size`` frame) must be drawn again, or None for all of it; the rest keeps the last frame's
     pixels (the canvas's texture is kept between frames while its size stays).
 
@@ -38,8 +40,10 @@ def attach_canvas(
                 texture = context.get_current_texture()
                 target = texture.create_view()
             size = (texture.size[0], texture.size[1])
-            scissor = damage(size) if damage is not None else None
-            renderer.render(target, *size, scissor=scissor)
+            if damage is None:
+                renderer.render(target, *size)
+            else:
+                renderer.render(target, *size, scissor=damage(size))
         except GPUUnavailableError as exc:
             if on_error is None:
                 raise

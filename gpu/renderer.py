@@ -370,14 +370,8 @@ class SpectrogramRenderer:
         view: ViewSettings | None = None,
         full_size: tuple[int, int] | None = None,
         offset: tuple[int, int] = (0, 0),
-        scissor: tuple[int, int, int, int] | None = None,
     ) -> None:
-        """:meth:`prepare`, then draw into ``target`` in a pass of its own and submit.
-
-        With ``scissor`` ``(x, y, width, height)`` only those pixels are drawn and the rest of
-        ``target`` keeps what it held (a small change costs a small draw: on a software GPU the
-        whole picture costs more than a frame).
-        """
+        """:meth:`prepare`, then draw into ``target`` in a pass of its own and submit."""
         self.prepare(width, height, view=view, full_size=full_size, offset=offset)
         with gpu_errors("drawing the spectrogram"):
             encoder = self.device.create_command_encoder()
@@ -385,14 +379,12 @@ class SpectrogramRenderer:
                 color_attachments=[
                     {
                         "view": target,
-                        "load_op": "clear" if scissor is None else "load",
+                        "load_op": "clear",
                         "store_op": "store",
                         "clear_value": (0.0, 0.0, 0.0, 1.0),
                     }
                 ]
             )
-            if scissor is not None:
-                render_pass.set_scissor_rect(*scissor)
             self.encode(render_pass)
             render_pass.end()
             self.device.queue.submit([encoder.finish()])

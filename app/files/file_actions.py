@@ -78,10 +78,11 @@ def start_job(
     return job.start()
 
 
-def window_reserve():
+def window_reserve(window: MainWindow):
     """What the window adds to a document it shows, as a ``reserve_bytes`` estimate for ``Document``:
-    the view's textures (in host memory on a software adapter), the playback buffers and the undo
-    history's budget. Reads the GPU adapter, so call it on the GUI thread."""
+    the view's textures (a lane's per channel when they are stacked; in host memory on a software
+    adapter), the playback buffers and the undo history's budget. Reads the GPU adapter, so call it
+    on the GUI thread."""
     from functools import partial
 
     from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET
@@ -93,6 +94,7 @@ def window_reserve():
         view_and_playback_bytes,
         max_texture_dim=device.limits["max-texture-dimension-2d"],
         textures_on_host=device.adapter.info.get("adapter_type") == "CPU",
+        stacked=window.stacked,
     )
     return lambda *shape: estimate(*shape) + DEFAULT_BYTE_BUDGET
 
@@ -111,7 +113,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
 
         label = "Making the demo sound..."
     else:
-        reserve = window_reserve()
+        reserve = window_reserve(window)
         preview = Relay(window)
         preview.ready.connect(window.editor.show_preview)
         size = window.editor.picture_size()

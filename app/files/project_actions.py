@@ -49,7 +49,7 @@ def load_with_strokes(
 
 def start_open(window: MainWindow, path: str) -> Job:
     """Open the project at ``path`` with its view and strokes."""
-    device, reserve = window.torch_device, file_actions.window_reserve()
+    device, reserve = window.torch_device, file_actions.window_reserve(window)
 
     def success(loaded) -> None:
         project, strokes = loaded

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -20,6 +21,8 @@ class BrushTool(Tool):
     """Paints with ``brush``: press begins a stroke, each move adds an event, release ends it.
 
     :attr:`settings` and :attr:`params` are what the next stroke uses (the brush panel sets them).
+    A stroke edits the channel its settings name, or with :attr:`per_lane` the channel of the lane
+    it starts in, or else every channel (linked).
     For the clone brush, Ctrl+click sets the source; the next stroke copies from there, lined up
     with where it starts.
     """
@@ -33,6 +36,8 @@ class BrushTool(Tool):
         self.name = brush
         self.settings = BrushSettings()
         self.params: dict[str, Any] = {}
+        self.per_lane = False
+        """Settings with no channel edit the channel under the pointer, not all of them."""
         self.clone_source: tuple[float, float] | None = None
         """``(frame, bin)`` set by Ctrl+click with the clone brush."""
         self._last: Pointer | None = None
@@ -58,7 +63,10 @@ class BrushTool(Tool):
             if self.name == "clone":
                 used = brush_kind(self.name).params(params)
                 self._offset = (used.offset_frames, used.offset_bins)
-            self.painter.begin_stroke(self.name, self.settings, params, self._event(pointer))
+            settings = self.settings
+            if self.per_lane and settings.channel is None and pointer.channel is not None:
+                settings = dataclasses.replace(settings, channel=pointer.channel)
+            self.painter.begin_stroke(self.name, settings, params, self._event(pointer))
         except (SettingsError, BrushFailed) as exc:
             self._offset = None
             self.host.show_message(str(exc))
@@ -101,10 +109,16 @@ class BrushTool(Tool):
             self.host.set_clone_source(self._source_now())
         if self._last is None:
             return
-        point = self._last.point
+        point, channel = self._last.point, self.settings.channel
+        if channel is None and self.per_lane:
+            channel = self._last.channel
         self.host.set_outline(
             Footprint(
-                point.frame, point.bin, self.settings.radius_frames, self.settings.radius_bins
+                point.frame,
+                point.bin,
+                self.settings.radius_frames,
+                self.settings.radius_bins,
+                channel,
             )
         )
 

@@ -149,7 +149,8 @@ class EditorArea(QWidget):
         mapping = self.canvas.mapping()
         self.time_ruler.set_span(mapping.seconds_span)
         _, _, low, high = mapping.visible
-        self.freq_ruler.set_span((low, high), mapping.view.freq_scale)
+        bands = self.canvas.bands() if self.canvas.stacked else None
+        self.freq_ruler.set_span((low, high), mapping.view.freq_scale, bands)
         self.show_view_look(mapping.view)
         self.overview.set_visible(*mapping.seconds_span)
         self._syncing = True

@@ -138,6 +138,8 @@ class MainWindow(QMainWindow):
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.brush_settings: dict[str, BrushSettings] = {}
         self.brush_params: dict[str, dict] = {}
+        self.brush_lanes: dict[str, bool] = {}
+        """Brushes that edit the channel under the pointer (when no channel is chosen)."""
         self.setWindowTitle("SpectroPaint")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
@@ -252,6 +254,7 @@ class MainWindow(QMainWindow):
             except SettingsError:
                 settings, params = BrushSettings(), dataclasses.asdict(kind.params())
             self.brush_settings[name], self.brush_params[name] = settings, params
+            self.brush_lanes[name] = stored.get("lane") is True
         stored_view = {k: v for k, v in self.store.view().items() if k in STORED_FIELDS}
         try:
             self.initial_view = dataclasses.replace(DEFAULT_VIEW, **stored_view)
@@ -270,7 +273,11 @@ class MainWindow(QMainWindow):
         for name in BRUSHES:
             self.store.set_brush(
                 name,
-                {"common": self.brush_settings[name].to_dict(), "params": self.brush_params[name]},
+                {
+                    "common": self.brush_settings[name].to_dict(),
+                    "params": self.brush_params[name],
+                    "lane": self.brush_lanes[name],
+                },
             )
         self.store.tool = self.palette.group.checkedAction().objectName().removeprefix("tool_")
         self.store.height_unit = self.brush_panel.height_unit.currentText()
@@ -312,8 +319,10 @@ class MainWindow(QMainWindow):
             freq_range=None,
             channel=min(base.channel, document.n_channels - 1),
         )
+        stacked = self.stacked if self.canvas is not None else self.store.stacked
         if stored_view is not None:
             view = view_from_values(view, stored_view, document.n_channels)
+            stacked = stored_view.get("stacked", stacked) is True
         session = Session(
             document,
             path=path,
@@ -323,7 +332,7 @@ class MainWindow(QMainWindow):
             history_budget=self.store.history_mib * 2**20,
         )
         try:  # before closing the current document, which stays if the GPU cannot show this one
-            canvas = SpectrogramCanvas(session, device=shared_device(), view=view)
+            canvas = SpectrogramCanvas(session, device=shared_device(), view=view, stacked=stacked)
         except GPUUnavailableError as exc:
             name = os.path.basename(project_path or path or "") or "the demo sound"
             QMessageBox.critical(self, "Cannot show", f"cannot show {name}: {exc}")
@@ -345,7 +354,7 @@ class MainWindow(QMainWindow):
         for name in BRUSHES:
             self._apply_brush(name)
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
-        self.view_panel.set_values(view, document.n_channels)
+        self.view_panel.set_values(view, document.n_channels, canvas.stacked)
         self.brush_panel.set_channel_count(document.n_channels)
         self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
@@ -391,9 +400,15 @@ class MainWindow(QMainWindow):
         self.waveform = None
         self.session = None
 
+    @property
+    def stacked(self) -> bool:
+        """Every channel is shown in a lane of its own."""
+        return self.canvas.stacked if self.canvas is not None else self.store.stacked
+
     def view_values(self) -> dict:
-        """The view as a project keeps it."""
-        return view_values(self.canvas.view if self.canvas is not None else self.initial_view)
+        """The view as a project keeps it (with whether channels are stacked)."""
+        values = view_values(self.canvas.view if self.canvas is not None else self.initial_view)
+        return {**values, "stacked": self.stacked}
 
     def _update_title(self) -> None:
         session = self.session
@@ -469,13 +484,14 @@ class MainWindow(QMainWindow):
             and settings.channel >= self.session.document.n_channels
         ):
             settings = self.brush_settings[name] = dataclasses.replace(settings, channel=None)
-        self.brush_panel.set_brush(name, settings, self.brush_params[name])
+        self.brush_panel.set_brush(name, settings, self.brush_params[name], self.brush_lanes[name])
         self._apply_brush(name)
 
     def _brush_edited(self) -> None:
         name = self.brush_panel.brush
         self.brush_settings[name] = self.brush_panel.settings()
         self.brush_params[name] = self.brush_panel.params()
+        self.brush_lanes[name] = self.brush_panel.per_lane
         self._apply_brush(name)
 
     def _apply_brush(self, name: str) -> None:
@@ -483,9 +499,12 @@ class MainWindow(QMainWindow):
         if self.canvas is not None:
             tool = self.canvas.brush_tool(name)
             tool.settings, tool.params = self.brush_settings[name], dict(self.brush_params[name])
+            tool.per_lane = self.brush_lanes[name]
             tool.show_outline()
 
     def _view_edited(self, fields: dict) -> None:
+        fields = dict(fields)
+        stacked = fields.pop("stacked")
         if self.canvas is None:
             self.initial_view = dataclasses.replace(self.initial_view, **fields)
             self.editor.show_view_look(self.initial_view)
@@ -494,8 +513,14 @@ class MainWindow(QMainWindow):
             fields = dict(fields, freq_range=None)
         try:
             self.canvas.update_view(**fields)
-        except SettingsError as exc:
+            if stacked != self.canvas.stacked:
+                self.canvas.set_stacked(stacked)
+                self.store.stacked = stacked
+        except (SettingsError, GPUUnavailableError) as exc:
             self.statusBar().showMessage(str(exc))
+            self.view_panel.set_values(
+                self.canvas.view, self.session.document.n_channels, self.canvas.stacked
+            )
 
     def _show_readout(self, point: Point | None) -> None:
         if point is None or self.session is None:
