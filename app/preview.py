@@ -41,7 +41,8 @@ def read_windows(path: str, columns: int, n_fft: int) -> tuple[np.ndarray, int, 
                 if len(block) < n_fft:
                     return None
                 windows[index] = block.mean(axis=1)
-            return windows, rate, frames
+            # a damaged float file may hold NaN or infinities: opening it says so; here, silence
+            return np.nan_to_num(windows, nan=0.0, posinf=0.0, neginf=0.0), rate, frames
     except (OSError, RuntimeError, ValueError, sf.LibsndfileError):
         return None
 

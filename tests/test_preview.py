@@ -74,3 +74,13 @@ def test_the_window_shows_the_preview_first_and_it_looks_like_the_full_picture(q
     # the same colours where the playhead is not drawn (a steady sound: every column alike)
     difference = np.abs(preview[:height, 2:width] - full[:height, 2:width]).mean()
     assert difference < 12
+
+
+def test_nan_in_a_float_file_previews_as_silence(tmp_path):
+    samples = np.zeros((2, RATE))
+    samples[0, 5000] = np.nan
+    soundfile.write(tmp_path / "nan.wav", samples.T, RATE, subtype="FLOAT")
+    windows, rate, _ = read_windows(str(tmp_path / "nan.wav"), 32, 2048)
+    assert np.isfinite(windows).all()
+    picture = preview_picture(windows, rate, ViewSettings(), 32, 40)
+    assert picture.shape == (40, 32, 3)

@@ -8,6 +8,7 @@ through the same :func:`start_job`.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from spectropaint.transforms.errors import SpectroPaintError
 if TYPE_CHECKING:
     from spectropaint.app.window.main_window import MainWindow
 
+log = logging.getLogger(__name__)
 AUDIO_PATTERNS = "*.wav *.flac *.ogg *.oga *.aif *.aiff *.mp3"
 OPEN_FILTER = (
     f"Sounds and projects ({AUDIO_PATTERNS} *.spp);;Audio files ({AUDIO_PATTERNS});;"
@@ -127,7 +129,10 @@ def start_open(window: MainWindow, path: str | None) -> Job:
             found = read_windows(path, size[0], n_fft)
             if found is not None:  # a coarse picture at once, the full one when analysed
                 windows, rate, _ = found
-                preview.ready.emit(preview_picture(windows, rate, view, *size))
+                try:
+                    preview.ready.emit(preview_picture(windows, rate, view, *size))
+                except Exception:  # a preview must never stop the file from opening
+                    log.exception("no preview of %s", path)
             return Document.from_file(path, device=device, progress=progress, reserve_bytes=reserve)
 
         label = f"Opening {os.path.basename(path)}..."
