@@ -181,26 +181,42 @@ def paint_stroke(pump: Pump, window, *, moves: int) -> dict:
 
 
 def screenshot(pump: Pump, folder: str, out: str) -> None:
-    """The demo sound with an erase stroke through the chord and a blur stroke, saved as PNG."""
+    """The demo sound, both channels stacked, with an erase stroke through the chord in the left
+    channel and a blur stroke on both, and the outline under the pointer, saved as PNG."""
     from PIL import Image
 
     window, _, _ = open_window(pump, folder, None, output_device=find_output_device())
+    window.resize(1500, 900)
+    panel = window.view_panel
+    panel.channel.setCurrentIndex(panel.channel.findText("All, stacked"))
     canvas = window.canvas
     left = Qt.MouseButton.LeftButton
-    for tool, preset, path in (
-        ("erase", "Medium", [(0.12 + 0.02 * k, 0.52 - 0.012 * k) for k in range(14)]),
-        ("blur", "Large", [(0.45 + 0.025 * k, 0.3 + 0.1 * np.sin(k / 3)) for k in range(14)]),
+    top, bottom = canvas.bands()
+    for tool, preset, lane, path in (
+        ("erase", "Medium", top, [(0.12 + 0.02 * k, 0.55 - 0.012 * k) for k in range(14)]),
+        (
+            "blur",
+            "Large",
+            bottom,
+            [(0.45 + 0.025 * k, 0.3 + 0.1 * np.sin(k / 3)) for k in range(14)],
+        ),
     ):
         window.palette.select(tool)
         window.brush_panel.apply_preset(preset)
-        points = [(canvas.width() * fx, canvas.height() * fy) for fx, fy in path]
+        brush = window.brush_panel
+        brush.channel.setCurrentIndex(brush.channel.findText("The one under the pointer"))
+        first, rows = lane
+        points = [(canvas.width() * fx, first + rows * fy) for fx, fy in path]
         send_mouse(canvas, QEvent.Type.MouseButtonPress, *points[0], button=left, buttons=left)
+        pump.until(lambda: canvas.painting)
         for x, y in points[1:]:
+            painted = canvas.last_paint_time
             send_mouse(canvas, QEvent.Type.MouseMove, x, y, buttons=left)
-            pump.until(lambda: not canvas.painter.busy)
+            pump.until(lambda p=painted: canvas.last_paint_time != p)  # each move reached the tool
         send_mouse(canvas, QEvent.Type.MouseButtonRelease, *points[-1], button=left)
         pump.until(lambda: not canvas.painting)
-    send_mouse(canvas, QEvent.Type.MouseMove, canvas.width() * 0.7, canvas.height() * 0.6)
+    window.transport.set_cursor(2.1)
+    send_mouse(canvas, QEvent.Type.MouseMove, canvas.width() * 0.72, top[0] + top[1] * 0.45)
     count = canvas.frames_presented
     canvas.request_draw()
     pump.until(lambda: canvas.frames_presented > count)
