@@ -87,7 +87,10 @@ def test_scroll_bars_and_zoom_sliders_move_the_view_and_follow_it(window, qtbot)
 
 
 def test_the_overview_shows_edits(window, qtbot):
-    canvas, summary = window.canvas, window.waveform
+    canvas = window.canvas
+    qtbot.waitUntil(lambda: window.transport.waveform is not None, timeout=10000)
+    summary = window.transport.waveform
+    assert window.overview.summary is summary
     window.palette.select("erase")
     window.brush_panel.apply_preset("Large")
     before = summary.high.copy()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -42,12 +43,22 @@ class Resynthesizer:
     engine : PlaybackEngine
     lock : threading.Lock
         The lock strokes hold while they write the document.
+    on_span : callable, optional
+        Called on the resynthesis thread with ``(start, stop)`` samples after each span is in the
+        engine (the window's waveform overview follows the edits with it).
     """
 
-    def __init__(self, document, engine: PlaybackEngine, lock: threading.Lock):
+    def __init__(
+        self,
+        document,
+        engine: PlaybackEngine,
+        lock: threading.Lock,
+        on_span: Callable[[int, int], None] | None = None,
+    ):
         self.document = document
         self.engine = engine
         self.lock = lock
+        self.on_span = on_span
         self.error: BaseException | None = None
         self.spans_done = 0
         self._pending: list[tuple[int, int]] = []
@@ -91,6 +102,8 @@ class Resynthesizer:
                         with self.lock:
                             start, samples = self.document.edited_span(chunk0, chunk1)
                         self.engine.update_span(start, samples.astype(np.float32))
+                        if self.on_span is not None:
+                            self.on_span(start, start + samples.shape[-1])
                     self.spans_done += 1
             except Exception as exc:  # shown by the window; playback keeps the previous samples
                 log.exception("resynthesis failed")

@@ -11,12 +11,14 @@ Play, when playback is unavailable, first looks for an output device again.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
 from spectropaint.app.playback.resynthesis import Resynthesizer
 from spectropaint.app.session import Change, Session
+from spectropaint.app.waveform_summary import WaveformSummary
 from spectropaint.transforms.geometry import samples_to_seconds, seconds_to_samples
 
 PLAYHEAD_INTERVAL_MS = 33
@@ -40,6 +42,8 @@ class Transport(QObject):
     playhead_moved = Signal(float)
     state_changed = Signal()
     failed = Signal(str)
+    waveform_changed = Signal()
+    """:attr:`waveform` was made, or edits reached it (from another thread: connect queued)."""
 
     def __init__(
         self,
@@ -52,7 +56,14 @@ class Transport(QObject):
         self.session = session
         self.sample_rate = document.sample_rate
         self.engine = PlaybackEngine(document.audio.samples, self.sample_rate, device=output_device)
-        self.resynthesizer = Resynthesizer(document, self.engine, session.lock)
+        self.waveform: WaveformSummary | None = None
+        """The edited signal's waveform (for the overview), made on a thread of its own, then
+        kept up to date by resynthesis."""
+        self._waveform_lock = threading.Lock()
+        self.resynthesizer = Resynthesizer(
+            document, self.engine, session.lock, on_span=self._waveform_span
+        )
+        threading.Thread(target=self._make_waveform, name="waveform", daemon=True).start()
         session.changed.connect(self._session_changed)
         self.cursor_seconds = 0.0
         self.selection: tuple[float, float] | None = None
@@ -225,6 +236,20 @@ class Transport(QObject):
         if self.engine.failures != self._failures_reported:
             self._failures_reported = self.engine.failures
             self.failed.emit(f"Playback stopped: {self.engine.failure}")
+
+    # ------------------------------------------------------------------------------ waveform
+    def _make_waveform(self) -> None:
+        with self._waveform_lock:  # resynthesis waits: a span it adds meanwhile is not lost
+            self.waveform = WaveformSummary(self.engine.edited())
+        self.waveform_changed.emit()
+
+    def _waveform_span(self, start: int, stop: int) -> None:
+        """Resynthesis put samples ``[start, stop)`` in the engine (its thread)."""
+        with self._waveform_lock:
+            if self.waveform is None:
+                return  # made from the edited buffer after this: it has them
+            self.waveform.update(self.engine.edited(), start, stop)
+        self.waveform_changed.emit()
 
     def _seconds(self, samples: int) -> float:
         return float(samples_to_seconds(samples, sample_rate=self.sample_rate))

@@ -23,7 +23,6 @@ from spectropaint.app.navigation import (
     view_at_zoom,
     zoom_fraction,
 )
-from spectropaint.app.waveform_summary import WaveformSummary
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.overview import Overview
 from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler
@@ -93,13 +92,11 @@ class EditorArea(QWidget):
         self.clear_canvas()
 
     # ------------------------------------------------------------------------------- canvas
-    def set_canvas(self, canvas: SpectrogramCanvas, summary: WaveformSummary) -> None:
-        """Show ``canvas`` (its document's waveform is ``summary``)."""
+    def set_canvas(self, canvas: SpectrogramCanvas) -> None:
+        """Show ``canvas`` (the overview gets its waveform with :meth:`Overview.set_summary`)."""
         self.canvas = canvas
         self.placeholder.hide()
         self.grid.addWidget(canvas, 2, 1)
-        document = canvas.session.document
-        self.overview.set_summary(summary, document.audio.samples.shape[-1] / document.sample_rate)
         for widget in (self.time_scroll, self.freq_scroll, self.time_zoom, self.freq_zoom):
             widget.setEnabled(True)
         canvas.view_changed.connect(self.sync)

@@ -19,7 +19,7 @@ import dataclasses
 import os
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
     QApplication,
@@ -44,7 +44,6 @@ from spectropaint.app.readout import level_db, readout_text
 from spectropaint.app.session import Change, Session
 from spectropaint.app.settings_store import AUTOSAVE_CHOICES, SettingsStore
 from spectropaint.app.tools.registry import VIEW_TOOLS
-from spectropaint.app.waveform_summary import WaveformSummary
 from spectropaint.app.window.actions import build_menus
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
@@ -86,8 +85,6 @@ PLAYHEAD_ACTIONS = (
 """Enabled without an output device: Play looks for one again; the playhead moves regardless."""
 DEFAULT_TOOL = "gain"
 DEFAULT_VIEW = ViewSettings(freq_scale="log")
-OVERVIEW_DELAY_MS = 400
-"""After an edit, the overview's waveform is read again from playback once resynthesis is done."""
 
 
 class MainWindow(QMainWindow):
@@ -125,11 +122,6 @@ class MainWindow(QMainWindow):
         self.canvas: SpectrogramCanvas | None = None
         self.transport: Transport | None = None
         self.transport_view: TransportView | None = None
-        self.waveform: WaveformSummary | None = None
-        self._overview_timer = QTimer(self)
-        self._overview_timer.setSingleShot(True)
-        self._overview_timer.setInterval(OVERVIEW_DELAY_MS)
-        self._overview_timer.timeout.connect(self._refresh_overview)
         self.job = None
         self.preferences_dialog = None
         self.export_dialog = None
@@ -363,8 +355,8 @@ class MainWindow(QMainWindow):
         self.transport.failed.connect(self._playback_failed)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
-        self.waveform = WaveformSummary(self.transport.engine.edited())
-        self.editor.set_canvas(canvas, self.waveform)
+        self.transport.waveform_changed.connect(self._waveform_changed)
+        self.editor.set_canvas(canvas)
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
         )
@@ -397,7 +389,6 @@ class MainWindow(QMainWindow):
             self.canvas.deleteLater()
             self.canvas = None
         self.history_panel.set_session(None, None)
-        self.waveform = None
         self.session = None
 
     @property
@@ -450,22 +441,18 @@ class MainWindow(QMainWindow):
         self.actions_by_name["redo"].setEnabled(history is not None and history.can_redo)
 
     def _session_changed(self, change: Change) -> None:
-        """The title's modified mark, Undo/Redo and the overview follow the session."""
+        """The title's modified mark and Undo/Redo follow the session."""
         if change.completes_edit or change.kind == "saved":
             self._update_title()
             self._update_undo_actions()
-        if change.completes_edit or change.kind == "cancel":
-            self._overview_timer.start()
 
-    def _refresh_overview(self) -> None:
-        """Read the edited waveform back from playback (resynthesis done by now, or nearly)."""
-        if self.transport is None or self.waveform is None:
-            return
-        if not self.transport.resynthesizer.wait_idle(0):
-            self._overview_timer.start()
-            return
-        self.waveform.update(self.transport.engine.edited(), 0, self.waveform.n_samples)
-        self.overview.refresh()
+    def _waveform_changed(self) -> None:
+        """Playback's waveform was made, or edits reached it: the overview shows it."""
+        if self.transport is not None and self.transport.waveform is not None:
+            document = self.session.document
+            self.overview.set_summary(
+                self.transport.waveform, document.n_samples / document.sample_rate
+            )
 
     # -------------------------------------------------------------------------------- panels
     def _choose_tool(self, name: str) -> None:

@@ -4,13 +4,15 @@ range to move it, drag its edges to resize it, click elsewhere to centre it ther
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from spectropaint.app.waveform_summary import WaveformSummary
 
 HEIGHT = 46
+REFRESH_MS = 300
+"""While edits come in, the waveform is drawn again at most this often."""
 EDGE_GRAB_PX = 5
 MIN_RANGE_PX = 6
 BACKGROUND = QColor(24, 24, 28)
@@ -35,16 +37,30 @@ class Overview(QWidget):
         self.summary: WaveformSummary | None = None
         self.duration = 0.0
         self.visible = (0.0, 0.0)
-        self._columns: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._picture: QPixmap | None = None
+        """The waveform drawn at the widget's size (the range is drawn over it on each paint)."""
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(REFRESH_MS)
+        self._refresh.timeout.connect(self._redraw)
         self._drag: tuple[str, float, tuple[float, float]] | None = None
 
     def set_summary(self, summary: WaveformSummary | None, duration: float = 0.0) -> None:
+        """Show ``summary`` (a sound ``duration`` seconds long); the same one again: it changed."""
+        if summary is self.summary and summary is not None:
+            self.refresh()
+            return
         self.summary, self.duration = summary, duration
-        self.refresh()
+        self._picture = None
+        self.update()
 
     def refresh(self) -> None:
-        """The waveform changed (an edit): draw it again."""
-        self._columns = None
+        """The waveform changed (an edit): draw it again, at most every :data:`REFRESH_MS`."""
+        if not self._refresh.isActive():
+            self._refresh.start()
+
+    def _redraw(self) -> None:
+        self._picture = None
         self.update()
 
     def set_visible(self, start: float, stop: float) -> None:
@@ -107,16 +123,12 @@ class Overview(QWidget):
         self.range_chosen.emit(start, min(self.duration, start + span))
 
     # -------------------------------------------------------------------------------- paint
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), BACKGROUND)
-        if self.summary is None or self.duration <= 0:
-            painter.end()
-            return
-        width, height = self.width(), self.height()
-        if self._columns is None or self._columns[0] != width:
-            self._columns = (width, *self.summary.columns(width))
-        _, low, high = self._columns
+    def _waveform_picture(self, width: int, height: int) -> QPixmap:
+        """The waveform of every channel, one band each, at ``width`` x ``height``."""
+        picture = QPixmap(width, height)
+        picture.fill(BACKGROUND)
+        painter = QPainter(picture)
+        low, high = self.summary.columns(width)
         channels = low.shape[0]
         lane = height / channels
         painter.setPen(Qt.PenStyle.NoPen)
@@ -129,6 +141,19 @@ class Overview(QWidget):
             outline = [QPointF(x, y) for x, y in zip(xs, top, strict=True)]
             outline += [QPointF(x, y) for x, y in zip(xs[::-1], bottom[::-1], strict=True)]
             painter.drawPolygon(QPolygonF(outline))
+        painter.end()
+        return picture
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), BACKGROUND)
+        if self.summary is None or self.duration <= 0:
+            painter.end()
+            return
+        width, height = self.width(), self.height()
+        if self._picture is None or self._picture.size() != self.size():
+            self._picture = self._waveform_picture(width, height)
+        painter.drawPixmap(0, 0, self._picture)
         left, right = self._x(self.visible[0]), self._x(self.visible[1])
         painter.fillRect(QRectF(0, 0, left, height), SHADE)
         painter.fillRect(QRectF(right, 0, width - right, height), SHADE)
