@@ -78,3 +78,16 @@ def test_the_waveform_summary_keeps_block_extremes_and_updates_edits():
     summary.update(samples, 5 * BLOCK + 7, 5 * BLOCK + 8)
     assert summary.high[0, 5] == pytest.approx(0.9)
     assert summary.columns(1)[1][0, 0] == pytest.approx(0.9)
+
+
+def test_the_overview_lights_each_channels_band_between_its_extremes():
+    from spectropaint.app.window.overview import BACKGROUND, waveform_pixels
+
+    low = np.array([[-1.0, 0.0, -0.5], [0.0, 0.0, 0.0]])
+    high = np.array([[1.0, 0.0, 0.5], [0.0, 0.0, 0.0]])
+    pixels = waveform_pixels(low, high, 40)
+    lit = (pixels != BACKGROUND.getRgb()[:3]).any(axis=-1)
+    assert lit[:20, 0].sum() >= 19  # full scale: the whole top band
+    assert lit[:20, 1].sum() <= 2 and lit[9:11, 1].any()  # silence: a line in the middle
+    assert 9 <= lit[:20, 2].sum() <= 12  # half scale: half the band
+    assert lit[20:, :].sum() <= 6 and not lit[20:25].any()  # the second channel is silent

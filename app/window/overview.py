@@ -4,8 +4,8 @@ range to move it, drag its edges to resize it, click elsewhere to centre it ther
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen, QPixmap, QPolygonF
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from spectropaint.app.waveform_summary import WaveformSummary
@@ -19,6 +19,23 @@ BACKGROUND = QColor(24, 24, 28)
 WAVE_RGB = QColor(120, 170, 220)
 SHADE = QColor(0, 0, 0, 120)
 RANGE_RGB = QColor(255, 255, 255, 200)
+
+
+def waveform_pixels(low: np.ndarray, high: np.ndarray, height: int) -> np.ndarray:
+    """``[height, W, 3]`` uint8: each channel's band (top to bottom) lit between its columns' low
+    and high values (``[C, W]``, full scale +-1 at the band's edges)."""
+    channels, width = low.shape
+    rows = np.arange(height)[:, None] + 0.5
+    lit = np.zeros((height, width), bool)
+    lane = height / channels
+    for channel in range(channels):
+        middle, half = (channel + 0.5) * lane, 0.48 * lane
+        top = middle - np.clip(high[channel], -1, 1) * half - 0.5
+        bottom = middle - np.clip(low[channel], -1, 1) * half + 0.5
+        lit |= (rows >= top[None, :]) & (rows <= bottom[None, :])
+    background = np.array(BACKGROUND.getRgb()[:3], np.uint8)
+    wave = np.array(WAVE_RGB.getRgb()[:3], np.uint8)
+    return np.ascontiguousarray(np.where(lit[..., None], wave, background))
 
 
 class Overview(QWidget):
@@ -37,7 +54,7 @@ class Overview(QWidget):
         self.summary: WaveformSummary | None = None
         self.duration = 0.0
         self.visible = (0.0, 0.0)
-        self._picture: QPixmap | None = None
+        self._picture: QImage | None = None
         """The waveform drawn at the widget's size (the range is drawn over it on each paint)."""
         self._refresh = QTimer(self)
         self._refresh.setSingleShot(True)
@@ -123,26 +140,12 @@ class Overview(QWidget):
         self.range_chosen.emit(start, min(self.duration, start + span))
 
     # -------------------------------------------------------------------------------- paint
-    def _waveform_picture(self, width: int, height: int) -> QPixmap:
-        """The waveform of every channel, one band each, at ``width`` x ``height``."""
-        picture = QPixmap(width, height)
-        picture.fill(BACKGROUND)
-        painter = QPainter(picture)
+    def _waveform_picture(self, width: int, height: int) -> QImage:
+        """The waveform of every channel, one band each, at ``width`` x ``height`` (made with
+        numpy in one go: no Python loop over pixels on the window's thread)."""
         low, high = self.summary.columns(width)
-        channels = low.shape[0]
-        lane = height / channels
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(WAVE_RGB)
-        xs = np.arange(width) + 0.5
-        for channel in range(channels):
-            middle, half = (channel + 0.5) * lane, 0.48 * lane
-            top = middle - np.clip(high[channel], -1, 1) * half
-            bottom = middle - np.clip(low[channel], -1, 1) * half
-            outline = [QPointF(x, y) for x, y in zip(xs, top, strict=True)]
-            outline += [QPointF(x, y) for x, y in zip(xs[::-1], bottom[::-1], strict=True)]
-            painter.drawPolygon(QPolygonF(outline))
-        painter.end()
-        return picture
+        rgb = waveform_pixels(low, high, height)
+        return QImage(rgb.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)
@@ -153,7 +156,7 @@ class Overview(QWidget):
         width, height = self.width(), self.height()
         if self._picture is None or self._picture.size() != self.size():
             self._picture = self._waveform_picture(width, height)
-        painter.drawPixmap(0, 0, self._picture)
+        painter.drawImage(0, 0, self._picture)
         left, right = self._x(self.visible[0]), self._x(self.visible[1])
         painter.fillRect(QRectF(0, 0, left, height), SHADE)
         painter.fillRect(QRectF(right, 0, width - right, height), SHADE)
