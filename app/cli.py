@@ -2,13 +2,22 @@
 
 ``spectropaint [FILE]`` opens the window; ``spectropaint render IN --wav OUT`` loads, analyses,
 applies recorded strokes, and exports, printing one line per file written. Errors print one line
-naming the file and the reason and exit with status 1 (2 for bad arguments, argparse's habit).
+naming the file and the reason and exit with status 1 (2 for bad arguments, argparse's habit);
+warnings about what was opened (a truncated file) print one line each and the render goes on.
+
+Before any work, ``render`` checks what it will write (``transforms.files.output_paths``: no special
+file, no input, no two outputs the same, no link planted by another user), the PNG's size, and
+reads the strokes files; and it removes temporary files that killed runs left in the output
+folders. SIGTERM (``timeout``, a service manager) stops it like Ctrl+C: unfinished files are removed.
+Every line printed has control characters (a newline in a file name) escaped, so it stays one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 
 from spectropaint.transforms.geometry import FREQ_SCALES
 
@@ -20,9 +29,26 @@ def _size(text: str) -> tuple[int, int]:
         width, height = (int(part) for part in text.lower().split("x"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"size must look like 1920x1080, not {text!r}") from None
-    if not (1 <= width <= 65536 and 1 <= height <= 65536):
-        raise argparse.ArgumentTypeError(f"size {text} is outside 1x1 .. 65536x65536")
+    if width < 1 or height < 1:
+        raise argparse.ArgumentTypeError(f"size {text} must be at least 1x1")
     return width, height
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``), so that a message stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _say(text: str, *, error: bool = False) -> None:
+    print(one_line(text), file=sys.stderr if error else sys.stdout)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like ``KeyboardInterrupt``, so atomic writes remove their files."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated(signum)
 
 
 def render_parser() -> argparse.ArgumentParser:
@@ -49,7 +75,11 @@ def render_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--size", type=_size, metavar="WxH", help="PNG size (default: one pixel per frame and bin)"
     )
-    parser.add_argument("--colormap", default="magma", help="PNG colormap (default magma)")
+    parser.add_argument(
+        "--colormap",
+        default="magma",
+        help="PNG colormap: magma (default), viridis, inferno, plasma, hot, gray",
+    )
     parser.add_argument(
         "--range",
         dest="range_db",
@@ -60,10 +90,17 @@ def render_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--freq-scale", choices=FREQ_SCALES, default="linear")
     parser.add_argument("--axes", action="store_true", help="draw time/frequency axes and a dB bar")
-    parser.add_argument("--n-fft", type=int, default=2048)
-    parser.add_argument("--hop", type=int, default=512)
-    parser.add_argument("--window", default="hann")
+    parser.add_argument("--transform", choices=("stft", "nsgt"), default="stft")
+    parser.add_argument("--n-fft", type=int, default=2048, help="STFT size")
+    parser.add_argument("--hop", type=int, default=512, help="STFT hop")
+    parser.add_argument("--window", default="hann", help="STFT window")
     parser.add_argument("--engine", default="torch", help="STFT engine: torch or nnaudio")
+    parser.add_argument("--scale", choices=("log", "mel", "bark"), default="log", help="NSGT")
+    parser.add_argument("--bins-per-octave", type=int, default=48, help="NSGT, 12 to 96")
+    parser.add_argument("--fmin", type=float, default=32.70, metavar="HZ", help="NSGT")
+    parser.add_argument(
+        "--fmax", type=float, metavar="HZ", help="NSGT (default: as high as the rate allows)"
+    )
     parser.add_argument("--device", help="torch device: cpu, cuda, cuda:1, mps (default: best)")
     return parser
 
@@ -83,36 +120,51 @@ def gui_parser() -> argparse.ArgumentParser:
 def render(args: argparse.Namespace) -> int:
     from spectropaint.transforms.document import Document
     from spectropaint.transforms.files.project_file import is_project, load_project, save_project
+    from spectropaint.transforms.nsgt_design import NSGTSettings
     from spectropaint.transforms.stft import STFTSettings
 
-    if not (args.wav or args.png or args.project):
-        print(
-            "spectropaint render: nothing to write: give --wav, --png and/or --project",
-            file=sys.stderr,
+    outputs = {
+        name: path
+        for name, path in (("--project", args.project), ("--wav", args.wav), ("--png", args.png))
+        if path
+    }
+    if not outputs:
+        _say(
+            "spectropaint render: nothing to write: give --wav, --png and/or --project", error=True
         )
         return 2
+    _check_outputs(outputs, [args.input, *args.strokes])
+    if args.png and args.size:
+        _check_png_size(args.png, args.size)
+    recorded = _read_strokes(args.strokes)
+
     strokes: list[dict] = []
     if is_project(args.input):
         project = load_project(args.input, device=args.device)
         document, strokes = project.document, list(project.strokes)
     else:
-        settings = STFTSettings(
-            n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
-        )
+        if args.transform == "nsgt":
+            settings = NSGTSettings(
+                scale=args.scale,
+                bins_per_octave=args.bins_per_octave,
+                fmin=args.fmin,
+                fmax=args.fmax,
+            )
+        else:
+            settings = STFTSettings(
+                n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
+            )
         document = Document.from_file(args.input, settings=settings, device=args.device)
-    document.notices.connect(lambda text: print(f"spectropaint: {text}", file=sys.stderr))
-    if args.strokes:
-        from spectropaint.brushes.recorded import apply_strokes, load_strokes
+    document.notices.connect(lambda text: _say(f"spectropaint: {text}", error=True))
+    if recorded:
+        from spectropaint.brushes.recorded import apply_strokes
 
-        for path in args.strokes:
-            recorded = load_strokes(path)
-            apply_strokes(document, recorded)
-            strokes += [stroke.to_dict() for stroke in recorded]
+        apply_strokes(document, recorded)
+        strokes += [stroke.to_dict() for stroke in recorded]
     if args.project:
-        print(save_project(document, args.project, strokes=strokes).message)
+        _say(save_project(document, args.project, strokes=strokes).message)
     if args.wav:
-        report = document.export(args.wav, subtype=args.subtype)
-        print(report.message)
+        _say(document.export(args.wav, subtype=args.subtype).message)
     if args.png:
         from spectropaint.gpu.png_export import export_png
 
@@ -125,23 +177,73 @@ def render(args: argparse.Namespace) -> int:
             freq_scale=args.freq_scale,
             axes=args.axes,
         )
-        print(report.message)
+        _say(report.message)
     return 0
+
+
+def _check_outputs(outputs: dict[str, str], inputs: list[str]) -> None:
+    """Refuse outputs that must not be written; sweep their folders of killed runs' leftovers."""
+    from spectropaint.transforms.errors import SpectroPaintError
+    from spectropaint.transforms.files.atomic_write import sweep_stale_partials
+    from spectropaint.transforms.files.output_paths import OutputRefused, check_outputs
+
+    try:
+        resolved = check_outputs(outputs, inputs)
+    except OutputRefused as err:
+        raise SpectroPaintError(
+            f"cannot write '{err.filename}' ({err.output}): {err.strerror}"
+        ) from None
+    for folder in {path.parent for path in resolved.values()}:
+        sweep_stale_partials(folder)
+
+
+def _check_png_size(path: str, size: tuple[int, int]) -> None:
+    from spectropaint.gpu.errors import ImageFileError
+    from spectropaint.gpu.png_export import check_size
+    from spectropaint.transforms.errors import SettingsError
+
+    try:
+        check_size(*size)
+    except SettingsError as err:
+        raise ImageFileError(path, str(err)) from None
+
+
+def _read_strokes(paths: list[str]) -> list:
+    if not paths:
+        return []
+    from spectropaint.brushes.recorded import load_strokes
+
+    return [stroke for path in paths for stroke in load_strokes(path)]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from spectropaint.transforms.errors import SpectroPaintError
 
+    previous = None
     try:
         if argv[:1] == ["render"]:
-            return render(render_parser().parse_args(argv[1:]))
+            args = render_parser().parse_args(argv[1:])
+            if threading.current_thread() is threading.main_thread():
+                previous = signal.signal(signal.SIGTERM, _terminate)
+            return render(args)
         args = gui_parser().parse_args(argv)
         from spectropaint.app.gui_main import run_gui
 
         return run_gui(args.file, device=args.device)
     except SpectroPaintError as exc:
-        print(f"spectropaint: {exc}", file=sys.stderr)
+        _say(f"spectropaint: {exc}", error=True)
+        return 1
+    except MemoryError:
+        _say(
+            "spectropaint: out of memory (a larger --hop or a shorter file needs less)", error=True
+        )
         return 1
     except KeyboardInterrupt:
         return 130
+    except Terminated:
+        _say("spectropaint: stopped by SIGTERM; unfinished files were removed", error=True)
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from spectropaint.app.session import Session
 from spectropaint.gpu.axis_ticks import format_hz
-from spectropaint.gpu.geometry import BlockGeometry
-from spectropaint.transforms.regions import Region
+from spectropaint.transforms.regions import Region, Regions
 
 
 @dataclass(frozen=True)
@@ -22,16 +21,22 @@ class Entry:
     """Undone (a redo brings it back)."""
 
 
-def describe_region(region: Region, geometry: BlockGeometry) -> str:
-    """``'1.25-2.50 s, 200 Hz-1.2 kHz'``: the time and frequency a step changed."""
-    t0 = float(geometry.seconds_at(region.frame0 + 0.5))
-    t1 = float(geometry.seconds_at(region.frame1 - 0.5))
-    low = max(0.0, geometry.first_hz + region.bin0 * geometry.step_hz)
-    high = geometry.first_hz + (region.bin1 - 1) * geometry.step_hz
-    return f"{t0:.2f}-{t1:.2f} s, {format_hz(round(low))}-{format_hz(round(high))}"
+def describe_region(region: Region | Regions, document) -> str:
+    """``'1.25-2.50 s, 200 Hz-1.2 kHz'``: the time a step's boxes reach (the samples its edit
+    changes) and the frequencies of their bands, in any block of any transform."""
+    times, freqs = [], []
+    for part in region.parts:
+        start, stop = document.samples_of(part)
+        times += [start / document.sample_rate, stop / document.sample_rate]
+        band = document.blocks[part.block].band_hz
+        freqs += [float(band[max(0, part.bin0)]), float(band[min(len(band), part.bin1) - 1])]
+    if not times:
+        return "nothing changed"
+    low, high = max(0.0, min(freqs)), max(freqs)
+    return f"{min(times):.2f}-{max(times):.2f} s, {format_hz(round(low))}-{format_hz(round(high))}"
 
 
-def history_entries(session: Session, geometry: BlockGeometry) -> list[Entry]:
+def history_entries(session: Session) -> list[Entry]:
     """Every state the history can reach, oldest first; :func:`current_position` is the shown one."""
     history = session.history
     done, undone = history.undo_steps, tuple(reversed(history.redo_steps))
@@ -39,7 +44,7 @@ def history_entries(session: Session, geometry: BlockGeometry) -> list[Entry]:
     entries = [Entry(0, first, False)]
     for index, step in enumerate(done + undone, start=1):
         name = step.label.replace("_", " ").capitalize() or "Edit"
-        text = f"{name}: {describe_region(step.region, geometry)}"
+        text = f"{name}: {describe_region(step.region, session.document)}"
         entries.append(Entry(index, text, index > len(done)))
     return entries
 

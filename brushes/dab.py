@@ -1,13 +1,18 @@
 """The one function that applies a dab to the document; every brush goes through it.
 
-Steps: the dab's box (clipped, never wrapped) and mask; the box's original values recorded in the
-stroke's open history step; the region plus the kernel's margin read (reflected past the grid's
-edges); the kernel; a blend through the weight that leaves every cell of weight 0 bit-identical; the
-write. The caller grows the dirty box from the returned region and emits once per input event.
+A dab is an ellipse in the stroke's plane (:mod:`.plane`: frames and bins, or seconds and semitones
+or Hz); it is applied to every block it reaches, over that block's own frames and bands. Per block:
+the dab's box (clipped, never wrapped) and mask; the box's original values recorded in the stroke's
+open history step; the region plus the kernel's margin read (reflected past the grid's edges); the
+kernel, given the dab's geometry in the block's cells; a blend through the weight that leaves every
+cell of weight 0 bit-identical; the write. The caller grows the dirty boxes from the returned
+regions and emits once per block and input event.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,38 +21,73 @@ import torch
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, Source
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import dab_box, dab_mask
+from spectropaint.brushes.mask import dab_box, dab_mask, mask_from_distances
+from spectropaint.brushes.plane import BlockAxes, StrokePlane, offsets_tensor
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dab
 from spectropaint.brushes.tiles import TileMap
-from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.files.audio_file import format_bytes
+from spectropaint.transforms.host_memory import available_memory
+from spectropaint.transforms.regions import EMPTY, Region, Regions
+
+
+@dataclass(frozen=True)
+class CellRadii:
+    """A brush's full-size radii in one block's cells, as kernels' ``margin`` reads them."""
+
+    radius_frames: float
+    radius_bins: float
+    spacing: float
+
+
+WORK_BYTES_PER_CELL = 160
+"""Peak memory of one dab per cell of its region (box plus margin) and channel: the region's values,
+the stroke's originals, the kernel's FFTs, the history's copy. The most any brush took in
+``tests/benchmarks/bench_dab_memory.py`` (clone, 135 here) with room to spare."""
 
 
 @dataclass
-class StrokeState:
-    """Everything a stroke's dabs share: the document, the brush, and the stroke's sparse stores.
+class BlockStroke:
+    """What a stroke keeps for one block.
 
     Attributes
     ----------
+    index : int
+        The block.
+    axes : BlockAxes
+        The block's frames and bands in the stroke's plane.
     coverage : TileMap
         Per tile ``[bins, frames]`` float32: the largest weight any dab of the stroke gave each cell
         (stamping brushes only).
     band_hz : torch.Tensor [shape=(n_bins,)], float64
-        Centre frequency of every bin, on the document's device.
+        Centre frequency of every band, on the document's device.
+    radii : CellRadii
+        The brush's radii in this block's cells (its densest part, for the margin).
     margin : tuple of int
         Cells of context (bins, frames) the kernel reads around each box.
     """
+
+    index: int
+    axes: BlockAxes
+    coverage: TileMap
+    band_hz: torch.Tensor
+    radii: CellRadii
+    margin: tuple[int, int]
+
+
+@dataclass
+class StrokeState:
+    """Everything a stroke's dabs share: the document, the brush, the plane, the sparse stores."""
 
     document: Any
     kind: BrushKind
     params: Any
     settings: BrushSettings
     step: OpenStep
-    coverage: TileMap
-    band_hz: torch.Tensor
+    plane: StrokePlane
+    blocks: list[BlockStroke]
     full_scale: float
-    margin: tuple[int, int]
 
     @property
     def channels(self) -> tuple[int, ...]:
@@ -60,12 +100,44 @@ class StrokeState:
         and moves there with the first dab, and follows the document to the CPU should its device
         run out of memory (an allocation that fails here is retried on the CPU too).
         """
-        if self.band_hz.device == device:
-            return
-        self.band_hz = self.band_hz.to(device)
-        for tiles in (self.coverage.tiles, self.step.originals.tiles):
+        stores = [block.coverage.tiles for block in self.blocks]
+        stores += [tiles.tiles for tiles in self.step.originals.values()]
+        for block in self.blocks:
+            block.band_hz = block.band_hz.to(device)
+        for tiles in stores:
             for key, tensor in tiles.items():
-                tiles[key] = tensor.to(device)
+                if tensor.device != device:
+                    tiles[key] = tensor.to(device)
+
+
+def largest_region(radii: CellRadii, margin: tuple[int, int], n_bins: int, n_frames: int):
+    """(bins, frames) of the largest region a dab of ``radii`` reads in a block of ``n_bins`` x
+    ``n_frames``: its box, at most the grid, plus the kernel's ``margin`` (bins, frames) each side."""
+    bins = min(2 * math.ceil(radii.radius_bins) + 1, n_bins) + 2 * margin[0]
+    frames = min(2 * math.ceil(radii.radius_frames) + 1, n_frames) + 2 * margin[1]
+    return bins, frames
+
+
+def region_refusal(
+    kind: BrushKind, blocks: list[BlockStroke], document, channels: int
+) -> str | None:
+    """Why a stroke cannot be painted: the region a dab reads in some block would need more memory
+    than is available (None when every block's fits). Checked before the stroke begins."""
+    budget = available_memory()
+    for block in blocks:
+        data = document.blocks[block.index]
+        bins, frames = largest_region(block.radii, block.margin, data.n_bins, data.n_frames)
+        need = bins * frames * channels * WORK_BYTES_PER_CELL
+        if budget is not None and need > budget:
+            radii = block.radii
+            where = f" of block {block.index}" if len(blocks) > 1 else ""
+            return (
+                f"a {kind.name} dab of {radii.radius_frames:g} x {radii.radius_bins:g} cells{where} "
+                f"reads {frames} frames x {bins} bins with its margin, about {format_bytes(need)} "
+                f"of work, and {format_bytes(budget)} is available: use a smaller radius"
+                + (" or sigma" if block.margin != (0, 0) else "")
+            )
+    return None
 
 
 def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:
@@ -104,13 +176,13 @@ def blend(
 
 
 def _read(
-    state: StrokeState, box: Region, *, original: bool
+    state: StrokeState, index: int, box: Region, *, original: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Values ``[2, C, Bm, Tm]`` of ``box`` reflected past the grid, with its bin and frame indices.
 
     ``original`` picks the stroke's starting values instead of the current ones.
     """
-    block = state.document.blocks[0]
+    block = state.document.blocks[index]
     device = state.document.device
     bins = torch.arange(box.bin0, box.bin1, device=device)
     frames = torch.arange(box.frame0, box.frame1, device=device)
@@ -139,16 +211,16 @@ def _reflect(values: torch.Tensor, before: int, after: int, *, dim: int) -> torc
     return torch.cat(pieces, dim=dim)
 
 
-def _source(state: StrokeState, box: Region) -> Source:
+def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -> Source:
     """The clone source of ``box`` as the stroke began, with the frame before it in front."""
-    block = state.document.blocks[0]
-    params = state.params
+    block = state.document.blocks[stroke.index]
     wanted = Region(
         box.bin0 + params.offset_bins,
         box.bin1 + params.offset_bins,
         box.frame0 + params.offset_frames - 1,
         box.frame1 + params.offset_frames,
         box.channels,
+        box.block,
     )
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
@@ -164,68 +236,170 @@ def _source(state: StrokeState, box: Region) -> Source:
             # advance is measured forwards
             values[1, ..., 0] = 2 * values[1, ..., 1] - values[1, ..., 2]
     bins = torch.arange(wanted.bin0, wanted.bin1, device=device).clamp(0, block.n_bins - 1)
-    return Source(values[0], values[1], valid[:, 1:], state.band_hz[bins])
+    return Source(values[0], values[1], valid[:, 1:], stroke.band_hz[bins])
 
 
-def apply_dab(state: StrokeState, dab: Dab) -> Region:
-    """Apply one dab to the document; the box it wrote (``EMPTY`` if it fell outside the grid)."""
-    settings, kind = state.settings, state.kind
-    document = state.document
-    block = document.blocks[0]
+@dataclass(frozen=True)
+class _BlockDab:
+    """One dab as one block sees it: its box, mask, and geometry in the block's cells."""
+
+    box: Region
+    mask: torch.Tensor
+    radius: tuple[float, float]
+    step: tuple[float, float]
+    params: Any
+
+
+def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab | None:
+    """The dab on ``stroke``'s block, or None where it covers none of its cells."""
+    settings, axes = state.settings, stroke.axes
+    block = state.document.blocks[stroke.index]
     size = settings.size_at(dab.pressure)
-    radius_frames, radius_bins = settings.radius_frames * size, settings.radius_bins * size
-    box = dab_box(
-        dab.x,
-        dab.y,
-        radius_frames,
-        radius_bins,
-        n_bins=block.n_bins,
-        n_frames=block.n_frames,
-        channels=state.channels,
-    )
+    radius_x, radius_y = (radius * size for radius in state.plane.radius)
+    hardness, weight = settings.hardness, settings.weight_at(dab.pressure)
+    device = state.document.device
+    params = state.params
+    if axes.identity:  # the stroke's plane is this block's cells
+        box = dab_box(
+            dab.x, dab.y, radius_x, radius_y,
+            n_bins=block.n_bins, n_frames=block.n_frames, channels=state.channels,
+        )  # fmt: skip
+        if box.empty:
+            return None
+        mask = dab_mask(
+            box, dab.x, dab.y, radius_x, radius_y,
+            hardness=hardness, weight=weight, device=device,
+        )  # fmt: skip
+        return _BlockDab(box, mask, state.plane.radius, (dab.step_x, dab.step_y), params)
+    frame0, frame1 = axes.frame_span(dab.x, radius_x, block.n_frames)
+    bin0, bin1 = axes.band_span(dab.y, radius_y)
+    box = Region(bin0, bin1, frame0, frame1, state.channels, stroke.index)
     if box.empty:
-        return EMPTY
-    mask = dab_mask(
-        box,
-        dab.x,
-        dab.y,
-        radius_frames,
-        radius_bins,
-        hardness=settings.hardness,
-        weight=settings.weight_at(dab.pressure),
-        device=document.device,
-    )
+        return None
+    u = offsets_tensor(axes.frame_offsets(frame0, frame1, dab.x), radius_x, device)
+    v = offsets_tensor(axes.y[bin0:bin1] - dab.y, radius_y, device)
+    mask = mask_from_distances(u, v, hardness=hardness, weight=weight)
+    if not bool((mask > 0).any()):
+        return None
+    per_x, per_y = axes.cells_per_unit(dab.y)
+    if state.kind.reads_source:
+        if state.plane.physical:
+            offset = (params.offset_seconds, params.offset_pitch)
+        else:
+            offset = (params.offset_frames, params.offset_bins)
+        frames, bins = round(offset[0] * per_x), round(offset[1] * per_y)
+        if frames == 0 and bins == 0:
+            return None  # the source is the destination in this block's cells
+        params = dataclasses.replace(params, offset_frames=frames, offset_bins=bins)
+    radius = (state.plane.radius[0] * per_x, state.plane.radius[1] * per_y)
+    return _BlockDab(box, mask, radius, (dab.step_x * per_x, dab.step_y * per_y), params)
+
+
+def apply_dab(state: StrokeState, dab: Dab) -> Region | Regions:
+    """Apply one dab to every block it reaches; the boxes it wrote (``EMPTY`` if none)."""
+    changed: Region | Regions = EMPTY
+    for stroke in state.blocks:
+        block_dab = _block_dab(state, stroke, dab)
+        if block_dab is not None:
+            changed = changed.union(_apply(state, stroke, block_dab))
+    return changed
+
+
+FUSE_SLACK = 2.0
+"""Dabs join one box while it holds at most this many times the cells of their own boxes."""
+
+
+def apply_dabs(state: StrokeState, dabs: list[Dab]) -> Region | Regions:
+    """Apply the dabs of one input event; the boxes they wrote.
+
+    A stamping brush (its dabs blend the stroke's starting values towards the kernel's result by
+    the largest weight any dab gave a cell) whose kernel is :attr:`~.registry.BrushKind.local`
+    gives the same result whether its dabs are applied one by one or as one box whose mask is
+    their maximum: so neighbouring dabs are applied together (one read, one kernel, one blend, one
+    write), in boxes that stay within :data:`FUSE_SLACK` of the cells the dabs cover. On a GPU this
+    turns a few hundred small launches per dab into that many per event. Warp, whose dabs each
+    move what the previous one left, and the spectral filter go one dab at a time.
+    """
+    kind = state.kind
+    if kind.drags or not kind.local:
+        raise ValueError(f"the {kind.name} brush applies its dabs one at a time")
+    changed: Region | Regions = EMPTY
+    for stroke in state.blocks:
+        block_dabs = [d for d in (_block_dab(state, stroke, dab) for dab in dabs) if d is not None]
+        for group in _groups(block_dabs):
+            changed = changed.union(_apply(state, stroke, _joined(group)))
+    return changed
+
+
+def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
+    """Consecutive dabs with the same parameters whose joint box stays compact."""
+    groups: list[list[_BlockDab]] = []
+    box, cells = EMPTY, 0
+    for dab in dabs:
+        area = dab.box.shape[0] * dab.box.shape[1]
+        if groups and dab.params == groups[-1][0].params and dab.radius == groups[-1][0].radius:
+            joint = box.union(dab.box)
+            if joint.shape[0] * joint.shape[1] <= FUSE_SLACK * (cells + area):
+                groups[-1].append(dab)
+                box, cells = joint, cells + area
+                continue
+        groups.append([dab])
+        box, cells = dab.box, area
+    return groups
+
+
+def _joined(group: list[_BlockDab]) -> _BlockDab:
+    """One dab covering ``group``: the joint box, the largest weight of any dab at each cell."""
+    first = group[0]
+    if len(group) == 1:
+        return first
+    box = EMPTY
+    for dab in group:
+        box = box.union(dab.box)
+    mask = torch.zeros(box.shape, device=first.mask.device)
+    for dab in group:
+        rows = slice(dab.box.bin0 - box.bin0, dab.box.bin1 - box.bin0)
+        columns = slice(dab.box.frame0 - box.frame0, dab.box.frame1 - box.frame0)
+        torch.maximum(mask[rows, columns], dab.mask, out=mask[rows, columns])
+    return _BlockDab(box, mask, first.radius, first.step, first.params)
+
+
+def _apply(state: StrokeState, stroke: BlockStroke, dab: _BlockDab) -> Region:
+    kind, document, box, mask = state.kind, state.document, dab.box, dab.mask
+    block = document.blocks[stroke.index]
     state.step.record(box)
-    margin_b, margin_t = state.margin
+    margin_b, margin_t = stroke.margin
     region = Region(
         box.bin0 - margin_b,
         box.bin1 + margin_b,
         box.frame0 - margin_t,
         box.frame1 + margin_t,
         box.channels,
+        box.block,
     )
-    values, bins, frames = _read(state, region, original=not kind.drags)
-    original = _read(state, region, original=True)[0] if kind.drags else None
+    values, bins, frames = _read(state, stroke.index, region, original=not kind.drags)
+    original = _read(state, stroke.index, region, original=True)[0] if kind.drags else None
     inner = (slice(margin_b, margin_b + box.shape[0]), slice(margin_t, margin_t + box.shape[1]))
     if kind.drags:
         weight = mask
     else:
-        state.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
-        weight = torch.maximum(state.coverage.paste_into(torch.zeros_like(mask), box), mask)
-        state.coverage.scatter(weight, box)
+        stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
+        weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
+        stroke.coverage.scatter(weight, box)
     context = DabContext(
         inner=inner,
-        bin_hz=state.band_hz[bins],
+        bin_hz=stroke.band_hz[bins],
         frames=frames,
         hop=block.hop,
         sample_rate=document.sample_rate,
-        radius=(settings.radius_frames, settings.radius_bins),
-        step=(dab.step_x, dab.step_y),
+        radius=dab.radius,
+        step=dab.step,
         full_scale=state.full_scale,
-        source=_source(state, box) if kind.reads_source else None,
+        source=_source(state, stroke, box, dab.params) if kind.reads_source else None,
         original=original,
+        frame_weight=document.transform.frame_weight(stroke.index, frames),
     )
-    magnitude, phase = kind.kernel(values[0], values[1], mask, state.params, context)
+    magnitude, phase = kind.kernel(values[0], values[1], mask, dab.params, context)
     base = values[(slice(None), slice(None), *inner)]
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
     document.write(box, out_magnitude, out_phase)

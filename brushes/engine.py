@@ -1,28 +1,50 @@
 """A stroke in progress: events in, dabs applied, one region-changed event per input event.
 
 ``StrokeSession(document, "blur", settings)`` begins a stroke (and opens its history step);
-:meth:`StrokeSession.add_events` applies the dabs of one or more input events and returns the box
-they changed (the caller tells its listeners: ``spectropaint.app.session.Session``);
+:meth:`StrokeSession.add_events` applies the dabs of one or more input events and returns the
+boxes they changed (the caller tells its listeners: ``spectropaint.app.session.Session``);
 :meth:`StrokeSession.end` commits the step. Like libmypaint's surface, the stroke needs nothing of
-the document but ``read``, ``write``, ``blocks[0]`` geometry and ``on_cpu_after_oom``: a dab that runs the device out
-of memory moves the document to the CPU (with a notice) and is applied again there.
+the document but ``read``, ``write``, its blocks' geometry, ``on_cpu_after_oom`` and ``notices``: a
+dab that runs the device out of memory moves the document to the CPU (with a notice) and is applied
+again there. The stroke's bounds (:mod:`.stroke`: positions clipped to the document, dabs per event
+and per stroke) are told once each as notices, and a stroke whose dabs' regions would not fit in
+memory is refused before it begins.
+
+A stroke lives in a plane (:mod:`.plane`): frames and bins, or seconds and semitones (or Hz), as its
+settings' radii say; events in seconds and Hz are converted to it as they arrive. Its dabs edit every
+block they reach (the NSGT's blocks each hold a band range at its own time rate).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
-from spectropaint.brushes.dab import StrokeState, apply_dab
+from spectropaint.brushes.dab import (
+    BlockStroke,
+    CellRadii,
+    StrokeState,
+    apply_dab,
+    apply_dabs,
+    region_refusal,
+)
 from spectropaint.brushes.history import History, OpenStep
+from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import Dab, DabSpacer, InputEvent
+from spectropaint.brushes.stroke import (
+    MAX_DABS_PER_EVENT,
+    MAX_DABS_PER_STROKE,
+    DabSpacer,
+    InputEvent,
+)
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
-from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.regions import EMPTY, Region, Regions
 
 
 class StrokeSession:
@@ -40,6 +62,9 @@ class StrokeSession:
         The kernel's parameters; the brush's defaults for any not given.
     history : History, optional
         Where the stroke's undo step goes; without one the stroke cannot be undone.
+    fuse : bool
+        Apply the dabs of an input event together where the brush allows (the default); False
+        applies them one by one (the reference the fused path is tested and measured against).
     """
 
     def __init__(
@@ -50,6 +75,7 @@ class StrokeSession:
         *,
         params: Mapping[str, Any] | Any | None = None,
         history: History | None = None,
+        fuse: bool = True,
     ):
         kind = brush if isinstance(brush, BrushKind) else brush_kind(brush)
         settings = settings or BrushSettings()
@@ -60,14 +86,25 @@ class StrokeSession:
                 f"the {kind.name} brush takes {kind.params_type.__name__}, not {type(params).__name__}"
             )
         channels = settings.channels(document.n_channels)
-        block = document.blocks[0]
+        plane = StrokePlane.of(settings, document)
+        if kind.reads_source and plane.physical and params.offset_seconds is None:
+            raise SettingsError(
+                "a stroke in seconds gives the clone offset as offset_seconds and offset_pitch"
+            )
+        blocks = [
+            _block_stroke(document, plane.axes(document, index), index, settings, params)
+            for index in range(len(document.blocks))
+        ]
+        refusal = region_refusal(kind, blocks, document, len(channels))
+        if refusal is not None:
+            raise SettingsError(refusal)
         self.document = document
         self.history = history
-        tile = tile_for(max(settings.radius_frames, settings.radius_bins))
+        tiles = {block.index: block.coverage.tile for block in blocks}
         step = (
-            history.begin(channels, label=kind.name, tile=tile)
+            history.begin(channels, label=kind.name, tile=tiles)
             if history is not None
-            else OpenStep(document, channels, label=kind.name, tile=tile)
+            else OpenStep(document, channels, label=kind.name, tile=tiles)
         )
         self.operation = f"painting with {kind.name}"
         self.state = StrokeState(
@@ -76,39 +113,73 @@ class StrokeSession:
             params=params,
             settings=settings,
             step=step,
-            coverage=TileMap(block.n_bins, block.n_frames, tile=tile),
-            band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
+            plane=plane,
+            blocks=blocks,
             full_scale=document.on_cpu_after_oom(self.operation, lambda: document.full_scale),
-            margin=params.margin(settings),
         )
         self.spacer = DabSpacer(
-            radius_frames=settings.radius_frames,
-            radius_bins=settings.radius_bins,
+            radius_frames=plane.radius[0],
+            radius_bins=plane.radius[1],
             spacing=settings.spacing,
+            bounds=_plane_bounds(document, blocks),
         )
+        self._told: set[str] = set()
+        self.fuse = fuse
         self.open = True
 
     @property
-    def region(self) -> Region:
-        """The box the stroke has changed so far."""
+    def region(self) -> Region | Regions:
+        """The boxes the stroke has changed so far (one per block)."""
         return self.state.step.region
 
-    def add_events(self, events: Iterable[InputEvent]) -> Region:
-        """Apply the dabs of ``events``; the box they changed (``EMPTY`` if none)."""
+    def add_events(self, events: Iterable[InputEvent]) -> Region | Regions:
+        """Apply the dabs of ``events``; the boxes they changed (``EMPTY`` if none).
+
+        Events are in the stroke's plane; a plane in seconds takes them in seconds and Hz.
+        """
         if not self.open:
             raise RuntimeError("this stroke has ended")
-        dirty = EMPTY
-        for dab in self.spacer.feed(events):
-            dirty = dirty.union(self.document.on_cpu_after_oom(self.operation, self._dab(dab)))
+        plane = self.state.plane
+        if plane.physical and plane.pitch != "hz":
+            events = [
+                dataclasses.replace(event, y=float(plane.y_of_hz(event.y))) for event in events
+            ]
+        dabs = list(self.spacer.feed(events))
+        self._tell_limits()
+        kind = self.state.kind
+        if self.fuse and kind.local and not kind.drags and len(dabs) > 1:
+            return self.document.on_cpu_after_oom(self.operation, self._apply(apply_dabs, dabs))
+        dirty: Region | Regions = EMPTY
+        for dab in dabs:
+            dirty = dirty.union(
+                self.document.on_cpu_after_oom(self.operation, self._apply(apply_dab, dab))
+            )
         return dirty
 
-    def _dab(self, dab: Dab) -> Callable[[], Region]:
-        """Apply ``dab`` on the document's current device (repeatable: a dab that failed part way
-        has written nothing, and its coverage is a maximum, which repeating leaves alone)."""
+    def _tell_limits(self) -> None:
+        """Say once per stroke (a document notice) that it met a bound of :mod:`.stroke`."""
+        if self.spacer.thinned and "thinned" not in self._told:
+            self._told.add("thinned")
+            self.document.notices.emit(
+                f"{self.operation}: a pointer move would have needed more than "
+                f"{MAX_DABS_PER_EVENT} dabs; they were spaced wider"
+            )
+        if self.spacer.limited and "limited" not in self._told:
+            self._told.add("limited")
+            self.document.notices.emit(
+                f"{self.operation}: the stroke reached {MAX_DABS_PER_STROKE} dabs, the most a "
+                "stroke may have; the rest of it was not painted"
+            )
 
-        def work() -> Region:
+    def _apply(self, apply, dabs) -> Callable[[], Region | Regions]:
+        """``apply(state, dabs)`` on the document's current device. Repeatable: stamping dabs
+        that failed part way are applied again from the stroke's starting values with weights
+        that are maxima, which repeating leaves alone; a warp dab writes only at its end (so warp
+        dabs are repeated one at a time, never a whole event's)."""
+
+        def work() -> Region | Regions:
             self.state.follow(self.document.device)
-            return apply_dab(self.state, dab)
+            return apply(self.state, dabs)
 
         return work
 
@@ -128,7 +199,8 @@ class StrokeSession:
         if not self.open:
             raise RuntimeError("this stroke has already ended")
         self.open = False
-        self.state.coverage.tiles.clear()  # nothing outside the history outlives the stroke
+        for block in self.state.blocks:  # nothing outside the history outlives the stroke
+            block.coverage.tiles.clear()
 
 
 def paint(
@@ -146,3 +218,37 @@ def paint(
         session.add_events((event,))
     session.end()
     return session.region
+
+
+def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -> BlockStroke:
+    """A stroke's state for one block: radii in its cells (where they are largest), margin,
+    coverage tiles sized to them."""
+    block = document.blocks[index]
+    plane_x, plane_y = StrokePlane.of(settings, document).radius
+    if axes.identity:
+        radii = CellRadii(settings.radius_frames, settings.radius_bins, settings.spacing)
+    else:
+        steps = np.diff(axes.y)
+        steps = steps[np.isfinite(steps) & (steps > 0)]
+        densest = 1.0 / steps.min() if len(steps) else 1.0
+        radii = CellRadii(plane_x / axes.x_scale, plane_y * densest, settings.spacing)
+    tile = tile_for(max(radii.radius_frames, radii.radius_bins))
+    return BlockStroke(
+        index=index,
+        axes=axes,
+        coverage=TileMap(block.n_bins, block.n_frames, tile=tile, block=index),
+        band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
+        radii=radii,
+        margin=params.margin(radii),
+    )
+
+
+def _plane_bounds(document, blocks: list[BlockStroke]) -> tuple[float, float, float, float]:
+    """``(x0, x1, y0, y1)``: the centres of every block's first and last frames and bands in the
+    stroke's plane; a dab beyond them by more than its radius touches nothing."""
+    xs, ys = [], []
+    for block in blocks:
+        axes, n_frames = block.axes, document.blocks[block.index].n_frames
+        xs += [axes.x_offset, axes.x_offset + axes.x_scale * max(n_frames - 1, 0)]
+        ys += [float(axes.y[0]), float(axes.y[-1])]
+    return min(xs), max(xs), min(ys), max(ys)

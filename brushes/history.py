@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from spectropaint.brushes.tiles import TILE, TileMap
-from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.regions import EMPTY, Region, Regions
 
 DEFAULT_BYTE_BUDGET = 512 * 2**20
 STORAGE_DEVICE = torch.device("cpu")
@@ -61,38 +61,55 @@ class OpenStep:
         The channels the stroke edits.
     label : str
         A name for the step (the brush's), shown in an Undo menu.
-    tile : int
-        Tile side in cells (see :func:`~spectropaint.brushes.tiles.tile_for`).
+    tile : int or dict
+        Tile side in cells (see :func:`~spectropaint.brushes.tiles.tile_for`), or per block.
     """
 
-    def __init__(self, document, channels: tuple[int, ...], *, label: str = "", tile: int = TILE):
-        block = document.blocks[0]
+    def __init__(
+        self,
+        document,
+        channels: tuple[int, ...],
+        *,
+        label: str = "",
+        tile: int | dict[int, int] = TILE,
+    ):
         self.document = document
         self.channels = channels
         self.label = label
-        self.region: Region = EMPTY
-        """The union of every box recorded (about to be written)."""
-        self.originals = TileMap(block.n_bins, block.n_frames, tile=tile)
+        self.region: Region | Regions = EMPTY
+        """The union of every box recorded (about to be written), in every block."""
+        self._tile = tile
+        self.originals: dict[int, TileMap] = {}
+        """Per block, the original values of the tiles the stroke has written to."""
+
+    def _tiles(self, block: int) -> TileMap:
+        if block not in self.originals:
+            grid = self.document.blocks[block]
+            tile = self._tile if isinstance(self._tile, int) else self._tile.get(block, TILE)
+            self.originals[block] = TileMap(grid.n_bins, grid.n_frames, tile=tile, block=block)
+        return self.originals[block]
 
     def record(self, box: Region) -> None:
         """Keep the original values of ``box``'s tiles (first touch only); call before writing it."""
-        self.originals.ensure(box, lambda tile: read_stacked(self.document, tile))
+        self._tiles(box.block).ensure(box, lambda tile: read_stacked(self.document, tile))
         self.region = self.region.union(box)
 
     def original(self, box: Region) -> torch.Tensor:
         """Values of ``box`` as they were when the stroke began: ``[2, channels, bins, frames]``."""
-        return self.originals.paste_into(read_stacked(self.document, box), box)
+        return self._tiles(box.block).paste_into(read_stacked(self.document, box), box)
 
-    def abort(self) -> Region:
-        """Write every recorded tile back; the box that was restored."""
-        for key, values in self.originals.tiles.items():
-            self.document.write(self.originals.tile_box(key, self.channels), values[0], values[1])
+    def abort(self) -> Region | Regions:
+        """Write every recorded tile back; the boxes that were restored."""
+        for tiles in self.originals.values():
+            for key, values in tiles.tiles.items():
+                self.document.write(tiles.tile_box(key, self.channels), values[0], values[1])
         self.release()
         return self.region
 
     def release(self) -> None:
         """Drop the recorded tiles (the stroke is over); ``region`` stays."""
-        self.originals.tiles.clear()
+        for tiles in self.originals.values():
+            tiles.tiles.clear()
 
 
 @dataclass(eq=False)
@@ -119,13 +136,13 @@ class Step:
 
     label: str
     atoms: list[Atom]
-    region: Region
+    region: Region | Regions
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.nbytes = sum(atom.values.nbytes for atom in self.atoms)
 
-    def swap(self, document) -> Region:
+    def swap(self, document) -> Region | Regions:
         for atom in reversed(self.atoms):
             atom.swap(document)
         return self.region
@@ -153,7 +170,9 @@ class History:
         """The sum of ``nbytes`` over both stacks, kept up to date as steps come and go."""
 
     # ------------------------------------------------------------------------------- recording
-    def begin(self, channels: tuple[int, ...], *, label: str = "", tile: int = TILE) -> OpenStep:
+    def begin(
+        self, channels: tuple[int, ...], *, label: str = "", tile: int | dict[int, int] = TILE
+    ) -> OpenStep:
         """Open a step for a new stroke (one at a time)."""
         if self._open is not None:
             raise RuntimeError("a stroke is already open in this history; commit or abort it first")
@@ -173,8 +192,9 @@ class History:
         if step.region.empty:
             return False
         atoms = [
-            Atom(step.originals.tile_box(key, step.channels), values.to(STORAGE_DEVICE))
-            for key, values in step.originals.tiles.items()
+            Atom(tiles.tile_box(key, step.channels), values.to(STORAGE_DEVICE))
+            for tiles in step.originals.values()
+            for key, values in tiles.tiles.items()
         ]
         step.release()
         new = Step(step.label, atoms, step.region)
@@ -190,7 +210,7 @@ class History:
             self._bytes -= self._undo.pop(0).nbytes
         return True
 
-    def abort(self) -> Region:
+    def abort(self) -> Region | Regions:
         """Undo the open step's writes and forget it; the box restored (``EMPTY`` if none)."""
         step, self._open = self._open, None
         if step is None:
@@ -206,15 +226,15 @@ class History:
     def can_redo(self) -> bool:
         return bool(self._redo)
 
-    def undo(self) -> Region | None:
+    def undo(self) -> Region | Regions | None:
         """Restore the state before the latest step; the box it changed, or None if none is left."""
         return self._move(self._undo, self._redo)
 
-    def redo(self) -> Region | None:
+    def redo(self) -> Region | Regions | None:
         """Re-apply the latest undone step; the box it changed, or None if none is left."""
         return self._move(self._redo, self._undo)
 
-    def _move(self, source: list[Step], target: list[Step]) -> Region | None:
+    def _move(self, source: list[Step], target: list[Step]) -> Region | Regions | None:
         if self._open is not None:
             raise RuntimeError("cannot undo or redo while a stroke is open")
         if not source:

@@ -73,6 +73,14 @@ def dab_mask(
     bins = torch.arange(box.bin0, box.bin1, device=device, dtype=torch.float32)
     u = (frames - x) / radius_frames
     v = (bins - y) / radius_bins
+    return mask_from_distances(u, v, hardness=hardness, weight=weight)
+
+
+def mask_from_distances(
+    u: torch.Tensor, v: torch.Tensor, *, hardness: float, weight: float
+) -> torch.Tensor:
+    """The dab's weight ``[bins, frames]`` from each frame's and bin's distance to the centre along
+    its axis, in radii (``u`` ``[frames]``, ``v`` ``[bins]``, float32); see :func:`dab_mask`."""
     r = torch.sqrt(v[:, None] ** 2 + u[None, :] ** 2)
     if hardness >= 1.0:
         shape = (r < 1.0).to(torch.float32)

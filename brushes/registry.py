@@ -45,6 +45,11 @@ class BrushKind:
         Dabs work on the current values (warp) instead of the stroke's starting values.
     reads_source : bool
         The kernel reads a clone source at ``params.offset_frames``, ``params.offset_bins``.
+    local : bool
+        The kernel's result at a cell depends only on cells within its margin, never on the box
+        around it, so the dabs of one input event may be applied as one box (see
+        :func:`~spectropaint.brushes.dab.apply_dabs`). The spectral filter is not: it filters the
+        whole box's 2-D spectrum.
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """
@@ -55,10 +60,13 @@ class BrushKind:
     keeps_phase: bool
     drags: bool = False
     reads_source: bool = False
+    local: bool = True
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def params(self, values: Mapping[str, Any] | None = None) -> Any:
         """This brush's parameters: its defaults overridden by ``values`` (validated)."""
+        if values is not None and not isinstance(values, Mapping):
+            raise SettingsError(f"{self.name} parameters must be an object, not {values!r}")
         return from_mapping(
             self.params_type, {**self.defaults, **(values or {})}, what=f"{self.name} parameter"
         )
@@ -70,7 +78,7 @@ BRUSHES: dict[str, BrushKind] = {
         BrushKind("gain", gain, GainParams, keeps_phase=True),
         BrushKind("erase", gain, GainParams, keeps_phase=True, defaults={"gain_db": ERASE_DB}),
         BrushKind("blur", blur, BlurParams, keeps_phase=True),
-        BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True),
+        BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True, local=False),
         BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True),
         BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
         BrushKind("pen", pen, PenParams, keeps_phase=False),

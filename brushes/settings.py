@@ -19,6 +19,10 @@ class BrushSettings:
     ----------
     radius_frames, radius_bins : float
         Half-width of the elliptical dab in frames (time) and bins (frequency), at full size.
+    radius_seconds, radius_semitones, radius_hz : float or None
+        Half-widths in physical units instead (strokes files version 2): seconds, with semitones
+        or Hz. Given, they replace the frames and bins, and the stroke's events are in seconds and
+        Hz (see :mod:`spectropaint.brushes.plane`).
     hardness : float
         0..1: the fraction of the radius at full weight; beyond it the weight falls to 0 at the rim
         along a raised cosine. 1 is a hard edge.
@@ -44,9 +48,25 @@ class BrushSettings:
     channel: int | None = param(
         None, "Channel", low=0, high=255, integer=True, optional=True, decimals=0
     )
+    radius_seconds: float | None = param(
+        None, "Length", "s", low=0.0005, high=600.0, optional=True, step=0.01, decimals=4
+    )
+    radius_semitones: float | None = param(
+        None, "Height", "semitones", low=0.01, high=120.0, optional=True, step=0.5
+    )
+    radius_hz: float | None = param(
+        None, "Height", "Hz", low=0.1, high=100000.0, optional=True, step=10.0, decimals=1
+    )
 
     def __post_init__(self) -> None:
         check_params(self)
+        pitch = [
+            name for name in ("radius_semitones", "radius_hz") if getattr(self, name) is not None
+        ]
+        if (self.radius_seconds is None) != (not pitch) or len(pitch) > 1:
+            raise SettingsError(
+                "physical radii are radius_seconds with one of radius_semitones or radius_hz"
+            )
 
     def size_at(self, pressure: float) -> float:
         """The radius scale at ``pressure`` (0..1)."""
@@ -72,4 +92,9 @@ class BrushSettings:
         return from_mapping(cls, values, what="brush setting")
 
     def to_dict(self) -> dict[str, Any]:
-        return to_mapping(self)
+        """The settings as JSON values; physical radii only when given."""
+        values = to_mapping(self)
+        for name in ("radius_seconds", "radius_semitones", "radius_hz"):
+            if values[name] is None:
+                del values[name]
+        return values

@@ -31,15 +31,17 @@ def tile_for(radius: float) -> int:
 
 
 class TileMap:
-    """Tensors ``[..., tile_bins, tile_frames]`` for the touched tiles of an ``n_bins x n_frames`` grid.
+    """Tensors ``[..., tile_bins, tile_frames]`` for the touched tiles of an ``n_bins x n_frames`` grid
+    (of coefficient block ``block``).
 
     Tiles at the grid's far edges are cut to the grid, so a tile's tensor always matches its box.
     """
 
-    def __init__(self, n_bins: int, n_frames: int, *, tile: int = TILE):
+    def __init__(self, n_bins: int, n_frames: int, *, tile: int = TILE, block: int = 0):
         self.n_bins = n_bins
         self.n_frames = n_frames
         self.tile = tile
+        self.block = block
         self.tiles: dict[tuple[int, int], torch.Tensor] = {}
 
     def keys(self, box: Region) -> Iterator[tuple[int, int]]:
@@ -55,7 +57,7 @@ class TileMap:
         """The grid cells of tile ``key``."""
         row, column = key
         t = self.tile
-        box = Region(row * t, (row + 1) * t, column * t, (column + 1) * t, channels)
+        box = Region(row * t, (row + 1) * t, column * t, (column + 1) * t, channels, self.block)
         return box.clipped(self.n_bins, self.n_frames)
 
     def ensure(self, box: Region, make: Callable[[Region], torch.Tensor]) -> list[tuple[int, int]]:

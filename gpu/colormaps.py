@@ -16,6 +16,8 @@ import numpy as np
 from spectropaint.transforms.errors import SettingsError
 
 MAGNITUDE_COLORMAPS = ("magma", "viridis", "inferno", "plasma", "hot", "grayscale")
+COLORMAP_ALIASES = {"gray": "grayscale", "grey": "grayscale"}
+"""Other names people use for a table (matplotlib's, and the README's, for grayscale)."""
 CYCLIC_COLORMAPS = ("twilight",)
 TABLE_SIZE = 256
 
@@ -32,6 +34,11 @@ def colormap_tables() -> dict[str, np.ndarray]:
         table.flags.writeable = False
         tables[name] = table
     return tables
+
+
+def canonical_colormap(name: str) -> str:
+    """The table's own name for ``name`` (``'gray'`` is ``'grayscale'``)."""
+    return COLORMAP_ALIASES.get(name, name)
 
 
 def colormap_index(name: str, *, cyclic: bool = False) -> int:

@@ -1,5 +1,6 @@
 """Channels stacked in lanes: channel 0 (left) on top, then the others, up to :data:`MAX_LANES`,
-each drawn by a renderer of its own into a band of one picture.
+each drawn by a renderer of its own (:func:`~spectropaint.gpu.renderer_choice.renderer_for`: the
+STFT's or the NSGT's) into a band of one picture.
 
 :func:`lane_bands` places the bands (no GPU); :class:`LaneRenderer` draws them in one render pass,
 each renderer clipped to its band, where the shader sees the band as a picture of its own (its
@@ -15,6 +16,7 @@ import wgpu
 from spectropaint.gpu.errors import gpu_errors
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.gpu.renderer_choice import renderer_for
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
 from spectropaint.transforms.regions import Region
@@ -126,7 +128,7 @@ class LaneRenderer:
         for channel in wanted:
             lane_view = dataclasses.replace(view, channel=channel)
             if channel not in self._renderers:
-                self._renderers[channel] = SpectrogramRenderer(
+                self._renderers[channel] = renderer_for(
                     self.device, self.document, view=lane_view, max_texture_dim=self.max_texture_dim
                 )
             self._renderers[channel].view = lane_view

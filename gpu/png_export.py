@@ -23,9 +23,13 @@ from spectropaint.gpu.errors import GPUUnavailableError, ImageFileError, gpu_err
 from spectropaint.gpu.png_axes import PictureFrame
 from spectropaint.gpu.png_writer import PngStreamWriter
 from spectropaint.gpu.renderer import TARGET_FORMAT, SpectrogramRenderer
+from spectropaint.gpu.renderer_choice import renderer_for
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.errors import Cancelled, SettingsError
-from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.atomic_write import atomic_path
+from spectropaint.transforms.files.audio_file import format_bytes
+from spectropaint.transforms.files.file_reasons import describe_os_error
+from spectropaint.transforms.host_memory import available_memory
 
 PIECE_LIMIT = 4096
 """Widest and tallest render target used, in pixels (lower if the adapter's limit is lower)."""
@@ -54,14 +58,39 @@ class PngReport:
         )
 
 
-def _check_size(size: tuple[int, int] | None, native: tuple[int, int]) -> tuple[int, int]:
-    if size is None:
-        return native
-    width, height = size
+MAX_PIXELS = 2**30
+"""The most pixels a PNG may have (about 1.07 billion: the native picture of three hours at
+44.1 kHz, hop 512; 3.2 GB of RGB for whatever opens it)."""
+
+
+def check_size(width: int, height: int) -> None:
+    """Refuse a picture the PNG format, this limit or the memory for one row would not allow.
+
+    Raises
+    ------
+    SettingsError
+        With the size and the limit it breaks.
+    """
     if not (isinstance(width, int) and isinstance(height, int) and width >= 1 and height >= 1):
-        raise SettingsError(f"PNG size must be two positive integers, not {size!r}")
+        raise SettingsError(f"PNG size must be two positive integers, not {width!r}x{height!r}")
     if width >= 2**31 or height >= 2**31:
         raise SettingsError(f"PNG size {width}x{height} is beyond the format's 2**31 - 1 pixels")
+    if width * height > MAX_PIXELS:
+        raise SettingsError(
+            f"PNG size {width}x{height} is {width * height / 1e6:.0f} million pixels, more than "
+            f"the {MAX_PIXELS / 1e6:.0f} million allowed"
+        )
+    row, budget = 3 * width, available_memory()
+    if budget is not None and row > budget:
+        raise SettingsError(
+            f"PNG size {width}x{height}: one row of it needs {format_bytes(row)}, "
+            f"{format_bytes(budget)} is available"
+        )
+
+
+def _check_size(size: tuple[int, int] | None, native: tuple[int, int]) -> tuple[int, int]:
+    width, height = native if size is None else size
+    check_size(width, height)
     return width, height
 
 
@@ -134,15 +163,16 @@ def export_png(
         freq_range=freq_range,
     )
     started = time.perf_counter()
+    n_bins, n_frames = document.blocks[0].magnitude.shape[-2:]
+    width, height = _check_size(size, (n_frames, n_bins))  # before any work
     own_renderer = renderer is None
     try:
         if own_renderer:
-            renderer = SpectrogramRenderer(
-                shared_device(), document, max_texture_dim=max_texture_dim
-            )
+            renderer = renderer_for(shared_device(), document, max_texture_dim=max_texture_dim)
         try:
             geometry = renderer.geometry
-            width, height = _check_size(size, native_size(view, geometry))
+            if size is None:  # a pixel per frame and bin of what the view shows
+                width, height = native_size(view, geometry)
             frame = PictureFrame(width, height, view=view, geometry=geometry, axes=axes)
             limit = min(
                 PIECE_LIMIT,

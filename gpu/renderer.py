@@ -35,7 +35,7 @@ from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES, warp
-from spectropaint.transforms.regions import Region
+from spectropaint.transforms.regions import Region, Regions
 
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
@@ -68,43 +68,50 @@ def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.G
     )
 
 
+BINDINGS = {
+    "uniform": {"buffer": {"type": "uniform"}},
+    "storage": {"buffer": {"type": "read-only-storage"}},
+    # r32float binds as unfilterable (no float32-filterable needed)
+    "2d-array": {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d-array"}},
+    "2d": {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d"}},
+}
+
+
 @functools.cache
-def _pipeline(
-    device: wgpu.GPUDevice, target_format: str
+def pipeline(
+    device: wgpu.GPUDevice,
+    target_format: str,
+    *,
+    entry_point: str = "fs_main",
+    sources: tuple[str, ...] = ("spectrogram.wgsl", "overlay.wgsl"),
+    bindings: tuple[tuple[int, str], ...] = (
+        (0, "uniform"),
+        (1, "2d-array"),
+        (2, "2d-array"),
+        (3, "2d"),
+    ),
 ) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
-    """The bind group layout and render pipeline, compiled once per device and target format."""
-
-    # An explicit layout, so that r32float binds as unfilterable (no float32-filterable needed).
-    def texture(binding: int, dimension: str) -> dict:
-        return {
-            "binding": binding,
-            "visibility": wgpu.ShaderStage.FRAGMENT,
-            "texture": {"sample_type": "unfilterable-float", "view_dimension": dimension},
-        }
-
+    """A bind group layout (explicit: ``(binding, kind of BINDINGS)``) and the render pipeline of
+    ``entry_point`` in ``sources``, compiled once per device and target format."""
     layout = device.create_bind_group_layout(
         entries=[
-            {"binding": 0, "visibility": wgpu.ShaderStage.FRAGMENT, "buffer": {"type": "uniform"}},
-            texture(1, "2d-array"),
-            texture(2, "2d-array"),
-            texture(3, "2d"),
+            {"binding": binding, "visibility": wgpu.ShaderStage.FRAGMENT, **BINDINGS[kind]}
+            for binding, kind in bindings
         ]
     )
-    module = device.create_shader_module(
-        label="spectrogram", code=shader_source("spectrogram.wgsl", "overlay.wgsl")
-    )
-    pipeline = device.create_render_pipeline(
-        label="spectrogram",
+    module = device.create_shader_module(label=entry_point, code=shader_source(*sources))
+    render = device.create_render_pipeline(
+        label=entry_point,
         layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
         vertex={"module": module, "entry_point": "vs_main"},
         primitive={"topology": "triangle-list"},
         fragment={
             "module": module,
-            "entry_point": "fs_main",
+            "entry_point": entry_point,
             "targets": [{"format": target_format}],
         },
     )
-    return layout, pipeline
+    return layout, render
 
 
 class SpectrogramRenderer:
@@ -172,7 +179,7 @@ class SpectrogramRenderer:
             self._uniforms = device.create_buffer(
                 size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
             )
-            self._layout, self._pipeline = _pipeline(device, target_format)
+            self._layout, self._pipeline = pipeline(device, target_format)
         self._bind_group: wgpu.GPUBindGroup | None = None
         self._dirty = DirtyRects()
         self._dirty.add(0, self.grid.full_rect())
@@ -218,8 +225,13 @@ class SpectrogramRenderer:
     def _block(self):
         return self.document.blocks[self.block_index]
 
-    def mark_dirty(self, region: Region) -> None:
-        """``region`` of the document changed: upload it before the next frame."""
+    def mark_dirty(self, region: Region | Regions) -> None:
+        """``region`` of the document changed (a box, or boxes of several blocks): upload what of
+        it the textures hold before the next frame."""
+        for part in region.parts:
+            self._mark_box(part)
+
+    def _mark_box(self, region: Region) -> None:
         if region.block != self.block_index:
             return
         region = region.clipped(self.geometry.n_bins, self.geometry.n_frames)

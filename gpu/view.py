@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from spectropaint.gpu.colormaps import colormap_index
+from spectropaint.gpu.colormaps import canonical_colormap, colormap_index
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES
@@ -42,7 +42,7 @@ class ViewSettings:
     Attributes
     ----------
     colormap : str
-        One of ``colormaps.MAGNITUDE_COLORMAPS``.
+        One of ``colormaps.MAGNITUDE_COLORMAPS`` (or an alias of one, such as ``'gray'``).
     floor_db : float or None
         Level (dB relative to a full-scale sine) drawn with the colormap's first colour; ``None``
         means ``-range_db``, so that 0 dBFS is the top colour (Audacity's default picture).
@@ -75,6 +75,7 @@ class ViewSettings:
     overlays: Overlays = field(default_factory=Overlays)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "colormap", canonical_colormap(self.colormap))
         colormap_index(self.colormap)
         colormap_index(self.phase_colormap, cyclic=True)
         if self.freq_scale not in FREQ_SCALES:

@@ -191,13 +191,17 @@ fn lookup(map: u32, value: f32) -> vec3<f32> {
     return mix(low, high, position - f32(index));
 }
 
-fn magnitude_colour(fp: Footprint) -> vec3<f32> {
-    let m = pooled_magnitude(fp);
+// The colour of a magnitude (-1: no cell, the background).
+fn colour_of(m: f32) -> vec3<f32> {
     if (m < 0.0) {
         return BACKGROUND;
     }
     let level = clamp(log2(max(m, 1e-30)) * view.db_a + view.db_b, 0.0, 1.0);
     return lookup(view.colormap, select(0.0, pow(level, view.gamma), level > 0.0));
+}
+
+fn magnitude_colour(fp: Footprint) -> vec3<f32> {
+    return colour_of(pooled_magnitude(fp));
 }
 
 fn phase_colour(fp: Footprint) -> vec3<f32> {

@@ -11,11 +11,12 @@ import sys
 
 import numpy as np
 import pytest
-from bad_audio import DROP_PRIVILEGES, run_python, shared_folder
+from bad_audio import DROP_PRIVILEGES, NOBODY, run_python, shared_folder
 
 from spectropaint.transforms.errors import AudioFileError
-from spectropaint.transforms.files.atomic_write import atomic_path
+from spectropaint.transforms.files.atomic_write import PARTIAL, atomic_path
 from spectropaint.transforms.files.audio_file import write_audio
+from spectropaint.transforms.files.output_paths import OutputRefused
 
 
 def _umask() -> int:
@@ -66,6 +67,56 @@ def test_symbolic_link_is_kept_and_its_target_replaced(tmp_path):
     assert real.read_bytes() == b"new"
 
 
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/full"])
+def test_a_device_is_refused_directly_or_through_a_link_and_stays_a_device(tmp_path, device):
+    """As root, a rename over /dev/null would replace the node with a regular file."""
+    link = tmp_path / "out.wav"
+    link.symlink_to(device)
+    for target, where in ((device, ""), (link, f" ('{device}')")):
+        with pytest.raises(AudioFileError) as caught:
+            write_audio(target, np.zeros((1, 100)), 8000)
+        assert caught.value.reason == (
+            f"not a regular file (character device){where}; nothing is written there"
+        )
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.wav"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a link to another user needs root")
+def test_a_link_another_user_planted_is_not_followed_and_its_target_kept(tmp_path):
+    """The rule of Linux's protected_symlinks: a link is followed only when the user or the owner
+    of its folder owns it; root's own link in the same folder is followed."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    precious = tmp_path / "precious.bin"
+    precious.write_bytes(b"root's")
+    planted = shared / "out.bin"
+    planted.symlink_to(precious)
+    os.lchown(planted, NOBODY, NOBODY)
+    with (
+        pytest.raises(OutputRefused, match=f"is a symbolic link of user {NOBODY}"),
+        atomic_path(planted),
+    ):
+        pytest.fail("the block must not run")
+    assert precious.read_bytes() == b"root's" and planted.is_symlink()
+    os.lchown(planted, 0, 0)
+    with atomic_path(planted) as temporary:
+        temporary.write_bytes(b"new")
+    assert precious.read_bytes() == b"new" and planted.is_symlink()
+
+
+def test_a_name_of_255_bytes_is_written_and_its_temporary_name_shortened(tmp_path):
+    target = tmp_path / ("é" * 125 + "x.wav")  # 255 bytes in UTF-8
+    assert len(os.fsencode(target.name)) == 255
+    seen = []
+    with atomic_path(target) as temporary:
+        seen.append(temporary.name)
+        temporary.write_bytes(b"new")
+    assert target.read_bytes() == b"new"
+    assert len(os.fsencode(seen[0])) <= 255 and PARTIAL.fullmatch(seen[0])
+
+
 def test_missing_folder_is_named(tmp_path):
     target = tmp_path / "nowhere" / "out.wav"
     with pytest.raises(AudioFileError) as caught:
@@ -87,6 +138,7 @@ _WRITE_EACH = f"""
 import json, sys
 import numpy as np
 from spectropaint.transforms.files.audio_file import write_audio
+from spectropaint.transforms.files.output_paths import OutputRefused
 from spectropaint.transforms.errors import AudioFileError
 {DROP_PRIVILEGES}
 results = {{}}
@@ -127,6 +179,7 @@ _WRITE_TOO_MUCH = """
 import json, pathlib, resource, signal, sys
 import numpy as np
 from spectropaint.transforms.files.audio_file import write_audio
+from spectropaint.transforms.files.output_paths import OutputRefused
 from spectropaint.transforms.errors import AudioFileError
 folder = pathlib.Path(sys.argv[1])
 target = folder / "take.wav"

@@ -26,7 +26,7 @@ from bad_audio import (
 from gui_fixtures import write_test_sound
 
 from spectropaint.app.cli import main
-from spectropaint.transforms.files.atomic_write import describe_os_error
+from spectropaint.transforms.files.file_reasons import describe_os_error
 
 OUTPUTS = {"--project": "song.spp", "--wav": "take.wav", "--png": "picture.png"}
 COMMANDS = (("--wav", "--png", "--project"), ("--wav",), ("--png",), ("--project",))

@@ -119,10 +119,22 @@ def test_read_and_write_refuse_regions_outside_the_grid():
         document.read(Region(0, 2000, 0, 10, (0,)))
 
 
-def test_audio_shorter_than_one_frame_is_refused_naming_the_file(tmp_path):
+def test_audio_shorter_than_one_window_opens_padded_and_exports_at_its_own_length(tmp_path):
     path = write_source(tmp_path / "short.wav", music(1.0)[:, :1000], "PCM_16")
-    with pytest.raises(AudioFileError, match=r"short\.wav.*1000 samples.*2048"):
-        Document.from_file(path, device="cpu")
+    document = Document.from_file(path, device="cpu")
+    (notice,) = document.notices.emitted
+    assert f"'{path}': 1000 samples long, shorter than one analysis window (2048" in notice
+    assert document.n_samples == 1000 and document.blocks[0].n_frames == 1 + 2048 // 512
+    document.export(tmp_path / "same.wav")
+    assert np.array_equal(raw(tmp_path / "same.wav"), raw(path))  # unedited: bit for bit
+
+    block = document.blocks[0]
+    halve(document, Region(0, block.n_bins, 0, block.n_frames, (0, 1)))
+    document.export(tmp_path / "half.wav")
+    before, after = raw(path).astype(np.float64), raw(tmp_path / "half.wav").astype(np.float64)
+    assert after.shape == before.shape
+    gain_db = 20 * np.log10(np.linalg.norm(after) / np.linalg.norm(before))
+    assert gain_db == pytest.approx(-6.02, abs=0.1)  # halved everywhere, padding cut off
 
 
 def test_unavailable_device_is_a_settings_error():

@@ -13,7 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from bad_audio import make_bad_files, make_bad_projects, make_unreadable_file, shared_folder
+from bad_audio import (
+    make_bad_files,
+    make_bad_projects,
+    make_damaged_files,
+    make_unreadable_file,
+    shared_folder,
+)
 from fault_driver import document_digest, drive_window
 from gui_fixtures import NO_OUTPUT, write_test_sound
 from PySide6.QtCore import QSettings
@@ -112,3 +118,34 @@ def test_unreadable_file_as_a_user_shows_one_dialog_and_keeps_the_document():
     title, text = step["dialogs"][0]
     assert title == "Cannot open" and f"'{locked}'" in text and reason in text, text
     assert step["same_document"] and step["document"] == outcome["document_before"]
+
+
+DAMAGED_CASES = ["truncated_wav", "nan_in_float", "ogg_bad_checksum"]
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory):
+    return make_damaged_files(tmp_path_factory.mktemp("damaged"))
+
+
+@pytest.mark.parametrize("case", DAMAGED_CASES)
+def test_damaged_file_opens_what_is_usable_and_says_so_in_the_status_bar(
+    case, damaged, window, qtbot, monkeypatch
+):
+    good_path = window.session.path
+    shown = []
+    monkeypatch.setattr(
+        QMessageBox, "critical", lambda parent, title, text: shown.append((title, text))
+    )
+    with qtbot.captureExceptions() as escaped:
+        window.open_path(str(damaged[case].path))
+        qtbot.waitUntil(lambda: window.job is None, timeout=HANG_TIMEOUT_MS)
+        qtbot.waitUntil(
+            lambda: damaged[case].warning in window.statusBar().currentMessage(),
+            timeout=HANG_TIMEOUT_MS,
+        )
+    assert [str(exc) for _, exc, _ in escaped] == [] and shown == []
+    assert window.session.path == str(damaged[case].path)
+    assert f"'{damaged[case].path}'" in window.statusBar().currentMessage()
+    window.open_path(good_path)  # the next cases expect the good sound
+    qtbot.waitUntil(lambda: window.job is None and window.session.path == good_path)

@@ -19,7 +19,7 @@ from fault_driver import drive_window
 from gui_fixtures import write_test_sound
 
 from spectropaint.app.files.project_actions import PROJECT_FILTER
-from spectropaint.transforms.files.atomic_write import describe_os_error
+from spectropaint.transforms.files.file_reasons import describe_os_error
 
 pytestmark = [pytest.mark.gpu]
 

@@ -12,7 +12,7 @@ import pytest
 from gui_fixtures import JACK_RATE, jack_server  # noqa: F401 - fixture
 
 from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
-from spectropaint.app.playback.resynthesis import CHUNK_FRAMES, Resynthesizer, merge_spans
+from spectropaint.app.playback.resynthesis import CHUNK_SAMPLES, Resynthesizer, merge_spans
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
@@ -237,21 +237,22 @@ def test_merge_spans_joins_overlapping_and_touching_spans():
 
 def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
     rng = np.random.default_rng(2)
-    signal = 0.2 * rng.standard_normal((2, 8000 * 4))
+    signal = 0.2 * rng.standard_normal((2, 8000 * 30))
     document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
     engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
     lock = threading.Lock()
     calls = []
-    edited_span = document.edited_span
+    edited_between = document.edited_between
 
-    def spying_edited_span(frame0, frame1, **kwargs):
-        calls.append((frame0, frame1, lock.locked()))
-        return edited_span(frame0, frame1, **kwargs)
+    def spying_edited_between(start, stop):
+        calls.append((start, stop, lock.locked()))
+        return edited_between(start, stop)
 
-    document.edited_span = spying_edited_span
+    document.edited_between = spying_edited_between
     resynthesizer = Resynthesizer(document, engine, lock)
     try:
-        region = Region(10, 60, 20, 20 + 3 * CHUNK_FRAMES + 7, (0, 1))
+        frames = (3 * CHUNK_SAMPLES + 700) // 64
+        region = Region(10, 60, 20, 20 + frames, (0, 1))
         magnitude, phase = document.read(region)
         with lock:
             document.write(region, magnitude * 0.25, phase)
@@ -259,12 +260,12 @@ def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
         assert resynthesizer.wait_idle(30) and resynthesizer.error is None
     finally:
         resynthesizer.close()
-        document.edited_span = edited_span
+        document.edited_between = edited_between
     np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
     assert np.abs(engine.edited() - as_played(signal)).max() > 0.01
-    # chunk by chunk, each read under the lock, together covering the region's frames
-    assert all(f1 - f0 <= CHUNK_FRAMES and held for f0, f1, held in calls)
-    assert calls[0][0] == region.frame0 and calls[-1][1] == region.frame1 and len(calls) == 4
+    # chunk by chunk, each read under the lock, together covering the samples the region reaches
+    assert all(b - a <= CHUNK_SAMPLES and held for a, b, held in calls)
+    assert (calls[0][0], calls[-1][1]) == document.samples_of(region) and len(calls) == 4
 
 
 def test_playing_until_a_sample_stops_there():

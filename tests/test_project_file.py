@@ -12,21 +12,23 @@ import struct
 import subprocess
 import sys
 import time
+import tracemalloc
 import zipfile
 
 import numpy as np
 import pytest
 import soundfile as sf
 import torch
+from bad_audio import write_silence_project, write_zip_bomb
 
 from spectropaint.brushes.recorded import FORMAT as STROKES_FORMAT
 from spectropaint.brushes.recorded import VERSION as STROKES_VERSION
 from spectropaint.brushes.recorded import apply_strokes, load_strokes, stroke_from_dict
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import Cancelled, ProjectFileError
+from spectropaint.transforms.files.atomic_write import STALE_PARTIAL_SECONDS
 from spectropaint.transforms.files.audio_file import AudioData, AudioFormat
 from spectropaint.transforms.files.project_file import (
-    STALE_PARTIAL_SECONDS,
     is_project,
     load_project,
     save_project,
@@ -36,6 +38,7 @@ from spectropaint.transforms.stft import STFTSettings
 
 RATE = 44100
 SMALL = STFTSettings(n_fft=512, hop=128)
+STROKES_HEADER = {"format": "spectropaint-strokes", "version": 1}
 
 
 def music(seconds: float, channels: int = 2, seed: int = 0) -> np.ndarray:
@@ -320,7 +323,8 @@ def first_edit(path) -> dict:
         (lambda m: m["audio"].update(sample_rate=True), "wrong type"),
         (lambda m: m["transform"]["settings"].update(hop=4096), "hop must be"),
         (lambda m: m["transform"]["settings"].update(colour="red"), "bad transform settings"),
-        (lambda m: m["transform"].update(name="nsgt"), "unknown transform 'nsgt'"),
+        (lambda m: m["transform"].update(name="wavelet"), "unknown transform 'wavelet'"),
+        (lambda m: m["transform"].update(name="nsgt"), "bad nsgt settings"),
         (lambda m: m["audio"]["storage"].update(member="../audio.flac"), "unknown audio member"),
         (lambda m: m["strokes"].update(count=5), "holds 1 strokes, the manifest declares 5"),
         (lambda m: m.pop("view"), "manifest field view is missing"),
@@ -403,6 +407,65 @@ def test_a_huge_declared_size_is_refused_before_reading(saved, tmp_path, member)
     refused(path, f"member '{name}' declares 4294967280 bytes")
 
 
+@pytest.mark.parametrize(
+    ("value", "where"), [(np.nan, "magnitude"), (3e38, "magnitude"), (np.inf, "phase")]
+)
+def test_edits_that_would_overflow_are_refused_naming_the_member(saved, tmp_path, value, where):
+    """NaN, infinite or absurd stored edits are refused at load, not blamed on an export later."""
+    entry = first_edit(saved[0])
+    with zipfile.ZipFile(saved[0]) as archive:
+        values = np.load(io.BytesIO(archive.read(entry["member"])))
+    values[1, 0 if where == "magnitude" else 1, 3, 0] = value
+    rewrite(saved[0], tmp_path / "bad.spp", replace={entry["member"]: npy_bytes(values)})
+    refused(
+        tmp_path / "bad.spp",
+        rf"member '{entry['member']}' holds NaN, infinite or absurd coefficients .* channel 2",
+    )
+    values[1, 0, 3, 0] = 1e19  # loud, but finite all the way through: kept
+    values[1, 1, 3, 0] = 0.0
+    rewrite(saved[0], tmp_path / "loud.spp", replace={entry["member"]: npy_bytes(values)})
+    document = load_project(tmp_path / "loud.spp").document
+    assert np.isfinite(document.edited_samples()).all()
+
+
+def test_audio_samples_that_are_not_finite_are_refused(tmp_path):
+    samples = music(0.5).astype(np.float32).astype(np.float64)
+    document = Document.from_samples(samples, RATE, settings=SMALL, device="cpu")
+    save_project(document, tmp_path / "p.spp")
+    stored = samples.astype("<f4")
+    stored[1, RATE // 4] = np.nan  # channel 2 at 0.250 s
+    rewrite(tmp_path / "p.spp", tmp_path / "nan.spp", replace={"audio.npy": npy_bytes(stored)})
+    refused(tmp_path / "nan.spp", r"'audio.npy' holds a NaN, .* channel 2 at 0\.250 s")
+
+
+def test_a_member_that_inflates_past_its_declared_size_is_never_inflated_in_memory(tmp_path):
+    """256 MiB of spaces that declare 300 bytes: reading stops at 300, and the CRC refuses it."""
+    path = write_zip_bomb(tmp_path / "bomb.spp", inflated=2**28, declared=300)
+    tracemalloc.start()
+    try:
+        refused(path, r"damaged archive \(Bad CRC-32 for file 'manifest.json'\)")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, peak  # not the 256 MiB it would inflate to
+
+
+def test_a_whole_project_that_would_not_fit_is_refused_before_inflating(tmp_path):
+    """Ten minutes of deflated silence is a few kB, but needs gigabytes once opened."""
+    frames = 600 * RATE
+    path = write_silence_project(tmp_path / "silence.spp", seconds=600, settings=SMALL, rate=RATE)
+    assert path.stat().st_size < 2_000_000
+    need = 2 * frames * 8 + 2 * 257 * (1 + frames // SMALL.hop) * 8  # samples, spectrogram
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProjectFileError, match=r"too large: would need .*audio 423\.4 MB"):
+            load_project(path, max_bytes=need // 2)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, peak
+
+
 def test_truncated_corrupt_and_non_zip_files_are_refused(saved, tmp_path):
     data = saved[0].read_bytes()
     (tmp_path / "half.spp").write_bytes(data[: len(data) // 2])
@@ -420,7 +483,7 @@ def test_truncated_corrupt_and_non_zip_files_are_refused(saved, tmp_path):
     os.mkfifo(tmp_path / "pipe.spp")
     refused(tmp_path / "pipe.spp", "not a regular file")
     rewrite(saved[0], tmp_path / "json.spp", replace={"manifest.json": b'{"format": NaN'})
-    refused(tmp_path / "json.spp", "'manifest.json' is not valid JSON")
+    refused(tmp_path / "json.spp", "'manifest.json': not valid JSON")
 
 
 def test_random_corruption_is_refused_or_harmless(saved, tmp_path):
@@ -479,8 +542,8 @@ def test_stale_temporary_files_of_killed_saves_are_removed_and_live_ones_kept(tm
     for path in (stale, other):
         os.utime(path, (old, old))
     save_project(document, tmp_path / "p.spp")
-    assert not stale.exists()
-    assert fresh.exists() and other.exists()
+    assert not stale.exists() and not other.exists()
+    assert fresh.exists()
     assert_same_document(load_project(tmp_path / "p.spp").document, document)
 
 

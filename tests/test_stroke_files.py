@@ -2,11 +2,16 @@
 
 import importlib.resources
 import json
+import os
+import re
+import time
 
 import numpy as np
 import pytest
 
 from spectropaint.brushes.recorded import (
+    MAX_EVENTS_PER_STROKE,
+    MAX_STROKES,
     RecordedStroke,
     apply_strokes,
     load_strokes,
@@ -144,14 +149,62 @@ def test_recorded_events_are_packed_and_read_back_exactly():
         ("{not json", "not valid JSON"),
         ('{"format": "other"}', "not a strokes file"),
         ('{"format": "spectropaint-strokes", "version": 7, "strokes": []}', "version 7 is not 1"),
+        ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep"),
+        ('{"format": ' + "9" * 5001 + "}", "a number has 5001 digits in a row"),
+        ('{"format": ' + "9" * 401 + "}", "a number has 401 digits in a row"),
+        ('{"format": 1e400}', "the exponent 400: beyond the range of a float"),
+        ('{"format": NaN}', "NaN is not allowed"),
+        (b"\xff\xfe garbage", "not UTF-8 text"),
     ],
 )
 def test_unreadable_files_name_the_file_and_reason(tmp_path, content, message):
     path = tmp_path / "bad.json"
-    path.write_text(content)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
     with pytest.raises(SettingsError, match=message) as caught:
         load_strokes(path)
-    assert str(path) in str(caught.value)
+    assert f"'{path}'" in str(caught.value)
+
+
+def test_a_digit_run_inside_a_string_is_not_a_number(tmp_path):
+    stroke = valid_stroke()
+    stroke["brush"] = "gain" + "7" * 100  # refused as a brush, not as a number
+    path = strokes_file(tmp_path / "s.json", stroke)
+    with pytest.raises(SettingsError, match="unknown brush"):
+        load_strokes(path)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda folder: "/dev/zero", "not a regular file (character device)"),
+        (lambda folder: "/dev/urandom", "not a regular file (character device)"),
+        (
+            lambda folder: os.mkfifo(folder / "fifo.json") or folder / "fifo.json",
+            "not a regular file (named pipe)",
+        ),
+        (lambda folder: folder, "is a folder"),
+    ],
+    ids=["zero", "urandom", "fifo", "folder"],
+)
+def test_special_files_are_refused_at_once(tmp_path, make, message):
+    """No read that never ends (/dev/zero) or never starts (a FIFO with no writer)."""
+    path = make(tmp_path)
+    started = time.monotonic()
+    with pytest.raises(
+        SpectroPaintError, match=re.escape(f"cannot open strokes file '{path}': {message}")
+    ):
+        load_strokes(path)
+    assert time.monotonic() - started < 5  # no read: a FIFO's would wait for ever
+
+
+def test_absurd_counts_are_refused_by_the_documented_limits(tmp_path):
+    events = [[i / 60, 10.0, 10.0] for i in range(MAX_EVENTS_PER_STROKE + 1)]
+    path = strokes_file(tmp_path / "s.json", valid_stroke(), valid_stroke(events=events))
+    with pytest.raises(SettingsError, match=f"stroke 2: {MAX_EVENTS_PER_STROKE + 1} events, more"):
+        load_strokes(path)
+    path = strokes_file(tmp_path / "many.json", *[valid_stroke()] * (MAX_STROKES + 1))
+    with pytest.raises(SettingsError, match=f"{MAX_STROKES + 1} strokes, more than the"):
+        load_strokes(path)
 
 
 @pytest.mark.parametrize(

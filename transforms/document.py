@@ -27,20 +27,21 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import torch
 
+from spectropaint.transforms.analysis import AnalysisSettings, make_transform
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
 from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.audio_file import (
     AudioData,
     AudioFormat,
     ExportReport,
-    available_memory,
     default_export_subtype,
     load_audio,
     write_audio,
 )
+from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
 from spectropaint.transforms.regions import Region
-from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.stft import STFTSettings
 from spectropaint.transforms.torch_device import (
     choose_device,
     continue_on_cpu_notice,
@@ -86,6 +87,13 @@ class CoefficientBlock:
         return self.magnitude.shape[2]
 
 
+def _padded_for_analysis(samples: np.ndarray, minimum: int) -> np.ndarray:
+    """``samples`` ``[C, N]``, or a copy padded with zeros to ``minimum`` samples when shorter."""
+    if samples.shape[-1] >= minimum:
+        return samples
+    return np.pad(samples, ((0, 0), (0, minimum - samples.shape[-1])))
+
+
 class _Rising:
     """A progress callback that never goes back (an analysis restarted on the CPU starts at 0)."""
 
@@ -114,7 +122,8 @@ class Document:
     Parameters
     ----------
     audio : AudioData
-    settings : STFTSettings, optional
+    settings : STFTSettings or NSGTSettings, optional
+        The transform (default: the STFT's defaults).
     device : str or torch.device, optional
         See :func:`~spectropaint.transforms.torch_device.choose_device`. A GPU whose free memory the
         coefficients would not fit is replaced by the CPU, with a notice.
@@ -141,7 +150,7 @@ class Document:
         self,
         audio: AudioData,
         *,
-        settings: STFTSettings | None = None,
+        settings: AnalysisSettings | None = None,
         device: str | torch.device | None = None,
         progress: Progress | None = None,
         reserve_bytes: int | ReserveEstimate = 0,
@@ -152,12 +161,23 @@ class Document:
         self._full_scale: float | None = None
         self.notices: Event[str] = Event(remember=True)
         """Messages for the person at the program (a switch to the CPU); replayed to late listeners."""
-        channels, n = audio.samples.shape
-        minimum = self.settings.min_samples()
-        if n < minimum:
-            self._refuse(
-                f"audio is {n} samples long, shorter than one analysis frame ({minimum} samples)"
+        channels, length = audio.samples.shape
+        try:
+            minimum = make_transform(self.settings, audio.format.sample_rate).min_samples()
+        except SettingsError as err:  # settings that do not fit this sample rate
+            self._refuse(str(err))
+        self._signal = _padded_for_analysis(audio.samples, minimum)
+        """The samples analysed: the audio itself, or a copy padded with silence to one window."""
+        n = self._signal.shape[-1]
+        warnings = list(audio.warnings)
+        if n > length:
+            warnings.append(
+                f"{length} samples long, shorter than one analysis window ({n} samples): "
+                "padded with silence for analysis; exported at its own length"
             )
+        if warnings:  # one notice: a status bar shows the last one only
+            path = f"'{audio.path}': " if audio.path is not None else ""
+            self.notices.emit(path + "; ".join(warnings))
         budget = max_bytes
         available = available_memory()
         if budget is None and available is not None:
@@ -175,7 +195,9 @@ class Document:
             self._refuse(plan.refusal)
         self.device = plan.device
         limit_fft_plans(self.device)
-        self.transform: Transform = STFT(self.settings, device=self.device)
+        self.transform: Transform = make_transform(
+            self.settings, audio.format.sample_rate, self.device
+        )
         if plan.notice is not None:
             self.notices.emit(plan.notice)
         self.blocks: list[CoefficientBlock] = []
@@ -206,7 +228,7 @@ class Document:
     def _device_samples(self) -> torch.Tensor:
         """The samples the transform reads: the float64 array itself on the CPU (no copy); float32
         elsewhere, converted slice by slice (the analysis rounds to float32 either way)."""
-        samples = np.ascontiguousarray(self.audio.samples)
+        samples = np.ascontiguousarray(self._signal)
         if self.device == CPU:
             return torch.from_numpy(samples)
         out = torch.empty(samples.shape, dtype=torch.float32, device=self.device)
@@ -222,7 +244,7 @@ class Document:
         cls,
         path: str | os.PathLike,
         *,
-        settings: STFTSettings | None = None,
+        settings: AnalysisSettings | None = None,
         device: str | torch.device | None = None,
         progress: Progress | None = None,
         reserve_bytes: int | ReserveEstimate = 0,
@@ -238,6 +260,12 @@ class Document:
         budget = available_memory() if max_bytes is None else max_bytes
 
         def admit(audio_format: AudioFormat, frames: int) -> str | None:
+            try:
+                return _plan(audio_format, frames)
+            except SettingsError as err:  # settings that do not fit this file's sample rate
+                return str(err)
+
+        def _plan(audio_format: AudioFormat, frames: int) -> str | None:
             return plan_document(
                 frames,
                 audio_format.channels,
@@ -267,7 +295,7 @@ class Document:
         samples: np.ndarray,
         sample_rate: int,
         *,
-        settings: STFTSettings | None = None,
+        settings: AnalysisSettings | None = None,
         device: str | torch.device | None = None,
         subtype: str = "FLOAT",
         progress: Progress | None = None,
@@ -311,6 +339,7 @@ class Document:
 
     @property
     def n_samples(self) -> int:
+        """The audio's length in samples (the analysis of a very short file covers more)."""
         return self.audio.samples.shape[-1]
 
     @property
@@ -324,6 +353,9 @@ class Document:
 
         Measured once by analysing a test tone, so it holds for any transform, window and scaling.
         """
+        stated = getattr(self.transform, "full_scale", None)  # the NSGT states its own (1)
+        if stated is not None:
+            return stated
         if self._full_scale is None:
             block = self.blocks[0]
             bin_index = max(1, block.n_bins // 4)
@@ -372,7 +404,7 @@ class Document:
         previous = self.device
         if previous != CPU:
             self.device = CPU
-            self.transform = STFT(self.settings, device=CPU)
+            self.transform = make_transform(self.settings, self.sample_rate, CPU)
             self._samples = self._device_samples()
             for block in self.blocks:
                 block.magnitude = block.magnitude.to(CPU)
@@ -410,6 +442,20 @@ class Document:
         block.phase[index] = phase.to(block.phase.device, torch.float32)
         block.edited_frames[region.frame0 : region.frame1] = True
 
+    def magnitude_at(self, seconds: float, hz: float) -> np.ndarray | None:
+        """Magnitude per channel ``[C]`` of the cell nearest ``seconds`` and ``hz``: the STFT's
+        block, or the NSGT's nearest band (the sum of its two blocks at that time); None outside
+        the grid."""
+        if self.transform.name == "nsgt":
+            return self.transform.magnitude_at(self.blocks, seconds, hz)
+        block = self.blocks[0]
+        step = block.hop / self.sample_rate
+        frame = round((seconds - float(block.frame_seconds[0])) / step)
+        bin_ = round(hz / float(block.band_hz[1]))
+        if not (0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins):
+            return None
+        return block.magnitude[:, bin_, frame].cpu().numpy()
+
     # ------------------------------------------------------------------------------ resynthesis
     def _difference(self, block_index: int, frame0: int, frame1: int) -> torch.Tensor:
         """``edited - original`` coefficients of frames ``[frame0, frame1)``, zero where unedited."""
@@ -423,50 +469,76 @@ class Document:
         return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_span(self, frame0: int, frame1: int, *, block: int = 0) -> tuple[int, np.ndarray]:
-        """The edited signal over the samples frames ``[frame0, frame1)`` reach.
+        """The edited signal over the samples frames ``[frame0, frame1)`` of ``block`` reach.
 
-        Returns ``(first_sample, samples [C, n])``: the original samples plus the inverse of the
-        differences of every edited frame that reaches them. Costs time in proportion to the span.
-        Should the device run out of memory, the document continues on the CPU.
+        Returns ``(first_sample, samples [C, n])``: see :meth:`edited_between`.
         """
-        return self.on_cpu_after_oom(
-            "resynthesising", lambda: self._edited_span(frame0, frame1, block)
+        start, stop = self.transform.samples_reached(block, frame0, frame1, self.n_samples)
+        return start, self.edited_between(start, stop)
+
+    def samples_of(self, region: Region) -> tuple[int, int]:
+        """The half-open span of samples that editing ``region`` changes."""
+        return self.transform.samples_reached(
+            region.block, region.frame0, region.frame1, self.n_samples
         )
 
-    def _edited_span(self, frame0: int, frame1: int, block: int) -> tuple[int, np.ndarray]:
-        n = self.n_samples
-        start, stop = self.transform.samples_reached(block, frame0, frame1, n)
+    def edited_between(self, start: int, stop: int) -> np.ndarray:
+        """The edited signal over samples ``[start, stop)``, ``[C, stop - start]`` float64.
+
+        The original samples plus the inverse of the differences of every edited frame, of every
+        block, that reaches them. Costs time in proportion to the span. Should the device run out
+        of memory, the document continues on the CPU.
+        """
+        return self.on_cpu_after_oom("resynthesising", lambda: self._edited_between(start, stop))
+
+    def _edited_between(self, start: int, stop: int) -> np.ndarray:
+        n = self._signal.shape[-1]  # what was analysed: a short file's padding included
+        stop = max(start, min(stop, self.n_samples))  # the padding of a short file is not audio
         out = self.audio.samples[:, start:stop].copy()
-        lo, hi = self.transform.frames_reaching(block, frame0, frame1, n)
-        edited = self.blocks[block].edited_frames[lo:hi]
-        if not edited.any():
-            return start, out
-        first = lo + int(np.argmax(edited))
-        last = lo + len(edited) - int(np.argmax(edited[::-1]))
-        delta = self._difference(block, first, last)
-        s0, contribution = self.transform.synthesise_frames(delta, block, first, n)
+        pieces = []
+        for index, block in enumerate(self.blocks):
+            lo, hi = self.transform.frames_over(index, start, stop, n)
+            edited = block.edited_frames[lo:hi]
+            if not edited.any():
+                continue
+            first = lo + int(np.argmax(edited))
+            last = lo + len(edited) - int(np.argmax(edited[::-1]))
+            pieces.append((index, first, self._difference(index, first, last)))
+        if not pieces:
+            return out
+        s0, contribution = self.transform.synthesise_many(pieces, n)
         contribution = contribution.double().cpu().numpy()
         a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
         out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
-        return start, out
+        return out
+
+    def edited_sample_spans(self) -> list[tuple[int, int]]:
+        """Merged half-open sample spans where the edited signal may differ from the original."""
+        spans = sorted(
+            self.transform.samples_reached(index, frame0, frame1, self.n_samples)
+            for index, block in enumerate(self.blocks)
+            for frame0, frame1 in edited_runs(block.edited_frames)
+        )
+        merged: list[tuple[int, int]] = []
+        for start, stop in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
+            else:
+                merged.append((start, stop))
+        return merged
 
     def edited_samples(self, *, progress: Progress | None = None) -> np.ndarray:
         """The whole edited signal ``[C, N]`` float64; the original array itself when unedited.
 
-        ``progress`` is called with the fraction of edited runs done; ``False`` cancels.
+        ``progress`` is called with the fraction of edited sample spans done; ``False`` cancels.
         """
         if not self.is_edited:
             return self.audio.samples
         out = self.audio.samples.copy()
-        runs = [
-            (index, frame0, frame1)
-            for index, block in enumerate(self.blocks)
-            for frame0, frame1 in edited_runs(block.edited_frames)
-        ]
-        for done, (index, frame0, frame1) in enumerate(runs, 1):
-            start, span = self.edited_span(frame0, frame1, block=index)
-            out[:, start : start + span.shape[-1]] = span
-            if progress is not None and progress(done / len(runs)) is False:
+        spans = self.edited_sample_spans()
+        for done, (start, stop) in enumerate(spans, 1):
+            out[:, start:stop] = self.edited_between(start, stop)
+            if progress is not None and progress(done / len(spans)) is False:
                 raise Cancelled("resynthesis cancelled")
         return out
 

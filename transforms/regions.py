@@ -1,8 +1,10 @@
 """Regions of the coefficient grid: the boxes that edits change.
 
 A :class:`Region` is a half-open box of bins and frames in one coefficient block, for a set of
-channels. Everything downstream of an edit (texture uploads, playback resynthesis, undo) works in
-these boxes, so they are plain data with no torch or numpy inside.
+channels; :class:`Regions` holds boxes of several blocks (a stroke on an NSGT document changes
+every block its dabs reach). Everything downstream of an edit (texture uploads, playback
+resynthesis, undo) works in these boxes, so they are plain data with no torch or numpy inside.
+Either one's ``parts`` gives its non-empty boxes.
 """
 
 from __future__ import annotations
@@ -30,14 +32,22 @@ class Region:
         """(bins, frames), numpy order."""
         return (max(0, self.bin1 - self.bin0), max(0, self.frame1 - self.frame0))
 
-    def union(self, other: Region) -> Region:
-        """The smallest box holding both (channels merged); an empty side is ignored."""
+    @property
+    def parts(self) -> tuple[Region, ...]:
+        """The non-empty boxes (this one, or none)."""
+        return () if self.empty else (self,)
+
+    def union(self, other: Region | Regions) -> Region | Regions:
+        """The smallest box holding both (channels merged); an empty side is ignored. Boxes of
+        different blocks give :class:`Regions`."""
+        if isinstance(other, Regions) or (
+            not other.empty and not self.empty and other.block != self.block
+        ):
+            return Regions(self.parts).union(other)
         if other.empty:
             return self
         if self.empty:
             return other
-        if other.block != self.block:
-            raise ValueError("cannot merge regions of different blocks")
         return Region(
             min(self.bin0, other.bin0),
             max(self.bin1, other.bin1),
@@ -60,3 +70,20 @@ class Region:
 
 
 EMPTY = Region(0, 0, 0, 0, ())
+
+
+@dataclass(frozen=True)
+class Regions:
+    """Boxes in several blocks, at most one per block, in block order."""
+
+    parts: tuple[Region, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.parts
+
+    def union(self, other: Region | Regions) -> Regions:
+        boxes = {part.block: part for part in self.parts}
+        for part in other.parts:
+            boxes[part.block] = boxes[part.block].union(part) if part.block in boxes else part
+        return Regions(tuple(boxes[block] for block in sorted(boxes)))

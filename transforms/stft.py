@@ -8,7 +8,6 @@ and added to the rest: that is what resynthesis by difference needs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -107,11 +106,12 @@ class STFT(Transform):
         half = self.n_fft // 2
         return max(0, frame0 * self.hop - half), min(n_samples, (frame1 - 1) * self.hop + half)
 
-    def frames_reaching(
-        self, block: int, frame0: int, frame1: int, n_samples: int
-    ) -> tuple[int, int]:
-        reach = math.ceil(self.n_fft / self.hop) - 1
-        return max(0, frame0 - reach), min(self.n_frames(n_samples), frame1 + reach)
+    def frames_over(self, block: int, start: int, stop: int, n_samples: int) -> tuple[int, int]:
+        # frame t reaches samples [t hop - n_fft/2, t hop + n_fft/2)
+        half = self.n_fft // 2
+        lo = (start - half) // self.hop + 1
+        hi = -(-(stop + half) // self.hop)
+        return max(0, lo), min(self.n_frames(n_samples), hi)
 
     # ------------------------------------------------------------------------------------ forward
     def _padded(self, samples: torch.Tensor, start: int, stop: int) -> torch.Tensor:

@@ -114,10 +114,33 @@ class Transform(ABC):
         """The half-open sample span that frames ``[frame0, frame1)`` of ``block`` contribute to."""
 
     @abstractmethod
-    def frames_reaching(
-        self, block: int, frame0: int, frame1: int, n_samples: int
-    ) -> tuple[int, int]:
-        """All frames whose span overlaps that of frames ``[frame0, frame1)``."""
+    def frames_over(self, block: int, start: int, stop: int, n_samples: int) -> tuple[int, int]:
+        """The half-open span of ``block``'s frames whose samples overlap ``[start, stop)``."""
+
+    def synthesise_many(
+        self, pieces: list[tuple[int, int, torch.Tensor]], n_samples: int
+    ) -> tuple[int, torch.Tensor]:
+        """The summed samples of several frame spans, ``(block, frame0, coefficients)`` each.
+
+        Returns ``(first_sample, samples [C, n])`` clipped to ``[0, n_samples)``, covering every
+        piece's :meth:`synthesise_frames`. Transforms whose blocks share an inverse step (the
+        NSGT's ``irfft`` per slice) do it once for all pieces.
+        """
+        parts = [self.synthesise_frames(c, block, f0, n_samples) for block, f0, c in pieces]
+        lo = min(first for first, _ in parts)
+        hi = max(first + samples.shape[-1] for first, samples in parts)
+        if len(parts) == 1:
+            return parts[0]
+        out = parts[0][1].new_zeros((parts[0][1].shape[0], hi - lo))
+        for first, samples in parts:
+            out[:, first - lo : first - lo + samples.shape[-1]] += samples
+        return lo, out
+
+    def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor | None:
+        """The share of the signal that ``frames`` (int64) of ``block`` carry, float32, where
+        blocks split it over time (the weights of the blocks holding one time sum to 1); None when
+        a block holds all of it."""
+        return None
 
     @abstractmethod
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
@@ -129,7 +152,7 @@ class Transform(ABC):
         """Every block of a whole signal as complex64 ``[C, F, T]``; see :meth:`analyse_frames`."""
         blocks = self._empty_blocks(samples, torch.complex64, 1)
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
-            blocks[index][0][:, :, frame0:frame1] = chunk
+            _store(blocks[index][0], frame0, frame1, chunk)
         return [complex_block for (complex_block,) in blocks]
 
     def analyse_polar(
@@ -143,8 +166,8 @@ class Transform(ABC):
         blocks = self._empty_blocks(samples, torch.float32, 2)
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
             magnitude, phase = blocks[index]
-            magnitude[:, :, frame0:frame1] = chunk.abs()
-            phase[:, :, frame0:frame1] = chunk.angle()
+            _store(magnitude, frame0, frame1, chunk.abs())
+            _store(phase, frame0, frame1, chunk.angle())
         return [(magnitude, phase) for magnitude, phase in blocks]
 
     def _empty_blocks(
@@ -168,7 +191,8 @@ class Transform(ABC):
     ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
         """``(block, frame0, frame1, coefficients)`` for every chunk of every block, in order.
 
-        ``progress`` sees the fraction of frames done after the caller has stored each chunk.
+        Coefficients are ``[C, F, frame1 - frame0]``, or ``[C, F, R, M]`` with ``R * M`` frames
+        (a transform whose frames come ``M`` to a slice). ``progress`` sees the fraction of frames done after the caller has stored each chunk.
         """
         layouts = self.layout(samples.shape[-1], 1)
         total = sum(layout.n_frames for layout in layouts)
@@ -180,3 +204,11 @@ class Transform(ABC):
                 done += frame1 - frame0
                 if progress is not None and progress(done / total) is False:
                     raise Cancelled("analysis cancelled")
+
+
+def _store(target: torch.Tensor, frame0: int, frame1: int, values: torch.Tensor) -> None:
+    """``target[:, :, frame0:frame1] = values``, for ``[C, F, T]`` or ``[C, F, R, M]`` values."""
+    region = target[:, :, frame0:frame1]
+    if values.dim() == 4:
+        region = region.unflatten(-1, values.shape[-2:])
+    region.copy_(values)

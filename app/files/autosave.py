@@ -23,7 +23,8 @@ from PySide6.QtCore import QLockFile, QObject, QTimer, Signal
 
 from spectropaint.app.files.recovery import SessionFiles
 from spectropaint.app.session import Change, Session, Snapshot
-from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.atomic_write import atomic_path
+from spectropaint.transforms.files.file_reasons import describe_os_error
 
 
 class Autosave(QObject):

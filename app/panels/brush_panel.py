@@ -44,8 +44,9 @@ from spectropaint.transforms.errors import SettingsError
 
 SIZE_STEP = 1.25
 """Factor of one press of ``[`` or ``]``."""
-COMMON_FIELDS = {name: spec for name, spec in declared(BrushSettings).items() if name != "channel"}
-"""The settings with a spin box (the channel has a list of its own)."""
+COMMON_FIELDS = {name: spec for name, spec in declared(BrushSettings).items() if not spec.optional}
+"""The settings with an editor (the channel has a list of its own; the physical radii of strokes
+files are not edited here: the panel shows the frames and bins in ms and Hz or semitones)."""
 NO_PRESET = "Size preset..."
 UNDER_POINTER = "lane"
 """The Channels list's entry for editing the channel under the pointer."""
@@ -240,6 +241,8 @@ class BrushPanel(QWidget):
         specs = declared(brush_kind(self.brush).params_type)
         for field, value in self._params.items():
             spec = specs.get(field) or Param(field.replace("_", " ").capitalize())
+            if spec.optional:  # physical offsets of strokes files; the panel shows ms and Hz
+                continue
             if spec.choices:
                 editor = _choice_editor(spec, value)
                 editor.currentTextChanged.connect(lambda _, f=field: self._param_edited(f))

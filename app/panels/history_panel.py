@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
 
 from spectropaint.app.history_list import current_position, go_to, history_entries
 from spectropaint.app.session import Change, Session
-from spectropaint.gpu.geometry import BlockGeometry
 
 
 class HistoryPanel(QWidget):
@@ -28,7 +27,6 @@ class HistoryPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.session: Session | None = None
-        self.geometry: BlockGeometry | None = None
         self._b: int | None = None
         """The step A/B compares with the latest state: the last one clicked or selected."""
         self.list = QListWidget()
@@ -47,17 +45,16 @@ class HistoryPanel(QWidget):
         layout.addWidget(self.list, 1)
         layout.addWidget(self.compare)
         layout.addWidget(self.usage)
-        self.set_session(None, None)
+        self.set_session(None)
 
     def set_session(
         self,
         session: Session | None,
-        geometry: BlockGeometry | None,
         settle: Callable[[], object] = lambda: None,
     ) -> None:
         """Show ``session``'s history; ``settle()`` finishes the painting in progress before a
         step is taken."""
-        self.session, self.geometry, self.settle = session, geometry, settle
+        self.session, self.settle = session, settle
         self._b = None
         self.compare.blockSignals(True)
         self.compare.setChecked(False)
@@ -81,7 +78,7 @@ class HistoryPanel(QWidget):
             self.usage.clear()
             return
         current = current_position(self.session)
-        for entry in history_entries(self.session, self.geometry):
+        for entry in history_entries(self.session):
             item = QListWidgetItem(
                 f"{entry.position}. {entry.text}" if entry.position else entry.text
             )
@@ -109,7 +106,7 @@ class HistoryPanel(QWidget):
         self.go_to(self._b)
 
     def _latest(self) -> int:
-        return len(history_entries(self.session, self.geometry)) - 1
+        return len(history_entries(self.session)) - 1
 
     def _compare_toggled(self, on: bool) -> None:
         """On: hear step B (the one chosen; the step before the latest if none). Off: the latest."""

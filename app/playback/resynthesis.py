@@ -1,10 +1,11 @@
 """Keeping the playback buffer equal to the edited document, on a thread of its own.
 
-Each change of the session (a pointer event of a stroke, an undo, a redo) hands the changed box to
-:meth:`Resynthesizer.schedule`, which only queues it. The worker merges pending frame spans, asks the document for the edited samples those frames
-reach (``Document.edited_span``: original plus the inverse of the difference, in proportion to the
-span) and swaps them into the playback engine (:meth:`PlaybackEngine.update_span`, tear-free while
-playing). The document lock is held only while the document is read, so a stroke waits at most for
+Each change of the session (a pointer event of a stroke, an undo, a redo) hands the changed boxes
+to :meth:`Resynthesizer.schedule`, which only queues the samples they reach. The worker merges
+pending sample spans, asks the document for the edited samples there (``Document.edited_between``:
+the original plus the inverse of the differences of every block's edited frames that reach them, in
+proportion to the span) and swaps them into the playback engine (:meth:`PlaybackEngine.update_span`,
+tear-free while playing). The document lock is held only while the document is read, so a stroke waits at most for
 one span's resynthesis.
 """
 
@@ -17,10 +18,12 @@ from collections.abc import Callable
 import numpy as np
 
 from spectropaint.app.playback.engine import PlaybackEngine
-from spectropaint.transforms.regions import Region
+from spectropaint.transforms.regions import Region, Regions
 
 log = logging.getLogger(__name__)
-CHUNK_FRAMES = 128
+CHUNK_SAMPLES = 65536
+"""Samples resynthesised per hold of the lock (about 1.5 s at 44.1 kHz), so a stroke waits
+at most that long."""
 
 
 def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -61,19 +64,20 @@ class Resynthesizer:
         self.on_span = on_span
         self.error: BaseException | None = None
         self.spans_done = 0
-        self._pending: list[tuple[int, int]] = []
+        self._pending: list[tuple[int, int, int]] = []
         self._busy = False
         self._closing = False
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="resynthesis", daemon=True)
         self._thread.start()
 
-    def schedule(self, region: Region) -> None:
-        """Queue the frames of ``region`` (any thread)."""
-        if region.empty:
+    def schedule(self, region: Region | Regions) -> None:
+        """Queue the samples that ``region``'s boxes reach (any thread)."""
+        spans = [self.document.samples_of(part) for part in region.parts]
+        if not spans:
             return
         with self._condition:
-            self._pending.append((region.frame0, region.frame1))
+            self._pending.extend(spans)
             self._condition.notify_all()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
@@ -96,14 +100,14 @@ class Resynthesizer:
                 spans, self._pending = merge_spans(self._pending), []
                 self._busy = True
             try:
-                for frame0, frame1 in spans:
-                    for chunk0 in range(frame0, frame1, CHUNK_FRAMES):
-                        chunk1 = min(frame1, chunk0 + CHUNK_FRAMES)
+                for start, stop in spans:
+                    for chunk0 in range(start, stop, CHUNK_SAMPLES):
+                        chunk1 = min(stop, chunk0 + CHUNK_SAMPLES)
                         with self.lock:
-                            start, samples = self.document.edited_span(chunk0, chunk1)
-                        self.engine.update_span(start, samples.astype(np.float32))
+                            samples = self.document.edited_between(chunk0, chunk1)
+                        self.engine.update_span(chunk0, samples.astype(np.float32))
                         if self.on_span is not None:
-                            self.on_span(start, start + samples.shape[-1])
+                            self.on_span(chunk0, chunk1)
                     self.spans_done += 1
             except Exception as exc:  # shown by the window; playback keeps the previous samples
                 log.exception("resynthesis failed")

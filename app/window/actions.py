@@ -138,6 +138,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         group="follow",
     ),
     ActionSpec(
+        "analysis",
+        "&View",
+        "&Analysis...",
+        (),
+        "Edit in the STFT or the NSGT (constant-Q, mel, Bark), keeping the edits",
+        separator_before=True,
+    ),
+    ActionSpec(
         "play_pause",
         "&Playback",
         "&Play / Pause",

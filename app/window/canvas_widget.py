@@ -232,19 +232,33 @@ class SpectrogramCanvas(QRenderWidget):
             return
         self.lanes.mark_dirty(region)
         if self._damage is not None:
-            rects = []
+            rects = self._damage_rects(region)
+            if rects is None:
+                self._damage = None
+            elif not rects:
+                return  # out of view: uploaded with the next frame drawn
+            else:
+                self._damage.extend(rects)
+        self.request_draw()
+
+    def _damage_rects(self, region) -> list[tuple[float, float, float, float]] | None:
+        """The canvas rectangles (logical pixels) ``region``'s boxes reach in each lane, or None
+        when the boxes are not cells of the view's grid (an NSGT document's blocks)."""
+        if type(self.renderer) is not SpectrogramRenderer:
+            return None
+        rects = []
+        for part in region.parts:
+            if part.block != 0:
+                return None
+            cells = (part.frame0, part.frame1, part.bin0, part.bin1)
             for lane, (channel, (first, _)) in enumerate(
                 zip(self.lanes.channels, self.bands(), strict=True)
             ):
-                if channel in region.channels:
-                    cells = (region.frame0, region.frame1, region.bin0, region.bin1)
+                if channel in part.channels:
                     rect = self.lane_mapping(lane).cells_rect(*cells)
                     if rect is not None:
                         rects.append((rect[0], rect[1] + first, rect[2], rect[3] + first))
-            if not rects:
-                return  # out of view: uploaded with the next frame drawn
-            self._damage.extend(rects)
-        self.request_draw()
+        return rects
 
     def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
         """The scissor of the frame about to be drawn (``size`` physical pixels), or None to draw

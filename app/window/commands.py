@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from spectropaint.app.files import file_actions, project_actions
+from spectropaint.app.panels.analysis_dialog import change_analysis
 from spectropaint.app.panels.brush_panel import SIZE_STEP
 
 if TYPE_CHECKING:
@@ -101,6 +102,9 @@ class Commands:
 
     def on_fit(self) -> None:
         self.window.canvas.fit()
+
+    def on_analysis(self) -> None:
+        self.window.analysis_dialog = change_analysis(self.window)
 
     def _transport_call(self, method) -> None:
         if self.window.transport is None:

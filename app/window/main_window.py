@@ -36,6 +36,7 @@ from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
 from spectropaint.app.panels.brush_panel import BrushPanel
 from spectropaint.app.panels.history_panel import HistoryPanel
+from spectropaint.app.panels.reference_view import ReferenceView
 from spectropaint.app.panels.tool_palette import ToolPalette
 from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
@@ -185,15 +186,18 @@ class MainWindow(QMainWindow):
         self.view_panel = ViewPanel()
         self.view_panel.changed.connect(self._view_edited)
         self.history_panel = HistoryPanel()
+        self.reference_view = ReferenceView()
         self.docks = {
             title: add_dock(self, title, widget)
             for title, widget in (
                 ("Brush", self.brush_panel),
                 ("View", self.view_panel),
                 ("History", self.history_panel),
+                ("Reference", self.reference_view),
             )
         }
         self.tabifyDockWidget(self.docks["View"], self.docks["History"])
+        self.tabifyDockWidget(self.docks["View"], self.docks["Reference"])
         self.docks["View"].raise_()
         self.panels_menu = panels_menu(
             self.menus["&View"], list(self.docks.values()), [self.palette, self.transport_bar]
@@ -347,6 +351,7 @@ class MainWindow(QMainWindow):
             self._apply_brush(name)
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
         self.view_panel.set_values(view, document.n_channels, canvas.stacked)
+        self.reference_view.set_document(document, view.channel)
         self.brush_panel.set_channel_count(document.n_channels)
         self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
@@ -360,7 +365,7 @@ class MainWindow(QMainWindow):
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
         )
-        self.history_panel.set_session(session, canvas.renderer.geometry, canvas.finish_painting)
+        self.history_panel.set_session(session, canvas.finish_painting)
         self.set_document_actions(True)
         self._update_title()
         canvas.setFocus()
@@ -388,7 +393,7 @@ class MainWindow(QMainWindow):
             self.canvas.close()
             self.canvas.deleteLater()
             self.canvas = None
-        self.history_panel.set_session(None, None)
+        self.history_panel.set_session(None)
         self.session = None
 
     @property
@@ -419,6 +424,7 @@ class MainWindow(QMainWindow):
             "zoom_in_freq",
             "zoom_out_freq",
             "fit",
+            "analysis",
             "clear_selection",
             "brush_smaller",
             "brush_bigger",
@@ -515,12 +521,10 @@ class MainWindow(QMainWindow):
             return
         self.brush_panel.set_reference_hz(point.hz)
         document = self.session.document
-        block = document.blocks[0]
-        frame, bin_ = round(point.frame), round(point.bin)
+        values = document.magnitude_at(point.seconds, point.hz)
         levels = None
-        if 0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins:
-            values = block.magnitude[:, bin_, frame].cpu().tolist()
-            levels = [level_db(value, document.full_scale) for value in values]
+        if values is not None:
+            levels = [level_db(float(value), document.full_scale) for value in values]
         self.readout.setText(
             readout_text(point.seconds, point.hz, levels, self.canvas.view.channel)
         )

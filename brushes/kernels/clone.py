@@ -24,7 +24,11 @@ MAX_OFFSET = 10_000_000
 
 @dataclass(frozen=True)
 class CloneParams(PointwiseParams):
-    """Source minus destination in whole frames and bins (not both zero), and the phase mode."""
+    """Source minus destination in whole frames and bins (not both zero), and the phase mode.
+
+    A stroke in seconds and semitones (or Hz) gives the offset as ``offset_seconds`` and
+    ``offset_pitch`` (in the stroke's pitch unit) instead; each block then rounds it to its cells.
+    """
 
     offset_frames: int = param(
         -64, "Source offset", "frames", low=-MAX_OFFSET, high=MAX_OFFSET, integer=True, decimals=0
@@ -33,11 +37,19 @@ class CloneParams(PointwiseParams):
         0, "Source offset", "bins", low=-MAX_OFFSET, high=MAX_OFFSET, integer=True, decimals=0
     )
     phase: str = param("continue", "Phase", choices=PHASE_MODES)
+    offset_seconds: float | None = param(
+        None, "Source offset", "s", low=-1e6, high=1e6, optional=True, decimals=3
+    )
+    offset_pitch: float | None = param(
+        None, "Source offset", "pitch unit", low=-1e6, high=1e6, optional=True, decimals=2
+    )
 
     def __post_init__(self) -> None:
         check_params(self)
         if self.offset_frames == 0 and self.offset_bins == 0:
             raise SettingsError("the clone offset must not be zero in both frames and bins")
+        if (self.offset_seconds is None) != (self.offset_pitch is None):
+            raise SettingsError("offset_seconds and offset_pitch go together")
 
 
 def clone(

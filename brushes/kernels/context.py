@@ -66,6 +66,10 @@ class DabContext:
     original : torch.Tensor or None [shape=(2, C, Bm, Tm)]
         Dragging brushes only: the region's magnitude and phase as they were when the stroke began
         (measurements taken from these do not drift as the dabs pile up).
+    frame_weight : torch.Tensor or None [shape=(Tm,)], float32
+        The share of the signal each region column carries, where the transform splits the
+        signal between blocks over time (the NSGT's two slice parities: their windows sum to 1);
+        energy a brush adds is weighted by it. None: the whole signal (the STFT).
     """
 
     inner: tuple[slice, slice]
@@ -78,6 +82,7 @@ class DabContext:
     full_scale: float = 1.0
     source: Source | None = None
     original: torch.Tensor | None = None
+    frame_weight: torch.Tensor | None = None
 
 
 Kernel = Callable[

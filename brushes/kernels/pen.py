@@ -33,7 +33,8 @@ def pen(
     params: PenParams,
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The box's coefficients plus a tone of ``level_db`` whose phase follows the bin's frequency."""
+    """The box's coefficients plus a tone of ``level_db`` whose phase follows the bin's frequency
+    (times the frames' share of the signal, where blocks split it over time)."""
     rows, columns = context.inner
     inner = (slice(None), rows, columns)
     tone_phase = phase_ramp(
@@ -43,6 +44,8 @@ def pen(
         sample_rate=context.sample_rate,
     ).to(torch.float32)
     amplitude = context.full_scale * 10.0 ** (params.level_db / 20.0)
+    if context.frame_weight is not None:
+        amplitude = amplitude * context.frame_weight[columns]
     old_magnitude, old_phase = magnitude[inner], phase[inner]
     real = old_magnitude * torch.cos(old_phase) + amplitude * torch.cos(tone_phase)
     imag = old_magnitude * torch.sin(old_phase) + amplitude * torch.sin(tone_phase)

@@ -8,7 +8,9 @@ meandering path whose speed rises and falls (about 600 cells per second on avera
 a spectrogram shown at one cell per screen pixel). It is replayed one event per call, as the canvas
 feeds it, for each brush at radii 8, 32 and 128 cells, on a 10-second and a 10-minute stereo
 document (44.1 kHz, n_fft 2048, hop 512), each event timed alone (CUDA synchronised). The stroke is
-then undone, redone and undone again, timed.
+then undone, redone and undone again, timed. Each stroke is also replayed once with the dabs of an
+event applied one by one (``StrokeSession(fuse=False)``, the path before dabs were fused): the
+``1by1`` column and the ratio ``fused`` give that alternative in the same run.
 
 One torch thread by default: a dab is a few hundred small operations, and on a 2-core machine shared
 with the GUI, the renderer and other processes, two OpenMP threads wait on each other whenever one
@@ -102,10 +104,14 @@ def timed(function, device: torch.device) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def replay(document, history, brush, radius, events) -> tuple[list[float], list[int]]:
+def replay(
+    document, history, brush, radius, events, *, fuse: bool = True
+) -> tuple[list[float], list[int]]:
     """Per-event milliseconds and dab counts of one stroke."""
     settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
-    session = StrokeSession(document, brush, settings, params=BRUSHES[brush], history=history)
+    session = StrokeSession(
+        document, brush, settings, params=BRUSHES[brush], history=history, fuse=fuse
+    )
     times = [timed(lambda e=e: session.add_events([e]), document.device) for e in events]
     session.end()
     counter = DabSpacer(radius_frames=radius, radius_bins=radius, spacing=settings.spacing)
@@ -123,7 +129,7 @@ def bench(documents: dict[str, Document], events: dict[str, list], *, repeat: in
     for brush in BRUSHES:
         for radius in RADII:
             found = {
-                label: {"times": [], "dabs": [], "undo": [], "redo": [], "mib": 0.0}
+                label: {"times": [], "dabs": [], "undo": [], "redo": [], "mib": 0.0, "one": []}
                 for label in documents
             }
             for label, document in documents.items():  # warm-up
@@ -140,6 +146,12 @@ def bench(documents: dict[str, Document], events: dict[str, list], *, repeat: in
                     found[label]["undo"].append(timed(history.undo, document.device))
                     found[label]["redo"].append(timed(history.redo, document.device))
                     history.undo()
+            for label, document in documents.items():  # the alternative: dab by dab
+                history = History(document)
+                found[label]["one"] = replay(
+                    document, history, brush, radius, events[label], fuse=False
+                )[0]
+                history.undo()
             for label, f in found.items():
                 times, dabs = f["times"], f["dabs"]
                 with_dabs = [t for t, d in zip(times, dabs, strict=True) if d]
@@ -153,6 +165,7 @@ def bench(documents: dict[str, Document], events: dict[str, list], *, repeat: in
                         "median_ms": round(statistics.median(times), 3),
                         "p99_ms": round(percentile(times, 99), 3),
                         "median_dab_events_ms": round(statistics.median(with_dabs), 3),
+                        "median_one_by_one_ms": round(statistics.median(f["one"]), 3),
                         "ms_per_dab": round(sum(times) / max(1, sum(dabs)), 3),
                         "undo_ms": round(statistics.median(f["undo"]), 2),
                         "redo_ms": round(statistics.median(f["redo"]), 2),
@@ -165,7 +178,7 @@ def bench(documents: dict[str, Document], events: dict[str, list], *, repeat: in
 
 HEADER = (
     f"{'document':>9} {'brush':>6} {'radius':>6} {'dabs/ev':>7} {'median':>8} {'p99':>8} "
-    f"{'med(dab)':>8} {'per dab':>8} {'undo':>7} {'redo':>7}"
+    f"{'med(dab)':>8} {'per dab':>8} {'undo':>7} {'redo':>7} {'1by1':>8} {'fused':>6}"
 )
 
 
@@ -173,7 +186,9 @@ def format_row(row: dict) -> str:
     return (
         f"{row['document']:>9} {row['brush']:>6} {row['radius']:>6} {row['dabs_per_event']:>7} "
         f"{row['median_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['median_dab_events_ms']:>8.3f} "
-        f"{row['ms_per_dab']:>8.3f} {row['undo_ms']:>7.2f} {row['redo_ms']:>7.2f}"
+        f"{row['ms_per_dab']:>8.3f} {row['undo_ms']:>7.2f} {row['redo_ms']:>7.2f} "
+        f"{row['median_one_by_one_ms']:>8.3f} "
+        f"{row['median_one_by_one_ms'] / max(row['median_ms'], 1e-6):>5.1f}x"
     )
 
 

@@ -289,7 +289,7 @@ def main() -> int:
         return 0
 
     from spectropaint.gpu.adapter import describe_adapter, shared_device
-    from spectropaint.transforms.files.audio_file import available_memory
+    from spectropaint.transforms.host_memory import available_memory
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:

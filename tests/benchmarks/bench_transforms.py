@@ -1,12 +1,19 @@
 """Transform benchmark: load, forward and inverse per engine, and export after a one-second edit.
 
     python tests/benchmarks/bench_transforms.py [--durations 10 60 600] [--device cpu|cuda]
-                                                [--repeat 3] [--json out.json]
+                                                [--repeat 3] [--json out.json] [--no-stft]
 
 For each duration of stereo 44.1 kHz audio it times: loading a 24-bit WAV; the forward and full
 inverse of each engine (torch.stft, nnAudio) and of librosa.stft/istft as the outside reference; and,
 for a document with a one-second edit, the resynthesis of that edit (by difference) and the whole
 export. The edit's resynthesis should not grow with the file's length; the export's file write does.
+
+The NSGT (log scale, 48 bins per octave, 32.7 Hz up): SpectroPaint's torch transform forward and
+inverse, its round trip in dB, ``nsgt``'s own numpy forward (the unsliced ``NSGT`` on the whole
+signal; ``NSGT_sliced`` too up to 60 s, it is slow), opening a document, a one-second edit's
+resynthesis, one brush event (an erase dab stroke of 0.1 s by 2 semitones, also on the STFT), and
+the document's memory: stated by the memory budget before opening, and measured (the ``VmHWM`` of a
+process that only opens it, minus its resident memory before).
 """
 
 from __future__ import annotations
@@ -16,16 +23,26 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import soundfile as sf
 import torch
 
+from spectropaint.brushes.engine import StrokeSession, paint
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.files.audio_file import load_audio
+from spectropaint.transforms.memory_budget import document_bytes
+from spectropaint.transforms.nsgt import NSGT as NSGT_torch
+from spectropaint.transforms.nsgt_compat import nsgt_modules
+from spectropaint.transforms.nsgt_compat import scale as nsgt_scale
+from spectropaint.transforms.nsgt_design import NSGTSettings, scale_bands
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFT, STFTSettings
 from spectropaint.transforms.torch_device import choose_device, describe
@@ -115,6 +132,132 @@ def bench_duration(seconds: float, device: torch.device, repeat: int, folder: st
     return rows
 
 
+NSGT = NSGTSettings(scale="log", bins_per_octave=48, fmin=32.70)
+
+
+def brush_event_ms(document, repeat: int) -> float:
+    """One input event of an erase stroke, 0.1 s by 2 semitones, at 440 Hz mid-file (its dabs,
+    region events included), median over ``repeat`` strokes."""
+    settings = BrushSettings(radius_seconds=0.05, radius_semitones=1.0)
+    middle = document.n_samples / document.sample_rate / 2
+
+    def stroke():
+        session = StrokeSession(document, "erase", settings)
+        session.add_events([InputEvent(0.0, middle, 440.0)])
+        start = time.perf_counter()
+        session.add_events([InputEvent(0.016, middle + 0.02, 445.0)])
+        sync(document.device)
+        elapsed = time.perf_counter() - start
+        session.abort()
+        return elapsed
+
+    return statistics.median(stroke() for _ in range(repeat)) * 1e3
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def measured_peak_bytes(path: str, device: torch.device) -> int:
+    """``VmHWM`` of a process that opens ``path`` as an NSGT document, minus its memory before."""
+    code = (
+        "import torch, sys\n"
+        "from spectropaint.transforms.document import Document\n"
+        "from spectropaint.transforms.nsgt_design import NSGTSettings\n"
+        "def status(key):\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith(key): return int(line.split()[1]) * 1024\n"
+        "before = status('VmRSS')\n"
+        f"Document.from_file(sys.argv[1], settings=NSGTSettings(**{NSGT.to_dict()!r}), "
+        f"device={str(device)!r})\n"
+        "print(status('VmHWM') - before)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, path], capture_output=True, text=True, check=True
+    )
+    return int(result.stdout.split()[-1])
+
+
+def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -> list[dict]:
+    samples = test_signal(seconds)
+    path = os.path.join(folder, f"nsgt_{int(seconds)}s.wav")
+    sf.write(path, samples.T, RATE, subtype="PCM_24")
+    rows = []
+
+    def row(operation, engine, value, unit="ms"):
+        rows.append(
+            {"seconds": seconds, "operation": operation, "engine": engine, unit: round(value, 2)}
+        )
+
+    transform = NSGT_torch(NSGT, RATE, device=device)
+    signal = torch.from_numpy(samples).to(device)
+    blocks = transform.analyse(signal)
+    row("nsgt forward", "torch", timed(lambda: transform.analyse(signal), repeat))
+    back = transform.synthesise(blocks, samples.shape[-1])
+    row(
+        "nsgt inverse (full)",
+        "torch",
+        timed(lambda blocks=blocks: transform.synthesise(blocks, samples.shape[-1]), repeat),
+    )
+    error = back.double().cpu().numpy() - samples
+    row(
+        "nsgt round trip",
+        "torch",
+        20 * np.log10(np.linalg.norm(samples) / np.linalg.norm(error)),
+        "db",
+    )
+    del blocks, back
+    modules = nsgt_modules()
+    frequencies, _ = scale_bands(NSGT, RATE)
+    scale = nsgt_scale("log", frequencies[0], frequencies[-1], len(frequencies))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = modules.nsgt.NSGT(scale, RATE, samples.shape[-1], real=True)
+        row(
+            "nsgt forward",
+            "nsgt-numpy",
+            timed(lambda whole=whole: [whole.forward(channel) for channel in samples], 1),
+        )
+        del whole
+        if seconds <= 60:
+            design = transform.design
+            sliced = modules.nsgt.NSGT_sliced(
+                scale, design.slice_length, design.transition, RATE, real=True, min_win=4
+            )
+            row(
+                "nsgt forward (sliced)",
+                "nsgt-numpy",
+                timed(lambda: [list(sliced.forward((channel,))) for channel in samples], 1),
+            )
+    document = Document.from_file(path, settings=NSGT, device=device)
+    row(
+        "nsgt open document",
+        "torch",
+        timed(lambda: Document.from_file(path, settings=NSGT, device=device), 1),
+    )
+    settings = BrushSettings(radius_seconds=0.5, radius_semitones=120.0)
+    middle = document.n_samples / RATE / 2
+    paint(document, "gain", [InputEvent(0.0, middle, 1000.0)], settings)
+    spans = document.edited_sample_spans()
+    row(
+        "nsgt resynthesise 1 s edit",
+        "torch",
+        timed(lambda d=document: [d.edited_between(a, b) for a, b in spans], repeat),
+    )
+    row("nsgt brush event", "torch", brush_event_ms(document, repeat))
+    del document
+    stft = Document.from_file(path, device=device)
+    row("stft brush event", "torch", brush_event_ms(stft, repeat))
+    del stft
+    channels, n = samples.shape
+    stated = document_bytes(n, channels, NSGT, sample_rate=RATE).total
+    row("nsgt memory stated", "budget", stated / 1e6, "mb")
+    row("nsgt memory measured", "VmHWM", measured_peak_bytes(path, device) / 1e6, "mb")
+    os.remove(path)
+    return rows
+
+
 def machine(device: torch.device) -> dict:
     return {
         "platform": platform.platform(),
@@ -126,39 +269,62 @@ def machine(device: torch.device) -> dict:
     }
 
 
+def value(row: dict) -> tuple[float, str]:
+    for unit in ("ms", "db", "mb"):
+        if unit in row:
+            return row[unit], unit
+    raise KeyError(row)
+
+
+def print_table(rows: list[dict], durations: list[float]) -> None:
+    keys = sorted(
+        {(r["operation"], r["engine"]) for r in rows},
+        key=lambda k: [r["operation"] for r in rows].index(k[0]),
+    )
+    header = f"{'operation':28} {'engine':11} {'unit':4}" + "".join(
+        f"{f'{d:g} s':>12}" for d in durations
+    )
+    print(header)
+    print("-" * len(header))
+    for operation, engine in keys:
+        cells, unit = [], ""
+        for d in durations:
+            match = [
+                r
+                for r in rows
+                if (r["operation"], r["engine"], r["seconds"]) == (operation, engine, d)
+            ]
+            if match:
+                number, unit = value(match[0])
+                cells.append(f"{number:>12.1f}")
+            else:
+                cells.append(f"{'-':>12}")
+        print(f"{operation:28} {engine:11} {unit:4}" + "".join(cells))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--durations", type=float, nargs="+", default=[10, 60, 600])
     parser.add_argument("--device", default=None)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--no-stft", action="store_true", help="the NSGT rows only")
     args = parser.parse_args(argv)
     device = choose_device(args.device)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for seconds in args.durations:
-            rows += bench_duration(seconds, device, args.repeat, folder)
+            if not args.no_stft:
+                rows += bench_duration(seconds, device, args.repeat, folder)
+            rows += bench_nsgt(seconds, device, args.repeat, folder)
     info = machine(device)
-    print(f"# transforms, stereo {RATE} Hz, n_fft 2048 hop 512, median of {args.repeat}; {info}")
-    durations = args.durations
-    keys = sorted(
-        {(r["operation"], r["engine"]) for r in rows},
-        key=lambda k: [r["operation"] for r in rows].index(k[0]),
+    print(
+        f"# transforms, stereo {RATE} Hz, STFT n_fft 2048 hop 512, {NSGT.describe()}, "
+        f"median of {args.repeat}; {info}"
     )
-    header = f"{'operation':24} {'engine':9}" + "".join(f"{f'{d:g} s (ms)':>14}" for d in durations)
-    print(header)
-    print("-" * len(header))
-    for operation, engine in keys:
-        cells = []
-        for d in durations:
-            match = [
-                r["ms"]
-                for r in rows
-                if (r["operation"], r["engine"], r["seconds"]) == (operation, engine, d)
-            ]
-            cells.append(f"{match[0]:>14.1f}" if match else f"{'-':>14}")
-        print(f"{operation:24} {engine:9}" + "".join(cells))
-    by = {(r["operation"], r["engine"], r["seconds"]): r["ms"] for r in rows}
+    durations = args.durations
+    print_table(rows, durations)
+    by = {(r["operation"], r["engine"], r["seconds"]): value(r)[0] for r in rows}
     longest, shortest = max(durations), min(durations)
     print()
     for engine in ("nnaudio", "librosa"):
@@ -166,9 +332,12 @@ def main(argv: list[str] | None = None) -> int:
             if (op, engine, longest) in by:
                 ratio = by[(op, engine, longest)] / by[(op, "torch", longest)]
                 print(f"{op} at {longest:g} s: {engine} / torch = {ratio:.1f}x")
-    key = ("resynthesise 1 s edit", "torch")
-    ratio = by[(*key, longest)] / by[(*key, shortest)]
-    print(f"1 s edit resynthesis, {longest:g} s file / {shortest:g} s file = {ratio:.2f}x")
+    ratio = by[("nsgt forward", "nsgt-numpy", longest)] / by[("nsgt forward", "torch", longest)]
+    print(f"nsgt forward at {longest:g} s: nsgt numpy / SpectroPaint torch = {ratio:.1f}x")
+    for key in (("resynthesise 1 s edit", "torch"), ("nsgt resynthesise 1 s edit", "torch")):
+        if (*key, longest) in by:
+            ratio = by[(*key, longest)] / by[(*key, shortest)]
+            print(f"{key[0]}, {longest:g} s file / {shortest:g} s file = {ratio:.2f}x")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"machine": info, "rows": rows}, handle, indent=1)

@@ -5,18 +5,23 @@ quantising to the subtype's own bit depth and handing libsndfile left-justified 
 only has to shift; so ``write_audio(load_audio(f).samples, same format)`` reproduces the audio data
 of ``f`` bit for bit. Float files are read as ``float64`` (exact) and written unchanged.
 
-Bad files: every failure is one :class:`AudioFileError` naming the file and the reason. Before
-libsndfile sees a file, it must be a regular, non-empty file (so a named pipe cannot hang us); WAV,
-RF64 and AIFF chunk headers and Ogg pages are walked to catch truncation that libsndfile would hide
-by silently returning fewer frames; absurd layouts (no channels, more than :data:`MAX_CHANNELS`, a
-sample rate of 0) and audio that would not fit in memory are refused before any sample is read.
+Bad files: a file that cannot be used is refused with one :class:`AudioFileError` naming the file
+and the reason. Before libsndfile sees a file, it must be a regular, non-empty file (so a named pipe
+cannot hang us); absurd layouts (no channels, more than :data:`MAX_CHANNELS`, a sample rate of 0,
+infinite or NaN) and audio that would not fit in memory are refused before any sample is read.
+
+Damaged files that still hold audio open with what is usable, as libsndfile, Audacity and RX do,
+each with a warning in :attr:`AudioData.warnings` (the document shows them): a truncated file (WAV,
+RF64 and AIFF chunk headers and Ogg pages are walked, and Ogg page checksums checked, to catch what
+libsndfile would hide) opens with what it holds and says how much is missing; NaN, infinite and
+absurdly large float samples (beyond :data:`MAX_SAMPLE`) become 0 and are counted; notes a decoder
+writes to standard error (libmpg123's) become a warning instead of stray lines.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,15 +29,19 @@ import numpy as np
 import soundfile as sf
 
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
-from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.atomic_write import atomic_path
 from spectropaint.transforms.files.audio_headers import (
     MAX_CHANNELS,
     Refused,
+    Truncation,
     check_chunks,
     check_layout,
     check_ogg_pages,
     container_kind,
 )
+from spectropaint.transforms.files.file_reasons import describe_os_error, file_kind_refusal
+from spectropaint.transforms.files.native_stderr import native_stderr
+from spectropaint.transforms.host_memory import available_memory
 
 _BLOCK_FRAMES = 1 << 15
 """Frames per read or write call. Bounds the temporary memory next to the float64 samples, and keeps
@@ -52,6 +61,11 @@ Admit = Callable[["AudioFormat", int], "str | None"]
 _FLOAT_SUBTYPES = frozenset({"FLOAT", "DOUBLE"})
 _LOSSY_SUBTYPES = frozenset({"VORBIS", "OPUS", "MPEG_LAYER_I", "MPEG_LAYER_II", "MPEG_LAYER_III"})
 _PCM_BY_DEPTH = ("PCM_S8", "PCM_U8", "PCM_16", "PCM_24", "PCM_32")
+_SALVAGE_FRAMES = 1024
+"""Frames per read after a decoding error, to keep what decodes before the damage."""
+MAX_SAMPLE = 1e6
+"""The largest float sample magnitude read as audio (+120 dBFS); beyond it (1e300, FLT_MAX) a value
+would overflow the float32 analysis to infinity, and is replaced by 0 like a NaN."""
 
 
 @dataclass(frozen=True)
@@ -86,11 +100,15 @@ class AudioData:
     format : AudioFormat
     path : str or None
         The file they were read from, if any.
+    warnings : tuple of str
+        What was wrong with the file and what was done about it (a truncated file opened with what
+        it holds, NaN samples replaced by 0), one sentence each; the document shows them.
     """
 
     samples: np.ndarray
     format: AudioFormat
     path: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def n_channels(self) -> int:
@@ -172,8 +190,8 @@ def load_audio(
     Raises
     ------
     AudioFileError
-        For anything that keeps the file from being read whole and finite; the message names the
-        file and the reason.
+        For anything that leaves no usable audio; the message names the file and the reason. What
+        is usable of a damaged file is returned with ``warnings`` instead.
     """
     try:
         fd = _open_regular_file(path)
@@ -294,48 +312,24 @@ def default_export_subtype(source: AudioFormat, target_format: str) -> str:
     return fallback
 
 
-def available_memory() -> int | None:
-    """Bytes of memory a new array could take now, or None where the system does not say.
-
-    Linux's ``MemAvailable`` (free memory plus caches it can drop), else ``os.sysconf``'s free pages.
-    """
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 # --- reading -------------------------------------------------------------------------------------
 
 
 def _open_regular_file(path: str | os.PathLike) -> int:
     """Open for reading only a non-empty regular file; never block (a FIFO is refused by stat)."""
     info = os.stat(path)
-    if stat.S_ISDIR(info.st_mode):
-        raise Refused("is a folder, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise Refused(f"not a regular file ({_file_kind(info.st_mode)})")
+    refusal = file_kind_refusal(info.st_mode)
+    if refusal is not None:
+        raise Refused(refusal)
     if info.st_size == 0:
         raise Refused("empty file (0 bytes)")
     # O_NONBLOCK: should the path become a FIFO after the stat, open and read still return at once.
-    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-
-
-def _file_kind(mode: int) -> str:
-    kinds = {
-        stat.S_ISFIFO: "named pipe",
-        stat.S_ISCHR: "character device",
-        stat.S_ISBLK: "block device",
-        stat.S_ISSOCK: "socket",
-    }
-    return next((name for test, name in kinds.items() if test(mode)), "special file")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
+    refusal = file_kind_refusal(os.fstat(fd).st_mode)
+    if refusal is not None:
+        os.close(fd)
+        raise Refused(refusal)
+    return fd
 
 
 def _sample_budget(max_bytes: int | None) -> Admit:
@@ -351,6 +345,27 @@ def _sample_budget(max_bytes: int | None) -> Admit:
     return admit
 
 
+class _Prefix:
+    """The first ``size`` bytes of the file ``fd``, as a file object for libsndfile's virtual I/O."""
+
+    def __init__(self, fd: int, size: int):
+        self.fd, self.size, self.position = fd, size, 0
+
+    def read(self, count: int = -1) -> bytes:
+        count = self.size - self.position if count < 0 else min(count, self.size - self.position)
+        data = os.pread(self.fd, max(count, 0), self.position)
+        self.position += len(data)
+        return data
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self.position, os.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+
 def _read(
     fd: int,
     size: int,
@@ -359,12 +374,38 @@ def _read(
     progress: Callable[[float], object] | None,
 ) -> AudioData:
     head = os.pread(fd, 16, 0)
+    truncation = None
     if head[:4] in (b"RIFF", b"RF64", b"FORM"):
-        check_chunks(fd, size, head)
+        truncation = check_chunks(fd, size, head)
     elif head[:4] == b"OggS":
-        check_ogg_pages(fd, size)
+        truncation = check_ogg_pages(fd, size)
+    usable = truncation.usable_bytes if truncation is not None else None
+    source = fd if usable is None else _Prefix(fd, usable)
+    with native_stderr() as decoder_notes:
+        audio_format, samples, stop = _decode(source, head, admit, progress)
+    warnings = []
+    if stop is not None:  # decoding ended early: as good as a cut file
+        truncation = stop
+    if truncation is not None:
+        warnings.append(_truncation_warning(truncation, samples.shape[1], audio_format))
+    if audio_format.subtype not in _INTEGER_BITS:  # integers are always within range
+        replaced = _replace_unusable(samples, audio_format.sample_rate)
+        if replaced:
+            warnings.append(replaced)
+    if decoder_notes:
+        more = f" (and {len(decoder_notes) - 1} more notes)" if len(decoder_notes) > 1 else ""
+        note = decoder_notes[0].removeprefix("Note: ").rstrip(".")
+        warnings.append(f"the decoder reported damage: {note}{more}")
+    return AudioData(samples, audio_format, os.fspath(path), tuple(warnings))
+
+
+def _decode(
+    source, head: bytes, admit: Admit, progress: Callable[[float], object] | None
+) -> tuple[AudioFormat, np.ndarray, Truncation | None]:
+    """Open ``source`` with libsndfile and read every frame it gives; the format, the samples, and
+    a :class:`Truncation` when decoding stopped before the frames the file declares."""
     try:
-        audio_file = sf.SoundFile(fd, closefd=False)
+        audio_file = sf.SoundFile(source, closefd=False)
     except sf.LibsndfileError as err:
         kind = container_kind(head)
         if kind is None:
@@ -381,48 +422,98 @@ def _read(
         refusal = admit(audio_format, frames)
         if refusal is not None:
             raise Refused(refusal)
-        samples = _read_samples(audio_file, progress)
-    if audio_format.subtype not in _INTEGER_BITS:  # integers are always finite
-        non_finite = _non_finite_reason(samples, audio_format.sample_rate)
-        if non_finite:
-            raise Refused(non_finite)
-    return AudioData(samples, audio_format, os.fspath(path))
+        samples, stop = _read_samples(audio_file, progress)
+    return audio_format, samples, stop
 
 
 def _read_samples(
     audio_file: sf.SoundFile, progress: Callable[[float], object] | None
-) -> np.ndarray:
-    """All frames as float64 ``(channels, frames)``: integer PCM through int32, exactly."""
+) -> tuple[np.ndarray, Truncation | None]:
+    """All frames as float64 ``(channels, frames)``: integer PCM through int32, exactly.
+
+    When decoding fails or ends before the declared frames, the frames decoded so far and the
+    :class:`Truncation` that says so; no frame at all is refused.
+    """
     frames, channels = audio_file.frames, audio_file.channels
     integer = audio_file.subtype in _INTEGER_BITS
     samples = np.empty((channels, frames))
     buffer = np.empty((min(_BLOCK_FRAMES, frames), channels), np.int32 if integer else np.float64)
-    done = 0
-    try:
-        while done < frames:
-            block = audio_file.read(out=buffer[: min(_BLOCK_FRAMES, frames - done)])
-            if len(block) == 0:
+    done, step, failure = 0, _BLOCK_FRAMES, None
+    while done < frames:
+        try:
+            block = audio_file.read(out=buffer[: min(step, frames - done)])
+        except sf.LibsndfileError as err:
+            failure = failure or f" ({_libsndfile_reason(err)})"
+            if step == _SALVAGE_FRAMES:
                 break
-            target = samples[:, done : done + len(block)]
-            if integer:
-                np.multiply(block.T, 2.0**-31, out=target)
-            else:
-                target[...] = block.T
-            done += len(block)
-            if progress is not None and progress(done / frames) is False:
-                raise Cancelled("opening cancelled")
-    except sf.LibsndfileError as err:
-        raise Refused(
-            f"truncated or damaged: decoding failed after {done} of {frames} frames "
-            f"({_libsndfile_reason(err)})"
-        ) from None
-    if done < frames:
-        raise Refused(f"truncated: header declares {frames} frames, file holds {done}")
-    return samples
+            try:  # back to the last whole block, then in small pieces up to the damage
+                audio_file.seek(done)
+            except sf.LibsndfileError:
+                break
+            step = _SALVAGE_FRAMES
+            continue
+        if len(block) == 0:
+            break
+        target = samples[:, done : done + len(block)]
+        if integer:
+            np.multiply(block.T, 2.0**-31, out=target)
+        else:
+            target[...] = block.T
+        done += len(block)
+        if progress is not None and progress(done / frames) is False:
+            raise Cancelled("opening cancelled")
+    if done == frames:
+        return samples, None
+    reason = f"truncated or damaged: decoding stopped after {done} of {frames} frames"
+    if done == 0:
+        raise Refused(reason + (failure or ""))
+    return samples[:, :done].copy(), Truncation(reason + (failure or ""), frames)
+
+
+def _truncation_warning(truncation: Truncation, held: int, audio_format: AudioFormat) -> str:
+    """``'<reason>; opened the 0.250 s it holds, 0.750 s missing'``."""
+    rate = audio_format.sample_rate
+    text = f"{truncation.reason}; opened the {held / rate:.3f} s it holds"
+    declared = truncation.declared_frames
+    if declared is not None and declared > held:
+        return f"{text}, {(declared - held) / rate:.3f} s missing"
+    return f"{text}; the rest is missing"
+
+
+def _replace_unusable(samples: np.ndarray, sample_rate: int) -> str | None:
+    """Set NaN, infinite and beyond-:data:`MAX_SAMPLE` values of ``samples`` to 0, a block at a
+    time; what was replaced, or None."""
+    count, first = 0, None
+    for start in range(0, samples.shape[1], _BLOCK_FRAMES):
+        block = samples[:, start : start + _BLOCK_FRAMES]
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(block) <= MAX_SAMPLE)
+        found = int(np.count_nonzero(bad))
+        if not found:
+            continue
+        if first is None:
+            frame = int(np.argmax(bad.any(axis=0)))
+            first = (start + frame, int(np.argmax(bad[:, frame])))
+        block[bad] = 0.0
+        count += found
+    if not count:
+        return None
+    verb = "sample was" if count == 1 else "samples were"
+    return (
+        f"{count} {verb} NaN, infinite or beyond ±{MAX_SAMPLE:g} (the first at "
+        f"{first[0] / sample_rate:.3f} s, channel {first[1] + 1}); replaced by silence"
+    )
+
+
+_MISLEADING = {
+    # what libsndfile says of bytes it cannot decode once it has handed them to libmpg123
+    "File does not exist or is not a regular file (possibly a pipe?)": "no audio could be decoded",
+}
 
 
 def _libsndfile_reason(err: sf.LibsndfileError) -> str:
-    return err.error_string.removeprefix("Error : ").rstrip(".")
+    reason = err.error_string.removeprefix("Error : ").rstrip(".")
+    return _MISLEADING.get(reason, reason)
 
 
 # --- writing -------------------------------------------------------------------------------------

@@ -14,17 +14,16 @@ no member is ever extracted under its own name. No pickle: JSON and raw ``.npy``
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
 import json
 import math
 import os
-import re
 import shutil
 import stat
 import tempfile
 import time
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -35,6 +34,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
+from spectropaint.transforms.analysis import make_transform
 from spectropaint.transforms.document import Document, edited_runs
 from spectropaint.transforms.errors import (
     AudioFileError,
@@ -42,13 +42,14 @@ from spectropaint.transforms.errors import (
     ProjectFileError,
     SettingsError,
 )
-from spectropaint.transforms.files.atomic_write import atomic_path, describe_os_error
+from spectropaint.transforms.files.atomic_write import atomic_path
 from spectropaint.transforms.files.audio_file import (
+    MAX_SAMPLE,
     AudioData,
-    available_memory,
     load_audio,
     write_audio,
 )
+from spectropaint.transforms.files.file_reasons import describe_os_error
 from spectropaint.transforms.files.project_manifest import (
     AUDIO_FLAC,
     AUDIO_NPY,
@@ -57,8 +58,11 @@ from spectropaint.transforms.files.project_manifest import (
     FLAC_MAX_RATE,
     FLAC_SUBTYPE_BY_BITS,
     MANIFEST,
+    MAX_MAGNITUDE,
+    MAX_STROKES_BYTES,
     STROKES,
     STROKES_FORMAT,
+    STROKES_READABLE,
     STROKES_VERSION,
     Edit,
     Plan,
@@ -67,15 +71,15 @@ from spectropaint.transforms.files.project_manifest import (
     check_manifest,
     edit_member,
 )
-from spectropaint.transforms.memory_budget import ReserveEstimate
+from spectropaint.transforms.files.safe_read import InputRefused, parse_json
+from spectropaint.transforms.host_memory import available_memory
+from spectropaint.transforms.memory_budget import ReserveEstimate, host_need
 from spectropaint.transforms.regions import Region
+from spectropaint.transforms.torch_device import choose_device
 from spectropaint.transforms.transform import Progress
 
 SUFFIX = ".spp"
 MAX_MANIFEST_BYTES = 16 * 2**20
-MAX_STROKES_BYTES = 256 * 2**20
-STALE_PARTIAL_SECONDS = 600
-"""A temporary file of an interrupted save older than this is removed by the next save."""
 
 _NPY_HEADER_LIMIT = 10_000  # numpy's own default ``max_header_size``
 _NPY_HEADER_BYTES = _NPY_HEADER_LIMIT + 16  # with the magic string, version and length
@@ -83,6 +87,7 @@ _SOURCE_BITS = {"PCM_S8": 8, "PCM_U8": 8, "PCM_16": 16, "PCM_24": 24, "ULAW": 16
 """Integer subtypes whose samples FLAC holds exactly (u-law and A-law decode to 16-bit values)."""
 _CHUNK = 1 << 20  # samples per read, write or check of audio, bounding temporary memory
 _WRITE_PIECE_BYTES = 4 << 20  # bytes handed to the zip member per write
+_MEMBER_PIECE = 1 << 16  # bytes inflated at a time from a JSON member
 _JSON_LOAD_FACTOR = 8  # parsed JSON takes up to this many times its text in memory
 
 
@@ -238,7 +243,6 @@ def save_project(
     meter = _Meter(
         progress, audio.samples.size + sum(2 * run.magnitude.numel() for run in runs), "saving"
     )
-    _remove_stale_partials(name)
     try:
         with atomic_path(name) as temporary, zipfile.ZipFile(temporary, "w") as archive:
             _write_bytes(archive, MANIFEST, _json_bytes(manifest, "manifest"))
@@ -406,26 +410,6 @@ def _write_audio(archive: zipfile.ZipFile, audio: AudioData, storage: dict, mete
     )
 
 
-def _remove_stale_partials(path: str) -> None:
-    """Remove temporary files that killed saves of ``path`` left, once older than a live save's.
-
-    They are named by ``atomic_path``: ``.NAME.<12 hex digits>.partial`` next to the real file. A
-    save in progress keeps writing to its own, so one untouched for :data:`STALE_PARTIAL_SECONDS`
-    belongs to no live save.
-    """
-    target = Path(os.path.realpath(path))
-    pattern = re.compile(rf"\.{re.escape(target.name)}\.[0-9a-f]{{12}}\.partial")
-    cutoff = time.time() - STALE_PARTIAL_SECONDS
-    with contextlib.suppress(OSError), os.scandir(target.parent) as entries:
-        for entry in entries:
-            if not pattern.fullmatch(entry.name):
-                continue
-            with contextlib.suppress(OSError):
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
-                    os.unlink(entry.path)
-
-
 # --- loading --------------------------------------------------------------------------------------
 
 
@@ -476,7 +460,13 @@ def load_project(
                 return _load(archive, name, device, progress, max_bytes, reserve_bytes)
     except Refused as refusal:
         raise ProjectFileError(name, str(refusal)) from None
-    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as err:
+    except (
+        zipfile.BadZipFile,
+        EOFError,
+        zlib.error,
+        NotImplementedError,
+        UnicodeDecodeError,
+    ) as err:
         raise ProjectFileError(name, f"damaged archive ({err or type(err).__name__})") from None
     except MemoryError:
         raise ProjectFileError(name, "too large: not enough memory") from None
@@ -504,7 +494,7 @@ def _load(
     if extra:
         raise Refused(f"unexpected member '{extra[0]}' (the manifest does not list it)")
     _check_declared_sizes(infos, plan)
-    _check_memory(plan, infos[STROKES], max_bytes)
+    _check_memory(plan, infos[STROKES], device, reserve_bytes, max_bytes)
 
     audio_samples = plan.channels * plan.frames
     analysis_cells = plan.coefficients
@@ -548,14 +538,22 @@ def _checked_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     return infos
 
 
-def _read_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
-    def refuse_constant(constant: str) -> None:
-        raise ValueError(f"{constant} is not allowed")
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, inflated a piece at a time: reading stops at the declared size, so a member
+    that inflates to more than it declares never takes more memory than that (``ZipFile.read``
+    would inflate up to 2 GiB in one call before the CRC check could refuse it)."""
+    pieces = []
+    with archive.open(info) as stream:
+        while piece := stream.read(_MEMBER_PIECE):
+            pieces.append(piece)
+    return b"".join(pieces)
 
+
+def _read_json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
     try:
-        return json.loads(archive.read(info).decode("utf-8"), parse_constant=refuse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise Refused(f"member '{info.filename}' is not valid JSON ({err})") from None
+        return parse_json(_read_member(archive, info))
+    except InputRefused as refusal:
+        raise Refused(f"member '{info.filename}': {refusal}") from None
 
 
 def _check_declared_size(info: zipfile.ZipInfo, limit: int, why: str) -> None:
@@ -584,18 +582,33 @@ def _check_declared_sizes(infos: dict[str, zipfile.ZipInfo], plan: Plan) -> None
         _check_declared_size(infos[edit.member], npy_bytes + _NPY_HEADER_BYTES, "its shape needs")
 
 
-def _check_memory(plan: Plan, strokes: zipfile.ZipInfo, max_bytes: int | None) -> None:
-    """Refuse a project whose samples, coefficients and strokes would not fit, before reading them."""
+def _check_memory(
+    plan: Plan,
+    strokes: zipfile.ZipInfo,
+    device: str | torch.device | None,
+    reserve_bytes: int | ReserveEstimate,
+    max_bytes: int | None,
+) -> None:
+    """Refuse a project whose document, edits and strokes would not fit, before inflating any of
+    them: the same need a document of its audio would have (:func:`host_need`), plus the largest
+    run of edits being read and the parsed strokes."""
     largest_slab = max((2 * math.prod(plan.edit_shape(e)[2:]) for e in plan.edits), default=0)
+    rate = plan.audio_format.sample_rate
     need = (
-        plan.channels * plan.frames * 8  # samples, float64
-        + plan.coefficients * 16  # complex64 analysis, then float32 magnitude and phase
-        + largest_slab * 4
-        + strokes.file_size * _JSON_LOAD_FACTOR
+        host_need(
+            max(plan.frames, make_transform(plan.settings, rate).min_samples()),
+            plan.channels,
+            plan.settings,
+            device=choose_device(device),
+            reserve=reserve_bytes,
+            sample_rate=rate,
+        )
+        .plus("edits", largest_slab * 4)
+        .plus("strokes", strokes.file_size * _JSON_LOAD_FACTOR)
     )
-    budget = available_memory() if max_bytes is None else max_bytes
-    if budget is not None and need > budget:
-        raise Refused(f"too large: would need {need / 1e6:.1f} MB, {budget / 1e6:.1f} MB available")
+    refusal = need.refusal(available_memory() if max_bytes is None else max_bytes)
+    if refusal is not None:
+        raise Refused(refusal)
 
 
 def _open_npy(
@@ -621,7 +634,7 @@ def _open_npy(
             found, fortran, found_dtype = readers[version](
                 stream, max_header_size=_NPY_HEADER_LIMIT
             )
-        except ValueError as err:
+        except (ValueError, SyntaxError, tokenize.TokenError) as err:  # numpy parses the header
             raise Refused(f"member '{name}' is not a valid .npy array ({err})") from None
         if found != shape or fortran or found_dtype != np.dtype(dtype):
             raise Refused(
@@ -664,6 +677,13 @@ def _read_audio(
             for start in range(0, frames, _CHUNK):
                 chunk = buffer[: min(_CHUNK, frames - start)]
                 _read_into(stream, chunk, info.filename)
+                bad = ~(np.abs(chunk) <= MAX_SAMPLE)
+                if bad.any():
+                    seconds = (start + int(np.argmax(bad))) / plan.audio_format.sample_rate
+                    raise Refused(
+                        f"member '{info.filename}' holds a NaN, infinite or absurd sample (beyond "
+                        f"±{MAX_SAMPLE:g}; channel {channel + 1} at {seconds:.3f} s)"
+                    )
                 samples[channel, start : start + len(chunk)] = chunk
     return samples
 
@@ -681,6 +701,8 @@ def _read_flac(
             audio = load_audio(encoded, max_bytes=max_bytes)
         except AudioFileError as err:
             raise Refused(f"its audio is damaged ({err.reason})") from None
+    if audio.warnings:  # a project's own audio is whole, or the project is damaged
+        raise Refused(f"its audio is damaged ({audio.warnings[0]})")
     found = (audio.format.format, audio.format.subtype, audio.sample_rate, audio.samples.shape)
     wanted = ("FLAC", subtype, plan.audio_format.sample_rate, (plan.channels, plan.frames))
     if found != wanted:
@@ -702,6 +724,11 @@ def _read_edit(
         for channel in range(plan.channels):
             values = np.empty((2, *shape[2:]), COEFFICIENT_DTYPE)
             _read_into(stream, values, info.filename)
+            if not (np.isfinite(values[1]).all() and (np.abs(values[0]) <= MAX_MAGNITUDE).all()):
+                raise Refused(
+                    f"member '{info.filename}' holds NaN, infinite or absurd coefficients "
+                    f"(magnitudes above {MAX_MAGNITUDE:g}) in channel {channel + 1}"
+                )
             region = Region(0, shape[2], edit.frame0, edit.frame1, (channel,), edit.block)
             document.write(region, torch.from_numpy(values[0:1]), torch.from_numpy(values[1:2]))
             meter.advance(values.size)
@@ -714,9 +741,9 @@ def _read_strokes(
     if (
         not isinstance(data, dict)
         or data.get("format") != STROKES_FORMAT
-        or data.get("version") != STROKES_VERSION
+        or data.get("version") not in STROKES_READABLE
     ):
-        raise Refused(f"'{STROKES}' is not a strokes file of version {STROKES_VERSION}")
+        raise Refused(f"'{STROKES}' is not a strokes file of version 1 or 2")
     strokes = data.get("strokes")
     if not isinstance(strokes, list) or not all(isinstance(s, dict) for s in strokes):
         raise Refused(f"'{STROKES}' must hold a list of stroke objects")

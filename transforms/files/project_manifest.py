@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spectropaint import __version__
+from spectropaint.transforms.analysis import AnalysisSettings, make_transform, settings_from_dict
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.audio_file import AudioFormat
 from spectropaint.transforms.files.audio_headers import MAX_CHANNELS
-from spectropaint.transforms.stft import STFT, STFTSettings
 
 if TYPE_CHECKING:
     from spectropaint.transforms.document import Document
@@ -30,9 +30,17 @@ MANIFEST, STROKES, AUDIO_FLAC, AUDIO_NPY = (
     "audio.flac",
     "audio.npy",
 )
-STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 1
-"""The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file."""
+STROKES_FORMAT, STROKES_VERSION = "spectropaint-strokes", 2
+STROKES_READABLE = (1, 2)
+"""The strokes-file format of ``brushes/recorded.py``: ``strokes.json`` is a valid strokes file
+(written as version 2; version 1, of projects made before, still loads)."""
+MAX_STROKES_BYTES = 256 * 2**20
+"""The largest strokes file (and ``strokes.json`` member) read."""
 COEFFICIENT_DTYPE = "<f4"
+MAX_MAGNITUDE = 1e20
+"""The largest stored edit magnitude read: far above any sound (a full-scale sine is about n_fft/4,
+a sample at the ±1e6 that audio may hold reaches 1e10), far below where float32 resynthesis and the
+brushes' kernels would overflow to infinity (3.4e38)."""
 AUDIO_DTYPES = ("<f4", "<f8")
 FLAC_SUBTYPE_BY_BITS = {8: "PCM_S8", 16: "PCM_16", 24: "PCM_24"}
 FLAC_MAX_CHANNELS, FLAC_MAX_RATE = 8, 655_350
@@ -111,7 +119,7 @@ class Plan:
     frames: int
     source_path: str | None
     storage: dict[str, Any]
-    settings: STFTSettings
+    settings: AnalysisSettings
     blocks: tuple[tuple[int, int], ...]
     """(bins, frames) of each block."""
     edits: tuple[Edit, ...]
@@ -182,17 +190,16 @@ def check_manifest(manifest: Any) -> Plan:
     storage = _storage(_field(audio, "storage", dict, "audio"), channels, audio_format)
 
     transform = _field(manifest, "transform", dict, "")
-    if _field(transform, "name", str, "transform") != STFT.name:
-        raise Refused(f"manifest: unknown transform {transform['name']!r}")
     try:
-        settings = STFTSettings(**_field(transform, "settings", dict, "transform"))
+        settings = settings_from_dict(
+            _field(transform, "name", str, "transform"),
+            _field(transform, "settings", dict, "transform"),
+        )
+        analysis = make_transform(settings, audio_format.sample_rate)
     except (TypeError, SettingsError) as err:
         raise Refused(f"manifest: bad transform settings ({err})") from None
-    if frames < settings.n_fft:
-        raise Refused(
-            f"manifest: {frames} audio frames are shorter than one analysis frame ({settings.n_fft})"
-        )
-    layouts = settings.layout(frames, audio_format.sample_rate)
+    # audio shorter than one window is analysed padded to it, as the document does
+    layouts = analysis.layout(max(frames, analysis.min_samples()), audio_format.sample_rate)
     blocks = _field(manifest, "blocks", list, "")
     declared = [
         (

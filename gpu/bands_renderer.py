@@ -1,0 +1,297 @@
+"""The renderer of documents whose bands are not evenly spaced (the NSGT): a band-to-frequency lookup
+per group of bands, each group at its own time rate.
+
+An NSGT document's blocks come in pairs (one group of bands in the even and in the odd slices,
+:mod:`spectropaint.transforms.nsgt`). What is drawn per group is the magnitude of the pair's sum at
+each time, on the even block's frames: the unsliced transform's coefficient there. Each group's
+magnitude (shown channel) and its max-pooled levels are tiles of one array texture; a storage buffer
+describes each group (its band edges in Hz, its frames' place on the view's time axis, its tiles),
+and the shader (``fs_bands`` in shaders/bands.wgsl) searches the band edges, so the linear, log and
+mel axes are all exact. Dirty boxes of either block of a pair re-upload the columns they reach.
+
+The view's time axis and the pointer's frames and bins are those of the default STFT (hop 512,
+``n_fft`` 2048) at the document's rate: a stroke in frames and bins means the same on either
+transform (:mod:`spectropaint.brushes.plane`).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import torch
+import wgpu
+
+from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
+from spectropaint.gpu.geometry import BlockGeometry
+from spectropaint.gpu.levels import pooled_columns
+from spectropaint.gpu.renderer import SpectrogramRenderer, UploadStats, pipeline
+from spectropaint.gpu.tiles import MAX_LEVELS, DirtyRects, Rect, TileGrid, level_widths, merge_rects
+from spectropaint.gpu.uniforms import VIEW_SIZE
+from spectropaint.gpu.view import ViewSettings
+from spectropaint.transforms.regions import Region
+from spectropaint.transforms.stft import STFTSettings
+
+GROUP_FORMAT = "<ffIIffIIIIII16I16I"
+GROUP_SIZE = struct.calcsize(GROUP_FORMAT)
+
+
+def reference_geometry(document) -> BlockGeometry:
+    """The view's axes for an NSGT document: frames and bins of the default STFT at its rate."""
+    stft = STFTSettings()
+    rate = document.sample_rate
+    return BlockGeometry(
+        n_frames=1 + document.n_samples // stft.hop,
+        n_bins=stft.n_fft // 2 + 1,
+        first_hz=0.0,
+        step_hz=rate / stft.n_fft,
+        first_seconds=0.0,
+        step_seconds=stft.hop / rate,
+    )
+
+
+def band_edges(centres: np.ndarray, nyquist: float) -> np.ndarray:
+    """Cell edges of bands with ascending ``centres`` (Hz): 0, the geometric mean of each pair of
+    neighbours (half the first positive centre after 0 Hz), and ``nyquist``."""
+    low, high = centres[:-1], centres[1:]
+    inner = np.where(low > 0, np.sqrt(np.maximum(low, 0) * high), high / 2)
+    return np.concatenate(([0.0], inner, [nyquist]))
+
+
+def combined_magnitude(
+    document, block: int, channel: int, frame0: int, frame1: int
+) -> torch.Tensor:
+    """``|even + odd|`` of the pair holding ``block`` over the even block's frames ``[frame0,
+    frame1)``: ``[bins, frames]`` float32 (the odd block's frame at the same time is ``M / 2``
+    before)."""
+    even, odd = document.blocks[block & ~1], document.blocks[block | 1]
+    lag = document.transform.slice_length // 2 // even.hop
+
+    def coefficients(data, a, b):
+        return torch.polar(data.magnitude[channel, :, a:b], data.phase[channel, :, a:b])
+
+    total = coefficients(even, frame0, frame1)
+    lo, hi = max(frame0, lag), min(frame1, odd.n_frames + lag)
+    if hi > lo:
+        total[:, lo - frame0 : hi - frame0] += coefficients(odd, lo - lag, hi - lag)
+    return total.abs()
+
+
+class BandsRenderer(SpectrogramRenderer):
+    """Draws an NSGT document (every group of bands); the interface is :class:`SpectrogramRenderer`'s.
+
+    Magnitude only: the phase view of these documents is not drawn (``mode='phase'`` draws the
+    magnitude).
+    """
+
+    def __init__(
+        self,
+        device: wgpu.GPUDevice,
+        document,
+        *,
+        view=None,
+        max_texture_dim: int | None = None,
+        reference_magnitude: float | None = None,
+        target_format: str = "rgba8unorm",
+    ):
+        self.device = device
+        self.document = document
+        self.block_index = 0
+        self.view = view or ViewSettings()
+        self.target_format = target_format
+        self.reference_magnitude = reference_magnitude or document.transform.full_scale
+        self.geometry = reference_geometry(document)
+        n_channels = document.blocks[0].magnitude.shape[0]
+        self.n_channels = n_channels
+        self.shown_channel = min(self.view.channel, n_channels - 1)
+        max_dim = device.limits["max-texture-dimension-2d"]
+        if max_texture_dim is not None:
+            max_dim = min(max_dim, max_texture_dim)
+        pairs = range(0, len(document.blocks), 2)
+        widths = [level_widths(document.blocks[b].n_frames) for b in pairs]
+        most_bins = max(document.blocks[b].n_bins for b in pairs)
+        largest = 1 << (max_dim.bit_length() - 1)
+        tile_width = min(largest, 1 << max(0, max(sum(w) for w in widths) - 1).bit_length())
+        tile_height = most_bins if most_bins <= max_dim else largest
+        self.grids = [
+            TileGrid(1, document.blocks[b].n_bins, w, tile_width, tile_height)
+            for b, w in zip(pairs, widths, strict=True)
+        ]
+        self.grid = self.grids[0]
+        self.phase_grid = self.grid
+        self._layer0 = np.cumsum([0] + [grid.n_layers for grid in self.grids])
+        layers = int(self._layer0[-1])
+        if layers > device.limits["max-texture-array-layers"]:
+            raise GPUUnavailableError(
+                f"this document needs {layers} texture tiles of {tile_width}x{tile_height}; the "
+                f"GPU allows {device.limits['max-texture-array-layers']}"
+            )
+        self.stats = UploadStats()
+        self._phase = None
+        self._combined: list[torch.Tensor | None] = [None] * len(self.grids)
+        with gpu_errors(f"creating the textures of {len(self.grids)} groups of bands"):
+            self._magnitude = device.create_texture(
+                label="band tiles",
+                size=(tile_width, tile_height, layers),
+                format="r32float",
+                usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
+            )
+            self._placeholder = None
+            self._colormaps = self._colormap_texture()
+            self._uniforms = device.create_buffer(
+                size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+            )
+            self._groups, self._edges = self._group_buffers()
+            self._layout, self._pipeline = pipeline(
+                device,
+                target_format,
+                entry_point="fs_bands",
+                sources=("spectrogram.wgsl", "overlay.wgsl", "bands.wgsl"),
+                bindings=(
+                    (0, "uniform"),
+                    (1, "2d-array"),
+                    (3, "2d"),
+                    (4, "storage"),
+                    (5, "storage"),
+                ),
+            )
+        self._bind_group = None
+        self._dirty = DirtyRects()
+        for index, grid in enumerate(self.grids):
+            self._dirty.add(index, grid.full_rect())
+
+    # ------------------------------------------------------------------------------- set-up
+    def _group_buffers(self) -> tuple[wgpu.GPUBuffer, wgpu.GPUBuffer]:
+        document, geometry = self.document, self.geometry
+        centres = np.concatenate([block.band_hz for block in document.blocks[::2]])
+        edges = band_edges(centres, document.sample_rate / 2.0)
+        records, first = [], 0
+        for index, grid in enumerate(self.grids):
+            block = document.blocks[2 * index]
+            n_bins = block.n_bins
+            step = block.hop / document.sample_rate
+            start = float(block.frame_seconds[0])
+            # view texel p is at seconds (p - 0.5) * s + t0; frame i of the group at i + 0.5
+            a = geometry.step_seconds / step
+            b = (geometry.first_seconds - 0.5 * geometry.step_seconds - start) / step + 0.5
+            offsets = list(grid.level_offsets) + [0] * (MAX_LEVELS - len(grid.level_widths))
+            widths = list(grid.level_widths) + [0] * (MAX_LEVELS - len(grid.level_widths))
+            records.append(
+                struct.pack(
+                    GROUP_FORMAT,
+                    edges[first],
+                    edges[first + n_bins],
+                    first,
+                    n_bins,
+                    a,
+                    b,
+                    int(self._layer0[index]),
+                    grid.tile_cols,
+                    len(grid.level_widths),
+                    0,
+                    0,
+                    0,
+                    *offsets,
+                    *widths,
+                )
+            )
+            first += n_bins
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
+        groups = self.device.create_buffer_with_data(data=b"".join(records), usage=usage)
+        edge_data = np.ascontiguousarray(edges, dtype=np.float32)
+        return groups, self.device.create_buffer_with_data(data=edge_data.tobytes(), usage=usage)
+
+    def _get_bind_group(self) -> wgpu.GPUBindGroup:
+        if self._bind_group is None:
+            self._bind_group = self.device.create_bind_group(
+                layout=self._layout,
+                entries=[
+                    {"binding": 0, "resource": {"buffer": self._uniforms}},
+                    {
+                        "binding": 1,
+                        "resource": self._magnitude.create_view(dimension="2d-array"),
+                    },
+                    {"binding": 3, "resource": self._colormaps.create_view()},
+                    {"binding": 4, "resource": {"buffer": self._groups}},
+                    {"binding": 5, "resource": {"buffer": self._edges}},
+                ],
+            )
+        return self._bind_group
+
+    # ------------------------------------------------------------------------------- uploads
+    def _lag(self, group: int) -> int:
+        return self.document.transform.slice_length // 2 // self.document.blocks[2 * group].hop
+
+    def _mark_box(self, region: Region) -> None:
+        group, odd = divmod(region.block, 2)
+        if group >= len(self.grids) or self.shown_channel not in region.channels:
+            return
+        shift = self._lag(group) if odd else 0
+        grid = self.grids[group]
+        rect = Rect(
+            max(0, region.bin0),
+            min(grid.n_bins, region.bin1),
+            max(0, region.frame0 + shift),
+            min(grid.level_widths[0], region.frame1 + shift),
+        )
+        if rect.size:
+            self._dirty.add(group, rect)
+
+    def _show_channel(self, channel: int) -> None:
+        if channel != self.shown_channel:
+            self.shown_channel = channel
+            self._dirty.take()
+            self._combined = [None] * len(self.grids)
+            for index, grid in enumerate(self.grids):
+                self._dirty.add(index, grid.full_rect())
+
+    def _ensure_phase(self) -> None:
+        """No phase view for these documents (see the class)."""
+
+    def _write_group(self, group: int, level: int, rect: Rect, cells: torch.Tensor) -> None:
+        data = cells.detach().to("cpu", torch.float32).numpy()
+        grid, base = self.grids[group], int(self._layer0[group])
+        for piece in grid.pieces(0, level, rect):
+            row, col = piece.source
+            width, height, _ = piece.size
+            x, y, layer = piece.origin
+            part = np.ascontiguousarray(data[row : row + height, col : col + width])
+            self.device.queue.write_texture(
+                {"texture": self._magnitude, "origin": (x, y, base + layer)},
+                part,
+                {"bytes_per_row": 4 * width, "rows_per_image": height},
+                piece.size,
+            )
+            self.stats.count(part.nbytes)
+
+    def _flush(self) -> None:
+        for group, rects in self._dirty.take().items():
+            combined = self._combined[group]
+            if combined is None:
+                frames = self.grids[group].level_widths[0]
+                combined = combined_magnitude(
+                    self.document, 2 * group, self.shown_channel, 0, frames
+                )
+                self._combined[group] = combined
+                rects = [self.grids[group].full_rect()]
+            else:
+                for rect in rects:
+                    combined[:, rect.col0 : rect.col1] = combined_magnitude(
+                        self.document, 2 * group, self.shown_channel, rect.col0, rect.col1
+                    )
+            for level in range(len(self.grids[group].level_widths)):
+                for rect in merge_rects(r.at_level(level) for r in rects):
+                    self._write_group(group, level, rect, pooled_columns(combined, level, rect))
+
+    # ------------------------------------------------------------------------------- drawing
+    def _uniform_values(self, view, full_size, offset) -> dict:
+        values = super()._uniform_values(view, full_size, offset)
+        values.update(hz0=0.0, hz_step=1.0, col_shift=self.grid.column_shift, mode=0)
+        values["row_shift"], values["row_mask"] = self.grid.row_shift_and_mask
+        return values
+
+    def close(self) -> None:
+        for texture in (self._magnitude, self._colormaps):
+            texture.destroy()
+        for buffer in (self._uniforms, self._groups, self._edges):
+            buffer.destroy()

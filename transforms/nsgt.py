@@ -1,0 +1,344 @@
+"""The sliced non-stationary Gabor transform in torch (CUDA, MPS or CPU), behind :class:`Transform`.
+
+The frame comes from ``nsgt`` (:mod:`.nsgt_design`); the transform here is torch: per chunk of
+slices, one windowing, one ``rfft``, and per group of bands a gather of bins, a weighting and an
+``ifft`` of ``M`` points. Blocks are ``(group, parity)``: the coefficients of one group in the even
+(or odd) slices. Same-parity slices tile time, so a block's frames are evenly spaced (``N / M``
+samples) with no gaps and no overlaps; the other parity's frames cover the same times, shifted by
+half a slice (``M / 2`` frames). Block ``2 g + p`` is group ``g``, parity ``p``.
+
+A frame's inverse reaches the samples of its own slice only, so an edit is inverted over its own
+slices (:meth:`NSGT.synthesise_frames`), the cost of resynthesising it does not grow with the file,
+and samples of other slices are untouched. The sum of a block pair (both parities) at one time is
+the coefficient of the unsliced NSGT there (the slice windows sum to one): that is what the renderer
+shows and what :func:`pair_sum` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from spectropaint.transforms.errors import Cancelled
+from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSettings, frame_design
+from spectropaint.transforms.transform import BlockLayout, Progress, Transform
+
+CHUNK_SLICES = 8
+"""Slices analysed per call (even); partial re-analyses use the same chunk grid, so they match."""
+
+
+class NSGT(Transform):
+    """The sliced NSGT of ``[C, N]`` signals at one sample rate, into ``2 x groups`` blocks.
+
+    Parameters
+    ----------
+    settings : NSGTSettings
+    sample_rate : int
+        The frame is designed for this rate (band centres are in Hz).
+    device : str or torch.device
+    """
+
+    name = "nsgt"
+    full_scale = 1.0
+    """Magnitude of a full-scale sine at a band's centre, in the sum of a block pair."""
+
+    def __init__(
+        self,
+        settings: NSGTSettings | None = None,
+        sample_rate: int = 44100,
+        *,
+        device: torch.device | str = "cpu",
+    ):
+        self.settings = settings or NSGTSettings()
+        self.sample_rate = int(sample_rate)
+        self.device = torch.device(device)
+        self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
+        self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
+        self._groups = [
+            _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
+            for group in self.design.groups
+        ]
+
+    # ----------------------------------------------------------------------------------- geometry
+    @property
+    def slice_length(self) -> int:
+        return self.design.slice_length
+
+    def min_samples(self) -> int:
+        return 1
+
+    def group_of(self, block: int) -> tuple[int, int]:
+        """``(group, parity)`` of a block."""
+        return divmod(block, 2)
+
+    def partner(self, block: int) -> int:
+        """The block of the same bands in the other parity's slices."""
+        return block ^ 1
+
+    def frame_weight(self, block: int, frames: torch.Tensor) -> torch.Tensor:
+        """The slice window at each frame: the two parities' weights at one time sum to 1."""
+        tensors = self._groups[self.group_of(block)[0]]
+        return tensors.frame_weight[torch.remainder(frames, tensors.m).to(self.device)]
+
+    def magnitude_at(self, blocks, seconds: float, hz: float):
+        """``|even + odd|`` per channel at the band nearest ``hz`` (on a log scale) and the even
+        block's frame nearest ``seconds``, from a document's ``blocks``; None outside the grid."""
+        centres = self.design.band_hz
+        band = int(np.argmin(abs(np.log(np.maximum(centres, 1e-3) / max(hz, 1e-3)))))
+        group = next(g for g, info in enumerate(self.design.groups) if band < info.bands.stop)
+        row = band - self.design.groups[group].bands.start
+        even, odd = blocks[2 * group], blocks[2 * group + 1]
+        frame = round((seconds - float(even.frame_seconds[0])) * self.sample_rate / even.hop)
+        if not 0 <= frame < even.n_frames:
+            return None
+        total = torch.polar(even.magnitude[:, row, frame], even.phase[:, row, frame])
+        partner = frame - self._m(2 * group) // 2
+        if 0 <= partner < odd.n_frames:
+            total = total + torch.polar(odd.magnitude[:, row, partner], odd.phase[:, row, partner])
+        return total.abs().cpu().numpy()
+
+    def _slices_of_parity(self, parity: int, n_samples: int) -> int:
+        total = self.design.n_slices(n_samples)
+        return (total - parity + 1) // 2
+
+    def layout(self, n_samples: int, sample_rate: int | None = None) -> list[BlockLayout]:
+        """The blocks: per group, parity 0 then 1. The frame is designed for one rate, the
+        transform's; ``sample_rate`` is not used."""
+        design = self.design
+        layouts = []
+        for group in design.groups:
+            hop = design.slice_length // group.m
+            for parity in (0, 1):
+                slices = self._slices_of_parity(parity, n_samples)
+                layouts.append(
+                    BlockLayout(
+                        band_hz=design.band_hz[group.bands],
+                        hop=hop,
+                        n_frames=slices * group.m,
+                        frame0_sample=design.slice_start(parity),
+                    )
+                )
+        return layouts
+
+    def _slice_range(self, block: int, frame0: int, frame1: int) -> tuple[int, int, int]:
+        """``(parity, r0, r1)``: frames ``[frame0, frame1)`` lie in slices ``2 r + parity``."""
+        group, parity = self.group_of(block)
+        m = self.design.groups[group].m
+        return parity, frame0 // m, -(-frame1 // m)
+
+    def samples_reached(
+        self, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> tuple[int, int]:
+        parity, r0, r1 = self._slice_range(block, frame0, frame1)
+        start = self.design.slice_start(2 * r0 + parity)
+        stop = self.design.slice_start(2 * (r1 - 1) + parity) + self.slice_length
+        return max(0, start), min(n_samples, stop)
+
+    def frames_over(self, block: int, start: int, stop: int, n_samples: int) -> tuple[int, int]:
+        group, parity = self.group_of(block)
+        m = self.design.groups[group].m
+        half, hop = self.slice_length // 2, self.design.slice_hop
+        # slice s spans [s hop - half, s hop + half); s = 2 r + parity
+        s0 = (start - half) // hop + 1
+        s1 = -(-(stop + half) // hop)
+        r0 = max(0, -(-(s0 - parity) // 2))
+        r1 = min(self._slices_of_parity(parity, n_samples), -(-(s1 - parity) // 2))
+        return r0 * m, max(r0, r1) * m
+
+    # ------------------------------------------------------------------------------------ forward
+    def _spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
+        """rfft of the windowed slices ``[s0, s1)``: ``[C, s1 - s0, N/2 + 1]`` complex64."""
+        n, length, hop = samples.shape[-1], self.slice_length, self.design.slice_hop
+        first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
+        lo, hi = max(0, first), min(n, last)
+        segment = torch.zeros(
+            (samples.shape[0], last - first), dtype=torch.float32, device=self.device
+        )
+        if hi > lo:
+            segment[:, lo - first : hi - first] = samples[:, lo:hi].to(self.device, torch.float32)
+        slices = segment.unfold(-1, length, hop) * self._window
+        return torch.fft.rfft(slices)
+
+    def _group_coefficients(self, spectra: torch.Tensor, group: int, parity: int) -> torch.Tensor:
+        """Coefficients ``[C, S, B, M]`` of one group in the slices of one parity among slice
+        spectra ``[C, S_all, N/2 + 1]`` (the chunk starts at an even slice)."""
+        tensors = self._groups[group]
+        mine = spectra[:, parity::2]
+        rows = torch.index_select(mine.unfold(-1, tensors.m, 1), 2, tensors.row_start)
+        if len(tensors.special_rows):
+            special = torch.index_select(mine, -1, tensors.special_index)
+            special[..., tensors.special_conjugate] = special[..., tensors.special_conjugate].conj()
+            rows[:, :, tensors.special_rows] = special.view(*mine.shape[:2], -1, tensors.m)
+        torch.view_as_real(rows).mul_(tensors.analysis)  # real weights: no complex promotion
+        coefficients = torch.fft.ifft(rows, dim=-1)
+        return coefficients.mul_(tensors.ramp)
+
+    def _chunk_grid(self, s0: int, s1: int) -> Iterator[tuple[int, int]]:
+        """Chunks ``[c0, c1)`` of the fixed slice grid that hold slices ``[s0, s1)``."""
+        for c0 in range((s0 // CHUNK_SLICES) * CHUNK_SLICES, s1, CHUNK_SLICES):
+            yield c0, min(c0 + CHUNK_SLICES, self._total)
+
+    def analyse_frames(
+        self, samples: torch.Tensor, block: int, frame0: int, frame1: int
+    ) -> torch.Tensor:
+        total = self.layout(samples.shape[-1])[block].n_frames
+        if not 0 <= frame0 < frame1 <= total:
+            raise ValueError(f"frames [{frame0}, {frame1}) are outside [0, {total})")
+        group, _ = self.group_of(block)
+        parity, r0, r1 = self._slice_range(block, frame0, frame1)
+        self._total = self.design.n_slices(samples.shape[-1])
+        pieces = []
+        for c0, c1 in self._chunk_grid(2 * r0 + parity, 2 * (r1 - 1) + parity + 1):
+            spectra = self._spectra(samples, c0, c1)
+            pieces.append(self._group_coefficients(spectra, group, parity))
+        slices = torch.cat(pieces, dim=1)  # [C, R, B, M]
+        frames = slices.permute(0, 2, 1, 3).flatten(2)
+        first_chunk = (2 * r0 + parity) // CHUNK_SLICES * CHUNK_SLICES  # even: its slice r is c/2
+        offset = first_chunk // 2 * self.design.groups[group].m
+        return frames[:, :, frame0 - offset : frame1 - offset]
+
+    def _chunks(
+        self, samples: torch.Tensor, progress: Progress | None
+    ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
+        """Every block's frames, a chunk of slices at a time (one ``rfft`` for all groups), as
+        ``[C, B, R, M]`` views (``R`` slices of ``M`` frames) that the caller stores in place."""
+        self._total = self.design.n_slices(samples.shape[-1])
+        for c0, c1 in self._chunk_grid(0, self._total):
+            spectra = self._spectra(samples, c0, c1)
+            for group, info in enumerate(self.design.groups):
+                for parity in (0, 1):
+                    if c1 - c0 <= parity:
+                        continue
+                    slices = self._group_coefficients(spectra, group, parity)
+                    frame0 = (c0 + 1 - parity) // 2 * info.m
+                    frame1 = frame0 + slices.shape[1] * info.m
+                    yield 2 * group + parity, frame0, frame1, slices.permute(0, 2, 1, 3)
+            if progress is not None and progress(c1 / self._total) is False:
+                raise Cancelled("analysis cancelled")
+
+    # ------------------------------------------------------------------------------------ inverse
+    def synthesise_frames(
+        self, coefficients: torch.Tensor, block: int, frame0: int, n_samples: int
+    ) -> tuple[int, torch.Tensor]:
+        return self.synthesise_many([(block, frame0, coefficients)], n_samples)
+
+    def synthesise_many(
+        self, pieces: list[tuple[int, int, torch.Tensor]], n_samples: int
+    ) -> tuple[int, torch.Tensor]:
+        """Samples of several blocks' frame spans, summed: one ``irfft`` per slice.
+
+        ``pieces`` are ``(block, frame0, coefficients [C, B, T])``; returns ``(first_sample,
+        samples [C, n])`` clipped to ``[0, n_samples)``, as :meth:`synthesise_frames`.
+        """
+        length = self.slice_length
+        outputs = []
+        for parity in (0, 1):
+            mine = [p for p in pieces if self.group_of(p[0])[1] == parity and p[2].shape[-1]]
+            if not mine:
+                continue
+            ranges = [self._slice_range(b, f0, f0 + c.shape[-1])[1:] for b, f0, c in mine]
+            r0, r1 = min(r[0] for r in ranges), max(r[1] for r in ranges)
+            channels = mine[0][2].shape[0]
+            spectra = torch.zeros(
+                (channels, r1 - r0, length // 2 + 1), dtype=torch.complex64, device=self.device
+            )
+            for block, frame0, coefficients in mine:
+                self._add_spectra(spectra, block, frame0 - r0 * self._m(block), coefficients)
+            signal = torch.fft.irfft(spectra, n=length).reshape(channels, -1)
+            outputs.append((self.design.slice_start(2 * r0 + parity), signal))
+        start = min(s for s, _ in outputs)
+        stop = max(s + x.shape[-1] for s, x in outputs)
+        lo, hi = max(0, start), min(n_samples, stop)
+        out = torch.zeros(
+            (outputs[0][1].shape[0], max(0, hi - lo)), dtype=torch.float32, device=self.device
+        )
+        for first, signal in outputs:
+            a, b = max(lo, first), min(hi, first + signal.shape[-1])
+            if b > a:
+                out[:, a - lo : b - lo] += signal[:, a - first : b - first]
+        return lo, out
+
+    def _m(self, block: int) -> int:
+        return self._groups[self.group_of(block)[0]].m
+
+    def _add_spectra(
+        self, spectra: torch.Tensor, block: int, frame0: int, coefficients: torch.Tensor
+    ) -> None:
+        """Add the slice spectra of one block's frames, starting ``frame0`` frames into the first
+        slice of ``spectra`` ``[C, R, N/2 + 1]`` (frames outside the given ones are zero)."""
+        tensors = self._groups[self.group_of(block)[0]]
+        channels, slices = spectra.shape[:2]
+        m = tensors.m
+        coefficients = coefficients.to(self.device, torch.complex64)
+        after = slices * m - frame0 - coefficients.shape[-1]
+        if frame0 or after:
+            coefficients = torch.nn.functional.pad(coefficients, (frame0, after))
+        rows = coefficients.view(channels, -1, slices, m) * tensors.ramp_conjugate
+        rows = torch.fft.fft(rows, dim=-1)  # [C, B, R, M]
+        torch.view_as_real(rows).mul_(tensors.synthesis_rows)
+        for band, start in enumerate(tensors.starts):
+            if start is not None:  # a plain slice of the rfft
+                spectra[:, :, start : start + m] += rows[:, band]
+            else:
+                index, mirrored = tensors.scatter[band]
+                values = rows[:, band].clone()
+                values[..., mirrored] = values[..., mirrored].conj()
+                spectra.index_add_(-1, index, values)
+
+    def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
+        """The full inverse, a chunk of slices at a time."""
+        out = torch.zeros((blocks[0].shape[0], n_samples), dtype=torch.float32, device=self.device)
+        total = self.design.n_slices(n_samples)
+        for c0 in range(0, total, CHUNK_SLICES):
+            c1 = min(total, c0 + CHUNK_SLICES)
+            pieces = []
+            for block, coefficients in enumerate(blocks):
+                m, parity = self._m(block), self.group_of(block)[1]
+                r0, r1 = (c0 + 1 - parity) // 2, (c1 + 1 - parity) // 2
+                if r1 > r0:
+                    pieces.append((block, r0 * m, coefficients[:, :, r0 * m : r1 * m]))
+            start, samples = self.synthesise_many(pieces, n_samples)
+            out[:, start : start + samples.shape[-1]] += samples
+        return out
+
+
+class _GroupTensors:
+    """A :class:`BandGroup`'s arrays as tensors on the transform's device, plus its phase ramp."""
+
+    def __init__(
+        self,
+        group: BandGroup,
+        slice_length: int,
+        slice_window: np.ndarray,
+        device: torch.device,
+    ):
+        def tensor(array: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array)).to(device, dtype)
+
+        self.m = m = group.m
+        highest = slice_length // 2 + 1 - m  # the last start of a whole row of the rfft
+        self.row_start = tensor(np.clip(group.start, 0, highest))
+        special = np.flatnonzero(~group.regular)
+        self.special_rows = tensor(special)
+        self.special_index = tensor(group.index[special].ravel())
+        flags = np.zeros(group.index.shape, dtype=bool).ravel()
+        flags[group.conjugate] = True
+        self.special_conjugate = tensor(
+            np.flatnonzero(flags.reshape(group.index.shape)[special].ravel())
+        )
+        self.analysis = tensor(group.analysis[..., None], torch.float32)  # [B, M, 1]
+        self.synthesis_rows = tensor(group.synthesis[:, None, :, None], torch.float32)
+        self.starts = [
+            int(a) if ok else None for a, ok in zip(group.start, group.regular, strict=True)
+        ]
+        mirrored = flags.reshape(group.index.shape)
+        self.scatter = {
+            band: (tensor(group.index[band]), tensor(np.flatnonzero(mirrored[band])))
+            for band in special
+        }
+        self.frame_weight = tensor(slice_window[:: slice_length // m], torch.float32)
+        turns = np.mod(np.outer(group.start, np.arange(m)), m) / m  # exact: integers mod m
+        self.ramp = tensor(np.exp(2j * np.pi * turns), torch.complex64)
+        self.ramp_conjugate = self.ramp.conj().resolve_conj()[:, None, :]
