@@ -169,6 +169,7 @@ def drag(qtbot, canvas, points, *, modifiers=None) -> None:
     (rendercanvas would otherwise merge moves sent in one go into one).
     """
     from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtWidgets import QApplication
 
     left = Qt.MouseButton.LeftButton
     send_mouse(
@@ -186,6 +187,7 @@ def drag(qtbot, canvas, points, *, modifiers=None) -> None:
         canvas, QEvent.Type.MouseButtonRelease, *points[-1], button=left, modifiers=modifiers
     )
     qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
+    QApplication.processEvents()  # the stroke's changes, painted on their own thread, arrive
 
 
 def wait_for_fresh_frame(qtbot, canvas) -> None:

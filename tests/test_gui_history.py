@@ -27,8 +27,11 @@ def state(window) -> torch.Tensor:
 
 def stroke(qtbot, window, tool: str, y: float) -> None:
     window.palette.select(tool)
-    canvas = window.canvas
+    canvas, panel = window.canvas, window.history_panel
+    kept = len(window.session.history.undo_steps)
     drag(qtbot, canvas, [(canvas.width() * fx, canvas.height() * y) for fx in (0.3, 0.5, 0.7)])
+    # the stroke's change reaches the panel through the window's event loop
+    qtbot.waitUntil(lambda: panel.list.count() == kept + 2, timeout=5000)
 
 
 def texts(panel) -> list[str]:
