@@ -129,6 +129,15 @@ def open_window(
     return window
 
 
+@pytest.fixture(name="window")
+def tones_window(qtbot, tmp_path):
+    """The ``window`` fixture of the modules that import this: a window on
+    :func:`write_test_sound`'s two seconds of stereo tones."""
+    path = tmp_path / "tones.wav"
+    write_test_sound(path)
+    return open_window(qtbot, tmp_path, path)
+
+
 def _forget_edits(window) -> None:
     if window.session is not None:
         window.session.modified = False

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gui_fixtures import drag, open_window, write_test_sound
+from gui_fixtures import drag, tones_window  # noqa: F401 - the window fixture
 
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
 ]
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    path = tmp_path / "tones.wav"
-    write_test_sound(path)
-    return open_window(qtbot, tmp_path, path)
 
 
 def state(window) -> torch.Tensor:

@@ -10,10 +10,9 @@ import torch
 from gui_fixtures import (
     canvas_pixels,
     drag,
-    open_window,
     send_mouse,
+    tones_window,  # noqa: F401 - the window fixture
     wait_for_fresh_frame,
-    write_test_sound,
 )
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
@@ -24,13 +23,6 @@ pytestmark = [
     pytest.mark.gpu,
     pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
 ]
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    path = tmp_path / "tones.wav"
-    write_test_sound(path)
-    return open_window(qtbot, tmp_path, path)
 
 
 def snapshot(document) -> tuple[torch.Tensor, torch.Tensor]:

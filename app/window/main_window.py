@@ -65,16 +65,6 @@ from spectropaint.transforms.files.project_file import is_project
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
 PLAYBACK_OFF = "Playback is off"
-PLAYBACK_ACTIONS = (
-    "play_pause",
-    "play_from_cursor",
-    "play_selection",
-    "stop",
-    "rewind",
-    "go_to_end",
-    "loop",
-    "bypass",
-)
 PLAYHEAD_ACTIONS = (
     "play_pause",
     "play_from_cursor",
@@ -84,6 +74,7 @@ PLAYHEAD_ACTIONS = (
     "go_to_end",
 )
 """Enabled without an output device: Play looks for one again; the playhead moves regardless."""
+PLAYBACK_ACTIONS = (*PLAYHEAD_ACTIONS, "loop", "bypass")
 DEFAULT_TOOL = "gain"
 DEFAULT_VIEW = ViewSettings(freq_scale="log")
 
