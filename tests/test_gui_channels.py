@@ -142,3 +142,19 @@ def test_up_to_eight_channels_get_a_lane_each(qtbot, tmp_path, channels, lanes):
     assert window.view_values()["stacked"] is True
     window.view_panel.channel.setCurrentIndex(window.view_panel.channel.findText("Channel 3"))
     assert not canvas.stacked and canvas.lanes.channels == [2]
+
+
+def test_an_nsgt_document_stacks_its_channels_too(window, qtbot):
+    from test_gui_analysis import choose
+
+    choose(window, qtbot, 1, scale="log", bins_per_octave=24, fmin=55.0)
+    stack(window, qtbot)
+    canvas = window.canvas
+    assert type(canvas.renderer).__name__ == "BandsRenderer"
+    canvas.tool.leave()
+    wait_for_fresh_frame(qtbot, canvas)
+    pixels = canvas_pixels(canvas)
+    for channel, (first, rows) in enumerate(canvas.bands()):
+        lane = pixels[first : first + rows, 40:].astype(int).sum(axis=(1, 2))
+        expected = float(canvas.lane_mapping(channel).y_of_hz(300.0 * (channel + 1)))
+        assert abs(int(lane.argmax()) + 0.5 - expected) <= 4, channel
