@@ -20,6 +20,17 @@ APPLICATION = "SpectroPaint"
 MAX_RECENT = 10
 DEFAULT_AUTOSAVE_INTERVAL_S = 60.0
 DEFAULT_AUTOSAVE_STROKES = 20
+AUTOSAVE_CHOICES = {
+    "30 Seconds": 30,
+    "1 Minute": 60,
+    "2 Minutes": 120,
+    "5 Minutes": 300,
+    "Only After Strokes": 0,
+}
+"""Seconds between timed autosaves (0: none, only after strokes), by the name shown."""
+FOLLOW_MODES = ("off", "page", "smooth")
+HEIGHT_UNITS = ("Hz", "semitones")
+DEFAULT_HISTORY_MIB = 512
 
 
 class SettingsStore:
@@ -119,6 +130,56 @@ class SettingsStore:
     @autosave_strokes.setter
     def autosave_strokes(self, count: int) -> None:
         self._set_json("autosave/strokes", int(count))
+
+    # ------------------------------------------------------------------------------ preferences
+    def _get_choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
+        value = self._get_json(key, default)
+        return value if value in choices else default
+
+    @property
+    def follow_mode(self) -> str:
+        """How the view follows the playhead: ``'off'``, ``'page'`` (default) or ``'smooth'``."""
+        return self._get_choice("playback/follow", FOLLOW_MODES, "page")
+
+    @follow_mode.setter
+    def follow_mode(self, mode: str) -> None:
+        self._set_json("playback/follow", mode)
+
+    @property
+    def show_grid(self) -> bool:
+        return self._get_json("view/grid", False)
+
+    @show_grid.setter
+    def show_grid(self, shown: bool) -> None:
+        self._set_json("view/grid", bool(shown))
+
+    @property
+    def stacked(self) -> bool:
+        """Every channel in a lane of its own (L above R) rather than one channel shown."""
+        return self._get_json("view/stacked", False)
+
+    @stacked.setter
+    def stacked(self, stacked: bool) -> None:
+        self._set_json("view/stacked", bool(stacked))
+
+    @property
+    def height_unit(self) -> str:
+        """The brush height's unit: ``'Hz'`` or ``'semitones'``."""
+        return self._get_choice("brushes/height_unit", HEIGHT_UNITS, "Hz")
+
+    @height_unit.setter
+    def height_unit(self, unit: str) -> None:
+        self._set_json("brushes/height_unit", unit)
+
+    @property
+    def history_mib(self) -> int:
+        """Memory the undo history of a document may keep, MiB (from the next document opened)."""
+        value = self._get_amount("history/budget_mib", float(DEFAULT_HISTORY_MIB))
+        return max(16, int(value))
+
+    @history_mib.setter
+    def history_mib(self, mib: int) -> None:
+        self._set_json("history/budget_mib", int(mib))
 
     # ----------------------------------------------------------------------------------- layout
     def save_window(self, window: QMainWindow) -> None:

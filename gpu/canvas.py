@@ -7,16 +7,23 @@ from collections.abc import Callable
 import wgpu
 
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
+from spectropaint.gpu.lanes import LaneRenderer
 from spectropaint.gpu.renderer import SpectrogramRenderer
 
 
 def attach_canvas(
-    renderer: SpectrogramRenderer,
+    renderer: LaneRenderer | SpectrogramRenderer,
     canvas,
     *,
     on_error: Callable[[GPUUnavailableError], None] | None = None,
+    damage: Callable[[tuple[int, int]], tuple[int, int, int, int] | None] | None = None,
 ) -> None:
-    """Draw ``renderer`` into ``canvas`` on every frame the canvas draws.
+    """Draw ``renderer`` (one, or the lanes of a :class:`LaneRenderer`) into ``canvas`` on every
+    frame the canvas draws.
+
+    ``damage(size)``, when given (with a :class:`LaneRenderer`), says what part of the frame (``x, y, width, height`` in pixels of
+    a ``size`` frame) must be drawn again, or None for all of it; the rest keeps the last frame's
+    pixels (the canvas's texture is kept between frames while its size stays).
 
     The canvas context is configured with the renderer's target format (``rgba8unorm``, so the
     colours are exact). Ask the canvas for a frame with ``canvas.request_draw()`` after changing
@@ -32,7 +39,11 @@ def attach_canvas(
             with gpu_errors("getting the window's image"):
                 texture = context.get_current_texture()
                 target = texture.create_view()
-            renderer.render(target, texture.size[0], texture.size[1])
+            size = (texture.size[0], texture.size[1])
+            if damage is None:
+                renderer.render(target, *size)
+            else:
+                renderer.render(target, *size, scissor=damage(size))
         except GPUUnavailableError as exc:
             if on_error is None:
                 raise

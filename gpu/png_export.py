@@ -52,9 +52,9 @@ class PngReport:
 
     @property
     def message(self) -> str:
+        pieces = "1 GPU piece" if self.pieces == 1 else f"{self.pieces} GPU pieces"
         return (
-            f"wrote '{self.path}': {self.width}x{self.height} PNG "
-            f"({self.pieces} GPU pieces, {self.seconds:.2f} s)"
+            f"wrote '{self.path}': {self.width}x{self.height} PNG ({pieces}, {self.seconds:.2f} s)"
         )
 
 
@@ -94,6 +94,12 @@ def _check_size(size: tuple[int, int] | None, native: tuple[int, int]) -> tuple[
     return width, height
 
 
+def native_size(view: ViewSettings, geometry) -> tuple[int, int]:
+    """One pixel per frame and per bin of what ``view`` shows of a block of ``geometry``."""
+    start, stop, low, high = view.visible(geometry)
+    return max(1, round(stop - start)), max(1, round((high - low) / geometry.step_hz))
+
+
 def export_png(
     document,
     path: str | os.PathLike,
@@ -105,6 +111,8 @@ def export_png(
     gamma: float = 1.0,
     freq_scale: str = "linear",
     channel: int = 0,
+    time_range: tuple[float, float] | None = None,
+    freq_range: tuple[float, float] | None = None,
     axes: bool = False,
     progress: Callable[[float], object] | None = None,
     renderer: SpectrogramRenderer | None = None,
@@ -120,9 +128,9 @@ def export_png(
     path : str or os.PathLike
         The PNG file; written atomically.
     size : (int, int), optional
-        Width and height of the spectrogram in pixels; default one pixel per frame and bin.
-    colormap, range_db, floor_db, gamma, freq_scale, channel
-        As in :class:`~spectropaint.gpu.view.ViewSettings`; the whole block is shown.
+        Width and height of the spectrogram in pixels; default one pixel per frame and bin shown.
+    colormap, range_db, floor_db, gamma, freq_scale, channel, time_range, freq_range
+        As in :class:`~spectropaint.gpu.view.ViewSettings` (by default the whole block).
     axes : bool
         Add time and frequency axes with labels and a dB colour bar around the picture.
     progress : callable, optional
@@ -151,6 +159,8 @@ def export_png(
         gamma=gamma,
         freq_scale=freq_scale,
         channel=channel,
+        time_range=time_range,
+        freq_range=freq_range,
     )
     started = time.perf_counter()
     n_bins, n_frames = document.blocks[0].magnitude.shape[-2:]
@@ -161,6 +171,8 @@ def export_png(
             renderer = renderer_for(shared_device(), document, max_texture_dim=max_texture_dim)
         try:
             geometry = renderer.geometry
+            if size is None:  # a pixel per frame and bin of what the view shows
+                width, height = native_size(view, geometry)
             frame = PictureFrame(width, height, view=view, geometry=geometry, axes=axes)
             limit = min(
                 PIECE_LIMIT,

@@ -6,6 +6,7 @@ be refused from its header; the result is passed to the document as its ``reserv
 
 from __future__ import annotations
 
+from spectropaint.gpu.lanes import MAX_LANES
 from spectropaint.gpu.tiles import TileGrid, level_widths
 
 WEBGPU_DEFAULT_TEXTURE_DIM = 8192
@@ -44,6 +45,7 @@ def view_and_playback_bytes(
     max_texture_dim: int = WEBGPU_DEFAULT_TEXTURE_DIM,
     phase_view: bool = True,
     textures_on_host: bool = True,
+    stacked: bool = False,
 ) -> int:
     """Host memory the window adds for a document of this shape (a ``ReserveEstimate``).
 
@@ -59,6 +61,8 @@ def view_and_playback_bytes(
         Count the phase texture, made the first time the phase is shown.
     textures_on_host : bool
         True for a CPU adapter (lavapipe), whose textures live in host memory.
+    stacked : bool
+        Every channel drawn in a lane of its own: textures for each (up to ``MAX_LANES``).
 
     Returns
     -------
@@ -66,7 +70,8 @@ def view_and_playback_bytes(
         Bytes: :func:`view_texture_bytes` (when on the host), one channel's level-0 magnitude
         that the first upload copies while it pools the levels, and :func:`playback_bytes`.
     """
-    textures = view_texture_bytes(
+    lanes = min(channels, MAX_LANES) if stacked else 1
+    textures = lanes * view_texture_bytes(
         n_bins, n_frames, max_texture_dim=max_texture_dim, phase_view=phase_view
     )
     upload = 4 * n_bins * n_frames

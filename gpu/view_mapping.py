@@ -92,6 +92,29 @@ class ViewMapping:
         w_lo, w_hi = self.warped
         return (w_hi - warp(hz, self.view.freq_scale)) / (w_hi - w_lo) * self.height
 
+    def cells_rect(
+        self, frame0: int, frame1: int, bin0: int, bin1: int
+    ) -> tuple[float, float, float, float] | None:
+        """``(left, top, right, bottom)`` pixels of cells ``[frame0, frame1) x [bin0, bin1)``
+        cut to the canvas, or None when none of it is in view. A zoomed-out pixel shows a reduced
+        level whose columns pool up to four pixels' worth of frames: the rectangle grows by that
+        much each side, so it holds every pixel the cells can change."""
+        geometry = self.geometry
+        t0, t1, low, _ = self.visible
+        per_pixel = (t1 - t0) / self.width
+        pool = 4 * per_pixel if per_pixel > 1 else 0.0
+        left = float(self.x_of_frame(frame0 - 0.5 - pool)) - 1
+        right = float(self.x_of_frame(frame1 - 0.5 + pool)) + 1
+        hz = geometry.first_hz + (np.array([bin0, bin1], dtype=np.float64) - 0.5) * geometry.step_hz
+        if self.view.freq_scale == "log":
+            hz = np.maximum(hz, 0.5 * low)
+        bottom, top = (float(y) for y in self.y_of_hz(hz))
+        left, right = max(0.0, left), min(float(self.width), right)
+        top, bottom = max(0.0, top - 1), min(float(self.height), bottom + 1)
+        if right <= left or bottom <= top:
+            return None
+        return left, top, right, bottom
+
     # -------------------------------------------------------------------------- zoom and pan
     def _limits(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """The widest time range (texels) and warped frequency range the view may show."""
@@ -141,6 +164,21 @@ class ViewMapping:
         shift_t = -dx / self.width * (t1 - t0)
         shift_w = dy / self.height * (w_hi - w_lo)
         return self._with_ranges((t0 + shift_t, t1 + shift_t), (w_lo + shift_w, w_hi + shift_w))
+
+    def with_time(self, start: float, stop: float) -> ViewSettings:
+        """The view showing texel positions ``[start, stop)`` (frequencies as they are), resized
+        and moved to stay inside the block."""
+        return self._with_ranges((start, stop), self.warped)
+
+    def with_warped(self, low: float, high: float) -> ViewSettings:
+        """The view showing warped frequencies ``[low, high)`` (times as they are), kept inside."""
+        t0, t1, _, _ = self.visible
+        return self._with_ranges((t0, t1), (low, high))
+
+    @property
+    def limits(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The widest time range (texels) and warped frequency range the view may show."""
+        return self._limits()
 
     def fitted(self) -> ViewSettings:
         """The whole block."""

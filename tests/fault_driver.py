@@ -159,7 +159,10 @@ def run(spec: dict) -> dict:
             window.open_path(step["open"])
         elif "action" in step:
             answer.update(path=step["path"], filter=step["filter"])
+            window.export_dialog = None
             window.actions_by_name[step["action"]].trigger()
+            if window.export_dialog is not None:  # an export asks for its options first
+                window.export_dialog.accept()
         else:
             answer.update(path=step["quit_saving_to"], filter=step["filter"])
             window.actions_by_name["quit"].trigger()

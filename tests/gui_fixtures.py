@@ -129,6 +129,15 @@ def open_window(
     return window
 
 
+@pytest.fixture(name="window")
+def tones_window(qtbot, tmp_path):
+    """The ``window`` fixture of the modules that import this: a window on
+    :func:`write_test_sound`'s two seconds of stereo tones."""
+    path = tmp_path / "tones.wav"
+    write_test_sound(path)
+    return open_window(qtbot, tmp_path, path)
+
+
 def _forget_edits(window) -> None:
     if window.session is not None:
         window.session.modified = False
@@ -169,6 +178,7 @@ def drag(qtbot, canvas, points, *, modifiers=None) -> None:
     (rendercanvas would otherwise merge moves sent in one go into one).
     """
     from PySide6.QtCore import QEvent, Qt
+    from PySide6.QtWidgets import QApplication
 
     left = Qt.MouseButton.LeftButton
     send_mouse(
@@ -186,6 +196,7 @@ def drag(qtbot, canvas, points, *, modifiers=None) -> None:
         canvas, QEvent.Type.MouseButtonRelease, *points[-1], button=left, modifiers=modifiers
     )
     qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
+    QApplication.processEvents()  # the stroke's changes, painted on their own thread, arrive
 
 
 def wait_for_fresh_frame(qtbot, canvas) -> None:

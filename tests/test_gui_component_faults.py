@@ -68,7 +68,7 @@ def test_a_gpu_error_while_drawing_is_one_dialog_and_the_document_stays(
     def fail(*args, **kwargs):
         raise failure
 
-    monkeypatch.setattr(window.canvas.renderer, "render", fail)
+    monkeypatch.setattr(window.canvas.lanes, "render", fail)
     for _ in range(3):  # the same failure on every frame is reported once
         window.canvas.request_draw()
         qtbot.wait(100)

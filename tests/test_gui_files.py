@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from spectropaint.app.panels.spin_slider import SpinSlider
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.png_axes import PictureFrame
+from spectropaint.gpu.png_export import native_size
 
 pytestmark = [
     pytest.mark.gpu,
@@ -55,6 +56,8 @@ def test_export_audio_writes_the_edited_sound(window, qtbot, monkeypatch, tmp_pa
     out = tmp_path / "exported"
     asked = answer_save_dialog(monkeypatch, out, "FLAC (*.flac)")
     window.actions_by_name["export_audio"].trigger()
+    window.export_dialog.format.setCurrentText("FLAC")
+    window.export_dialog.accept()
     qtbot.waitUntil(lambda: window.job is None, timeout=20000)
     assert (
         window.session.modified
@@ -74,12 +77,12 @@ def test_export_image_writes_a_png_of_the_document(window, qtbot, monkeypatch, t
     out = tmp_path / "picture.png"
     answer_save_dialog(monkeypatch, out, "PNG image (*.png)")
     window.actions_by_name["export_image"].trigger()
+    window.export_dialog.size_mode.setCurrentIndex(1)  # native
+    window.export_dialog.accept()
     qtbot.waitUntil(lambda: window.job is None, timeout=30000)
     document, view = window.session.document, window.canvas.view
     geometry = BlockGeometry.from_block(document.blocks[0], document.sample_rate)
-    frame = PictureFrame(
-        geometry.n_frames, geometry.n_bins, view=view, geometry=geometry, axes=True
-    )
+    frame = PictureFrame(*native_size(view, geometry), view=view, geometry=geometry, axes=True)
     with Image.open(out) as image:
         assert image.format == "PNG" and image.mode == "RGB"
         assert image.size == (frame.total_width, frame.total_height)

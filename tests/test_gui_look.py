@@ -12,6 +12,7 @@ from gui_fixtures import (
     jack_server,  # noqa: F401 - fixture
     open_window,
     send_mouse,
+    tones_window,  # noqa: F401 - the window fixture
     wait_for_fresh_frame,
     write_test_sound,
 )  # noqa: F401
@@ -23,13 +24,6 @@ pytestmark = [
     pytest.mark.gpu,
     pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
 ]
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    path = tmp_path / "tones.wav"
-    write_test_sound(path)
-    return open_window(qtbot, tmp_path, path)
 
 
 def hover(qtbot, canvas, x, y) -> None:

@@ -101,3 +101,65 @@ def test_without_an_output_device_transport_is_off_and_says_why(window, qtbot, m
     assert still_none.reason in window.statusBar().currentMessage()
     assert still_none.reason in window.actions_by_name["loop"].toolTip()
     assert window.transport.engine.position == 0
+
+
+def test_every_tool_is_in_the_tools_menu_with_its_key(window):
+    in_menu = {a.objectName(): a for a in window.menus["&Tools"].actions() if not a.isSeparator()}
+    assert set(in_menu) == {f"tool_{name}" for name in window.palette.actions_by_tool}
+    in_menu["tool_erase"].trigger()
+    assert window.canvas.tool.name == "erase" and window.brush_panel.brush == "erase"
+    assert in_menu["tool_erase"].shortcut().toString() == "E"
+
+
+def test_a_closed_panel_comes_back_from_the_view_menu(window, qtbot):
+    shown = {a.objectName(): a for a in window.panels_menu.actions()}
+    assert {
+        "show_dock_brush",
+        "show_dock_view",
+        "show_dock_history",
+        "show_tools",
+        "show_transport",
+    } <= set(shown)
+    dock = window.docks["Brush"]
+    dock.close()  # the dock's own close button
+    assert not dock.isVisible() and not shown["show_dock_brush"].isChecked()
+    shown["show_dock_brush"].trigger()
+    assert dock.isVisible()
+    shown["show_transport"].trigger()
+    assert not window.transport_bar.isVisible()
+    shown["show_transport"].trigger()
+    assert window.transport_bar.isVisible()
+
+
+def test_the_shortcut_sheet_lists_every_key_of_the_menus(window, qtbot):
+    window.actions_by_name["shortcuts"].trigger()
+    sheet = window.shortcut_sheet
+    rows = {(group, name): keys for group, name, keys in sheet.rows}
+    assert rows[("View", "Zoom In Frequency")] == "Ctrl+Shift+="
+    assert rows[("Playback", "Play / Pause")] == "Space"
+    assert rows[("Tools", "Erase")] == "E"
+    assert ("Pointer", "Set the clone brush's source") in rows
+    keyed = [a for menu in window.menus.values() for a in menu.actions() if a.shortcuts()]
+    assert len([r for r in sheet.rows if r[0] != "Pointer"]) >= len(keyed)
+    sheet.close()
+
+
+def test_preferences_are_applied_and_kept(window, qtbot):
+    window.actions_by_name["preferences"].trigger()
+    dialog = window.preferences_dialog
+    dialog.follow.setCurrentIndex(dialog.follow.findData("smooth"))
+    dialog.grid.setChecked(True)
+    dialog.height_unit.setCurrentText("semitones")
+    dialog.history.setValue(64)
+    dialog.accept()
+    store = window.store
+    assert (store.follow_mode, store.show_grid, store.height_unit, store.history_mib) == (
+        "smooth", True, "semitones", 64,
+    )  # fmt: skip
+    assert window.actions_by_name["follow_smooth"].isChecked()
+    assert window.transport_view.follow_mode == "smooth"
+    assert window.canvas.overlay.grid and window.actions_by_name["show_grid"].isChecked()
+    assert window.brush_panel.shown("radius_bins").unit == "semitones"
+    window.open_path(None)  # the next document gets the new undo budget
+    qtbot.waitUntil(lambda: window.session.path is None, timeout=20000)
+    assert window.session.history.byte_budget == 64 * 2**20

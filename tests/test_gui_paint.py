@@ -10,10 +10,9 @@ import torch
 from gui_fixtures import (
     canvas_pixels,
     drag,
-    open_window,
     send_mouse,
+    tones_window,  # noqa: F401 - the window fixture
     wait_for_fresh_frame,
-    write_test_sound,
 )
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtTest import QTest
@@ -24,13 +23,6 @@ pytestmark = [
     pytest.mark.gpu,
     pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
 ]
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    path = tmp_path / "tones.wav"
-    write_test_sound(path)
-    return open_window(qtbot, tmp_path, path)
 
 
 def snapshot(document) -> tuple[torch.Tensor, torch.Tensor]:
@@ -159,3 +151,24 @@ def test_bracket_keys_change_the_brush_size(window, qtbot):
     key(qtbot, canvas, "[")
     smaller = canvas.tool.settings.radius_frames, canvas.tool.settings.radius_bins
     assert smaller == pytest.approx((before[0] / 1.25, before[1] / 1.25), rel=1e-2)
+
+
+@pytest.mark.parametrize("scale", ["linear", "log"])
+def test_frames_that_redraw_only_what_a_stroke_changed_equal_a_full_redraw(window, qtbot, scale):
+    canvas = window.canvas
+    window.view_panel.scale.setCurrentText(scale)
+    canvas.zoom(1.5)
+    wait_for_fresh_frame(qtbot, canvas)
+    canvas.tool.leave()
+    partial_before = canvas.partial_frames
+    for tool, y in (("erase", 0.3), ("gain", 0.6), ("blur", 0.45)):
+        window.palette.select(tool)
+        drag(qtbot, canvas, stroke_points(canvas, y_fraction=y))
+    canvas.tool.leave()
+    qtbot.waitUntil(lambda: canvas._damage == [], timeout=5000)  # every change drawn
+    qtbot.wait(300)  # and presented
+    assert canvas.partial_frames > partial_before + 5  # strokes drew only what they changed
+    partial = canvas_pixels(canvas)
+    canvas.set_view(canvas.view)  # everything again
+    wait_for_fresh_frame(qtbot, canvas)
+    np.testing.assert_array_equal(canvas_pixels(canvas), partial)

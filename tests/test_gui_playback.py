@@ -99,3 +99,59 @@ def test_loop_repeats_the_selected_time_range(window, qtbot):
     played = np.concatenate(delivered)[: 3 * (stop - start)]
     loop = window.session.document.edited_samples().T[start:stop].astype(np.float32)
     np.testing.assert_array_equal(played, np.concatenate([loop] * 3))
+
+
+def test_play_selection_plays_it_once_and_stops_at_its_end(window, qtbot):
+    canvas, transport = window.canvas, window.transport
+    window.palette.actions_by_tool["select"].trigger()
+    width, height = canvas.width(), canvas.height()
+    drag(qtbot, canvas, [(width * 0.2, height * 0.5), (width * 0.5, height * 0.5)])
+    start, stop = (round(s * JACK_RATE) for s in transport.selection)
+    delivered = record(transport.engine)
+    window.actions_by_name["play_selection"].trigger()
+    qtbot.waitUntil(lambda: transport.playing, timeout=5000)
+    qtbot.waitUntil(lambda: not transport.playing, timeout=10000)
+    assert transport.engine.position == stop
+    played = np.concatenate(delivered)
+    edited = window.session.document.edited_samples().T.astype(np.float32)
+    np.testing.assert_array_equal(played[: stop - start], edited[start:stop])
+    np.testing.assert_array_equal(played[stop - start :], 0)
+
+
+def test_the_counter_and_meters_follow_playback_and_stop_goes_back(window, qtbot):
+    transport, bar = window.transport, window.transport_bar
+    transport.set_cursor(0.1)
+    window.actions_by_name["play_from_cursor"].trigger()
+    qtbot.waitUntil(lambda: transport.playhead_seconds > 0.3, timeout=5000)
+    text = bar.clock.text()
+    shown_seconds = float(text.split()[0].split(":")[-1])
+    shown_samples = int("".join(text.split()[1:-1]).replace("\u2009", ""))
+    assert abs(shown_samples / JACK_RATE - shown_seconds) < 1e-3  # both say the same time
+    assert shown_seconds > 0.1
+    # a 660 Hz sine at 0.3 on the left: peak -10.5 dB; noise at 0.05 on the right: RMS -26 dB
+    meter = bar.meter.ballistics
+    qtbot.waitUntil(lambda: meter.peak[0] > -12, timeout=3000)
+    assert meter.peak[0] == pytest.approx(20 * np.log10(0.3), abs=1.0)
+    assert meter.rms[1] == pytest.approx(20 * np.log10(0.05), abs=3.0)
+    window.actions_by_name["stop"].trigger()
+    assert not transport.playing
+    assert transport.playhead_seconds == pytest.approx(0.1, abs=1 / JACK_RATE)
+    assert (meter.peak == -90).all()  # meters fall silent with the sound
+
+
+def test_dragging_on_the_time_ruler_scrubs(window, qtbot):
+    from gui_fixtures import send_mouse
+    from PySide6.QtCore import QEvent
+
+    ruler, transport = window.time_ruler, window.transport
+    left = Qt.MouseButton.LeftButton
+    width = ruler.width()
+    send_mouse(ruler, QEvent.Type.MouseButtonPress, width * 0.2, 10, button=left, buttons=left)
+    send_mouse(ruler, QEvent.Type.MouseMove, width * 0.5, 10, buttons=left)
+    assert transport.playing and transport.scrubbing  # heard from under the pointer
+    at = ruler.seconds_at(width * 0.5)
+    assert transport.playhead_seconds == pytest.approx(at, abs=0.05)
+    send_mouse(ruler, QEvent.Type.MouseMove, width * 0.7, 10, buttons=left)
+    send_mouse(ruler, QEvent.Type.MouseButtonRelease, width * 0.7, 10, button=left)
+    assert not transport.playing and not transport.scrubbing
+    assert transport.cursor_seconds == pytest.approx(ruler.seconds_at(width * 0.7))

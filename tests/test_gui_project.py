@@ -218,6 +218,7 @@ def test_exporting_audio_leaves_the_project_unsaved(window, qtbot, monkeypatch, 
     paint(qtbot, window, 0.5)
     answer_save_dialog(monkeypatch, tmp_path / "render.wav")
     window.actions_by_name["export_audio"].trigger()
+    window.export_dialog.accept()
     wait_for_job(qtbot, window)
     assert (tmp_path / "render.wav").is_file()
     assert window.session.modified and window.isWindowModified()

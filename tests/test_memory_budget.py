@@ -116,6 +116,8 @@ def test_the_window_reserve_adds_textures_upload_and_playback():
     on_gpu = view_and_playback_bytes(*shape, max_texture_dim=16384, textures_on_host=False)
     assert on_host - on_gpu == view_texture_bytes(*shape[2:], max_texture_dim=16384)
     assert on_gpu == 4 * shape[2] * shape[3] + playback_bytes(*shape[:2])
+    stacked = view_and_playback_bytes(*shape, max_texture_dim=16384, stacked=True)
+    assert stacked - on_gpu == 2 * view_texture_bytes(*shape[2:], max_texture_dim=16384)  # 2 lanes
 
 
 # --------------------------------------------------------------------------------- refusals

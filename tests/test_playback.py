@@ -266,3 +266,16 @@ def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
     # chunk by chunk, each read under the lock, together covering the samples the region reaches
     assert all(b - a <= CHUNK_SAMPLES and held for a, b, held in calls)
     assert (calls[0][0], calls[-1][1]) == document.samples_of(region) and len(calls) == 4
+
+
+def test_playing_until_a_sample_stops_there():
+    # Play Selection: from the selection's start to its end, once
+    signal = ramp()
+    engine = PlaybackEngine(signal, 8000, device=STEREO)
+    engine.seek(300)
+    engine._end = 350  # what play(from_sample=300, until=350) sets, without a stream
+    engine._playing = True
+    block = pull(engine, 128)
+    np.testing.assert_array_equal(block[:50], as_played(signal[:, 300:350]))
+    np.testing.assert_array_equal(block[50:], 0)
+    assert not engine.playing and engine.position == 350

@@ -8,9 +8,11 @@ through the same :func:`start_job`.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from spectropaint.app.files.workers import Job
@@ -19,19 +21,20 @@ from spectropaint.transforms.errors import SpectroPaintError
 if TYPE_CHECKING:
     from spectropaint.app.window.main_window import MainWindow
 
+log = logging.getLogger(__name__)
 AUDIO_PATTERNS = "*.wav *.flac *.ogg *.oga *.aif *.aiff *.mp3"
 OPEN_FILTER = (
     f"Sounds and projects ({AUDIO_PATTERNS} *.spp);;Audio files ({AUDIO_PATTERNS});;"
     "SpectroPaint projects (*.spp);;All files (*)"
 )
-AUDIO_FILTERS = {
-    "WAV (*.wav)": ".wav",
-    "FLAC (*.flac)": ".flac",
-    "Ogg Vorbis (*.ogg)": ".ogg",
-    "AIFF (*.aiff)": ".aiff",
-}
 IMAGE_FILTERS = {"PNG image (*.png)": ".png"}
 DEMO_RATE = 44100
+
+
+class Relay(QObject):
+    """Carries a value from a job's thread to the window's (a queued signal)."""
+
+    ready = Signal(object)
 
 
 def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
@@ -77,10 +80,11 @@ def start_job(
     return job.start()
 
 
-def window_reserve():
+def window_reserve(window: MainWindow):
     """What the window adds to a document it shows, as a ``reserve_bytes`` estimate for ``Document``:
-    the view's textures (in host memory on a software adapter), the playback buffers and the undo
-    history's budget. Reads the GPU adapter, so call it on the GUI thread."""
+    the view's textures (a lane's per channel when they are stacked; in host memory on a software
+    adapter), the playback buffers and the undo history's budget. Reads the GPU adapter, so call it
+    on the GUI thread."""
     from functools import partial
 
     from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET
@@ -92,6 +96,7 @@ def window_reserve():
         view_and_playback_bytes,
         max_texture_dim=device.limits["max-texture-dimension-2d"],
         textures_on_host=device.adapter.info.get("adapter_type") == "CPU",
+        stacked=window.stacked,
     )
     return lambda *shape: estimate(*shape) + DEFAULT_BYTE_BUDGET
 
@@ -110,9 +115,24 @@ def start_open(window: MainWindow, path: str | None) -> Job:
 
         label = "Making the demo sound..."
     else:
-        reserve = window_reserve()
+        reserve = window_reserve(window)
+        preview = Relay(window)
+        preview.ready.connect(window.editor.show_preview)
+        size = window.editor.picture_size()
+        view = window.canvas.view if window.canvas is not None else window.initial_view
 
         def work(progress):
+            from spectropaint.app.preview import preview_picture, read_windows
+            from spectropaint.transforms.stft import STFTSettings
+
+            n_fft = STFTSettings().n_fft
+            found = read_windows(path, size[0], n_fft)
+            if found is not None:  # a coarse picture at once, the full one when analysed
+                windows, rate, _ = found
+                try:
+                    preview.ready.emit(preview_picture(windows, rate, view, *size))
+                except Exception:  # a preview must never stop the file from opening
+                    log.exception("no preview of %s", path)
             return Document.from_file(path, device=device, progress=progress, reserve_bytes=reserve)
 
         label = f"Opening {os.path.basename(path)}..."
@@ -144,23 +164,45 @@ def _stem(window: MainWindow) -> str:
     return f"{base}-edited"
 
 
-def export_audio(window: MainWindow) -> Job | None:
-    """Ask where, then write the edited sound (format from the suffix, the source's sample format).
+def export_audio(window: MainWindow) -> None:
+    """Ask for the options (:class:`~.export_dialogs.AudioExportDialog`), then where, then write
+    the edited sound; the job starts once both are answered (``window.job``).
 
     Exporting renders the document; it does not save it, so the window stays modified until the
     project is saved.
     """
-    path = _ask_save_path(window, "Export Audio", AUDIO_FILTERS, _stem(window))
-    if path is None:
-        return None
+    from spectropaint.app.files.audio_export import export_audio as write
+    from spectropaint.app.files.export_dialogs import AudioExportDialog
+
     document = window.session.document
-    return _start_export(
-        window, path, lambda progress: document.export(path, progress=progress), "audio"
-    )
+    dialog = AudioExportDialog(document, window)
+
+    def chosen() -> None:
+        options = dialog.options()
+        name = f"{options.format} (*{options.suffix})"
+        path = _ask_save_path(window, "Export Audio", {name: options.suffix}, _stem(window))
+        if path is not None:
+            window.job = _start_export(
+                window,
+                path,
+                lambda progress: write(document, path, options, progress=progress),
+                "audio",
+            )
+
+    _open_dialog(window, dialog, chosen)
+
+
+def _open_dialog(window: MainWindow, dialog, chosen) -> None:
+    """Show an options ``dialog`` window-modally (no nested event loop); ``chosen`` on OK."""
+    dialog.accepted.connect(chosen)
+    dialog.finished.connect(dialog.deleteLater)
+    window.export_dialog = dialog
+    dialog.open()
 
 
 def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
     """Run ``work`` writing ``path`` with no strokes meanwhile (the document is being read)."""
+    window.canvas.finish_painting()
     window.canvas.setEnabled(False)
 
     def success(report) -> None:
@@ -174,30 +216,43 @@ def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
     return job
 
 
-def export_image(window: MainWindow) -> Job | None:
-    """Ask where, then write the whole spectrogram as shown (colormap, levels, scale, channel)."""
+def export_image(window: MainWindow) -> None:
+    """Ask for the options (:class:`~.export_dialogs.ImageExportDialog`: part, size, colours,
+    axes; the view's at first), then where, then write the PNG."""
+    from spectropaint.app.files.export_dialogs import ImageExportDialog
     from spectropaint.gpu.png_export import export_png
 
-    path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
-    if path is None:
-        return None
-    document, view = window.session.document, window.canvas.view
+    document, canvas = window.session.document, window.canvas
+    size = (canvas.width(), canvas.height())
+    dialog = ImageExportDialog(canvas.view, canvas.renderer.geometry, size, window)
 
-    def work(progress):
-        return export_png(
-            document,
-            path,
-            colormap=view.colormap,
-            range_db=view.range_db,
-            floor_db=view.floor_db,
-            gamma=view.gamma,
-            freq_scale=view.freq_scale,
-            channel=view.channel,
-            axes=True,
-            progress=progress,
-        )
+    def chosen() -> None:
+        options = dialog.options()
+        path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
+        if path is None:
+            return
+        view = options.view
 
-    return _start_export(window, path, work, "image")
+        def work(progress):
+            return export_png(
+                document,
+                path,
+                size=options.size,
+                colormap=view.colormap,
+                range_db=view.range_db,
+                floor_db=view.floor_db,
+                gamma=view.gamma,
+                freq_scale=view.freq_scale,
+                channel=view.channel,
+                time_range=view.time_range,
+                freq_range=view.freq_range,
+                axes=options.axes,
+                progress=progress,
+            )
+
+        window.job = _start_export(window, path, work, "image")
+
+    _open_dialog(window, dialog, chosen)
 
 
 def about_text(window: MainWindow) -> str:

@@ -51,7 +51,7 @@ def load_with_strokes(
 
 def start_open(window: MainWindow, path: str) -> Job:
     """Open the project at ``path`` with its view and strokes."""
-    device, reserve = window.torch_device, file_actions.window_reserve()
+    device, reserve = window.torch_device, file_actions.window_reserve(window)
 
     def success(loaded) -> None:
         project, strokes = loaded
@@ -110,6 +110,7 @@ def save(window: MainWindow, *, ask: bool) -> Job | None:
     if path is None:
         window.after_save = None
         return None
+    window.canvas.finish_painting()  # the strokes the pointer made are in what is saved
     snapshot = session.snapshot(window.view_values())
 
     def success(report) -> None:

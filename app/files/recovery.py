@@ -217,7 +217,7 @@ def restore(window: MainWindow, orphan: Orphan, *, otherwise: Callable[[], None]
     A file that cannot be read is described, and deleted or kept as the person answers; then
     ``otherwise`` runs.
     """
-    device, reserve = window.torch_device, file_actions.window_reserve()
+    device, reserve = window.torch_device, file_actions.window_reserve(window)
     path = orphan.files.project
 
     def success(loaded) -> None:

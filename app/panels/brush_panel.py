@@ -48,6 +48,8 @@ COMMON_FIELDS = {name: spec for name, spec in declared(BrushSettings).items() if
 """The settings with an editor (the channel has a list of its own; the physical radii of strokes
 files are not edited here: the panel shows the frames and bins in ms and Hz or semitones)."""
 NO_PRESET = "Size preset..."
+UNDER_POINTER = "lane"
+"""The Channels list's entry for editing the channel under the pointer."""
 
 
 def _number_editor(spec: Shown) -> SpinSlider:
@@ -145,9 +147,16 @@ class BrushPanel(QWidget):
         self.channel.blockSignals(True)
         self.channel.clear()
         self.channel.addItem("All (linked)", None)
+        if count > 1:
+            self.channel.addItem("The one under the pointer", UNDER_POINTER)
         for index in range(count):
             self.channel.addItem(f"Channel {index + 1}", index)
         self.channel.blockSignals(False)
+
+    @property
+    def per_lane(self) -> bool:
+        """A stroke edits the channel of the lane it starts in (settings name no channel)."""
+        return self.channel.currentData() == UNDER_POINTER
 
     # ------------------------------------------------------------------------------- writing
     def set_geometry(self, geometry: BlockGeometry) -> None:
@@ -165,15 +174,23 @@ class BrushPanel(QWidget):
         elif hz > 0:
             self.reference_hz = hz
 
-    def set_brush(self, name: str, settings: BrushSettings, params: dict[str, Any]) -> None:
-        """Show brush ``name`` with ``settings`` and its parameters (defaults for those not given)."""
+    def set_brush(
+        self,
+        name: str,
+        settings: BrushSettings,
+        params: dict[str, Any],
+        per_lane: bool = False,
+    ) -> None:
+        """Show brush ``name`` with ``settings`` and its parameters (defaults for those not given);
+        ``per_lane``: it edits the channel under the pointer."""
         kind = brush_kind(name)
         self.brush = name
         self._settings = settings
         self._params = dataclasses.asdict(kind.params(params))
         self._show_settings()
         self.channel.blockSignals(True)
-        self.channel.setCurrentIndex(max(0, self.channel.findData(settings.channel)))
+        chosen = UNDER_POINTER if per_lane and settings.channel is None else settings.channel
+        self.channel.setCurrentIndex(max(0, self.channel.findData(chosen)))
         self.channel.blockSignals(False)
         self._build_params()
         self.own_box.setTitle(f"{name.title()} parameters")
@@ -271,7 +288,7 @@ class BrushPanel(QWidget):
         self._try(lambda: dataclasses.replace(self._settings, **{name: value}), None)
 
     def _channel_edited(self) -> None:
-        channel = self.channel.currentData()
+        channel = None if self.per_lane else self.channel.currentData()
         self._try(lambda: dataclasses.replace(self._settings, channel=channel), None)
 
     def _param_edited(self, field: str) -> None:

@@ -1,7 +1,9 @@
-"""View controls: colormap, dB floor and range, gamma, frequency scale, channel and mode shown.
+"""View controls: colormap, dB floor and range, gamma, frequency scale, channels and mode shown.
 
-Every control maps to one :class:`~spectropaint.gpu.view.ViewSettings` field; the panel emits the
-fields it holds, and the canvas only rewrites its uniforms (nothing is uploaded).
+Every control but one maps to one :class:`~spectropaint.gpu.view.ViewSettings` field; the panel
+emits the fields it holds, and the canvas only rewrites its uniforms (nothing is uploaded). The
+Channels list also offers "All, stacked" (a lane per channel, L above R): that is the ``stacked``
+entry of what it emits.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from spectropaint.gpu.colormaps import MAGNITUDE_COLORMAPS
 from spectropaint.gpu.view import MODES, ViewSettings
 from spectropaint.transforms.geometry import FREQ_SCALES
 
+STACKED = "All, stacked"
 AUTO_FLOOR = -241.0
 """The floor spin box's minimum, shown as "Auto" (``floor_db=None``: minus the range)."""
 
@@ -26,6 +29,7 @@ class ViewPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self._kept_channel = 0
         form = QFormLayout(self)
         self.colormap = QComboBox()
         self.colormap.addItems(list(MAGNITUDE_COLORMAPS))
@@ -50,7 +54,7 @@ class ViewPanel(QWidget):
             ("Range", self.range, "dB from the floor to the top colour"),
             ("Gamma", self.gamma, "Below 1 brightens quiet parts, above 1 darkens them"),
             ("Frequency", self.scale, "Frequency axis: linear, logarithmic (notes) or mel"),
-            ("Channel", self.channel, "The channel shown"),
+            ("Channel", self.channel, "Every channel in a lane of its own, or one channel"),
             ("Show", self.mode, "Magnitude, or phase with a cyclic colormap"),
         )
         for label, widget, tip in rows:
@@ -66,8 +70,8 @@ class ViewPanel(QWidget):
         for box in (self.floor, self.range, self.gamma):
             box.setKeyboardTracking(False)
 
-    def set_values(self, view: ViewSettings, n_channels: int) -> None:
-        """Show ``view``'s fields without emitting."""
+    def set_values(self, view: ViewSettings, n_channels: int, stacked: bool = False) -> None:
+        """Show ``view``'s fields (and whether channels are ``stacked``) without emitting."""
         widgets = (
             self.colormap,
             self.floor,
@@ -85,22 +89,33 @@ class ViewPanel(QWidget):
         self.gamma.setValue(view.gamma)
         self.scale.setCurrentText(view.freq_scale)
         self.channel.clear()
-        self.channel.addItems([f"Channel {index + 1}" for index in range(n_channels)])
-        self.channel.setCurrentIndex(min(view.channel, n_channels - 1))
+        self._kept_channel = min(view.channel, n_channels - 1)
+        if n_channels > 1:
+            self.channel.addItem(STACKED, -1)
+        for index in range(n_channels):
+            self.channel.addItem(f"Channel {index + 1}", index)
+        shown = -1 if stacked and n_channels > 1 else min(view.channel, n_channels - 1)
+        self.channel.setCurrentIndex(max(0, self.channel.findData(shown)))
         self.mode.setCurrentText(view.mode)
         for widget in widgets:
             widget.blockSignals(False)
 
     def values(self) -> dict[str, Any]:
+        """The view's fields, and ``stacked``: every channel in a lane of its own."""
         floor = self.floor.value()
+        chosen = self.channel.currentData()
+        stacked = chosen == -1
+        if not stacked:  # stacked, the channel stays what it was: shown again when unstacked
+            self._kept_channel = max(0, chosen or 0)
         return {
             "colormap": self.colormap.currentText(),
             "floor_db": None if floor <= AUTO_FLOOR else floor,
             "range_db": self.range.value(),
             "gamma": self.gamma.value(),
             "freq_scale": self.scale.currentText(),
-            "channel": max(0, self.channel.currentIndex()),
+            "channel": self._kept_channel,
             "mode": self.mode.currentText(),
+            "stacked": stacked,
         }
 
     def _emit(self, *args) -> None:

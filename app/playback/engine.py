@@ -233,6 +233,8 @@ class PlaybackEngine:
         self._seek_request: tuple[int, int] = (0, 0)
         self._seek_served = 0
         self._loop: tuple[int, int] | None = None
+        self._end: int | None = None
+        """Without a loop, playing stops here (play selection), else at the signal's end."""
         self._patch: tuple[int, np.ndarray] | None = None
         self._entered = 0
         self._left = 0
@@ -299,6 +301,12 @@ class PlaybackEngine:
         view.flags.writeable = False
         return view
 
+    def heard(self) -> np.ndarray:
+        """A read-only view of the buffer that plays now ``[N, C]``: the original with bypass on."""
+        view = (self._original if self._bypass else self._edited).view()
+        view.flags.writeable = False
+        return view
+
     def use_device(self, device: OutputDevice) -> None:
         """Play on ``device`` from now on (after looking for devices again); forgets a failure."""
         self.close()
@@ -306,8 +314,9 @@ class PlaybackEngine:
         self._open_error = self._failure = ""
 
     # ------------------------------------------------------------------------------- transport
-    def play(self, *, from_sample: int | None = None) -> None:
-        """Start playing (from ``from_sample`` when given).
+    def play(self, *, from_sample: int | None = None, until: int | None = None) -> None:
+        """Start playing (from ``from_sample`` when given), up to sample ``until`` when given
+        (else to the end), unless a loop is set.
 
         Raises RuntimeError when playback is unavailable, or when starting fails; a start that
         fails records :attr:`failure` first.
@@ -316,10 +325,11 @@ class PlaybackEngine:
 
         if from_sample is not None:
             self.seek(from_sample)
+        self._end = None if until is None else min(max(0, int(until)), self.n_samples)
         position, loop = self.position, self._loop
         if loop is not None and not loop[0] <= position < loop[1]:
             self.seek(loop[0])
-        elif loop is None and position >= self.n_samples:
+        elif loop is None and position >= (self.n_samples if self._end is None else self._end):
             self.seek(0)
         stream = self._ensure_stream()
         self._finished = False
@@ -480,8 +490,9 @@ class PlaybackEngine:
             source = self._original if bypass else self._edited
             channels = outdata.shape[1]
             position, loop, written = self._position, self._loop, 0
+            stop = self.n_samples if self._end is None else self._end
             while written < frames:
-                end = loop[1] if loop is not None else self.n_samples
+                end = loop[1] if loop is not None else stop
                 if position >= end:
                     if loop is None:
                         outdata[written:].fill(0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -45,12 +46,22 @@ class Resynthesizer:
     engine : PlaybackEngine
     lock : threading.Lock
         The lock strokes hold while they write the document.
+    on_span : callable, optional
+        Called on the resynthesis thread with ``(start, stop)`` samples after each span is in the
+        engine (the window's waveform overview follows the edits with it).
     """
 
-    def __init__(self, document, engine: PlaybackEngine, lock: threading.Lock):
+    def __init__(
+        self,
+        document,
+        engine: PlaybackEngine,
+        lock: threading.Lock,
+        on_span: Callable[[int, int], None] | None = None,
+    ):
         self.document = document
         self.engine = engine
         self.lock = lock
+        self.on_span = on_span
         self.error: BaseException | None = None
         self.spans_done = 0
         self._pending: list[tuple[int, int, int]] = []
@@ -95,6 +106,8 @@ class Resynthesizer:
                         with self.lock:
                             samples = self.document.edited_between(chunk0, chunk1)
                         self.engine.update_span(chunk0, samples.astype(np.float32))
+                        if self.on_span is not None:
+                            self.on_span(chunk0, chunk1)
                     self.spans_done += 1
             except Exception as exc:  # shown by the window; playback keeps the previous samples
                 log.exception("resynthesis failed")

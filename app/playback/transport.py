@@ -1,4 +1,5 @@
-"""Play, pause, play from the cursor, loop the selection, A/B bypass: the window's side of playback.
+"""Play, pause, stop, play the selection, play from the cursor, scrub, loop the selection, A/B
+bypass: the window's side of playback.
 
 Owns the :class:`PlaybackEngine` of the open document and its :class:`Resynthesizer`, and polls the
 engine's position on a timer to move the playhead (the audio thread never touches Qt). The same poll
@@ -9,11 +10,15 @@ Play, when playback is unavailable, first looks for an output device again.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
 from spectropaint.app.playback.resynthesis import Resynthesizer
 from spectropaint.app.session import Change, Session
+from spectropaint.app.waveform_summary import WaveformSummary
 from spectropaint.transforms.geometry import samples_to_seconds, seconds_to_samples
 
 PLAYHEAD_INTERVAL_MS = 33
@@ -37,6 +42,8 @@ class Transport(QObject):
     playhead_moved = Signal(float)
     state_changed = Signal()
     failed = Signal(str)
+    waveform_changed = Signal()
+    """:attr:`waveform` was made, or edits reached it (from another thread: connect queued)."""
 
     def __init__(
         self,
@@ -49,11 +56,22 @@ class Transport(QObject):
         self.session = session
         self.sample_rate = document.sample_rate
         self.engine = PlaybackEngine(document.audio.samples, self.sample_rate, device=output_device)
-        self.resynthesizer = Resynthesizer(document, self.engine, session.lock)
+        self.waveform: WaveformSummary | None = None
+        """The edited signal's waveform (for the overview), made on a thread of its own, then
+        kept up to date by resynthesis."""
+        self._waveform_lock = threading.Lock()
+        self.resynthesizer = Resynthesizer(
+            document, self.engine, session.lock, on_span=self._waveform_span
+        )
+        threading.Thread(target=self._make_waveform, name="waveform", daemon=True).start()
         session.changed.connect(self._session_changed)
         self.cursor_seconds = 0.0
         self.selection: tuple[float, float] | None = None
         self.looping = False
+        self.started_at = 0.0
+        """Seconds where playing last started (Stop goes back there)."""
+        self._scrub_resume: bool | None = None
+        """While scrubbing: whether it was playing before (None: not scrubbing)."""
         self._was_playing = False
         self._failures_reported = 0
         self.timer = QTimer(self)
@@ -85,6 +103,55 @@ class Transport(QObject):
             self._play(None)
         self._tick()
 
+    def stop(self) -> None:
+        """Stop playing and put the playhead back where playing started."""
+        self.engine.pause()
+        self.engine.seek(seconds_to_samples(self.started_at, sample_rate=self.sample_rate))
+        self.playhead_moved.emit(self.playhead_seconds)
+        self._tick()
+
+    def play_selection(self) -> None:
+        """Play the time selection once, from its start to its end (the whole sound without one;
+        a loop, when on, repeats it instead). Raises as :meth:`play_from_cursor`."""
+        start, stop = self.selection or (0.0, self.engine.n_samples / self.sample_rate)
+        first, last = seconds_to_samples((start, stop), sample_rate=self.sample_rate)
+        self._play(int(first), until=int(last))
+        self._tick()
+
+    def go_to_end(self) -> None:
+        self.set_cursor(self.engine.n_samples / self.sample_rate)
+
+    # ------------------------------------------------------------------------------- scrubbing
+    def scrub(self, seconds: float) -> None:
+        """Hear the sound from ``seconds`` on: the first call starts playing there (when an output
+        device can), each next one moves the playhead; :meth:`end_scrub` ends it. Without a device
+        only the playhead moves."""
+        if self._scrub_resume is None:
+            self._scrub_resume = self.engine.playing
+            if not self.engine.playing and self.engine.available:
+                with contextlib.suppress(RuntimeError):  # a failing device reports through failed
+                    self._play(seconds_to_samples(max(0.0, seconds), sample_rate=self.sample_rate))
+        self.engine.seek(seconds_to_samples(max(0.0, seconds), sample_rate=self.sample_rate))
+        self.playhead_moved.emit(self.playhead_seconds)
+        self._tick()
+
+    def end_scrub(self, seconds: float) -> None:
+        """The scrub ended at ``seconds``: the edit cursor goes there; playing goes on only if it
+        was playing before."""
+        resume, self._scrub_resume = self._scrub_resume, None
+        if not resume:
+            self.engine.pause()
+        if resume:
+            self.engine.seek(seconds_to_samples(max(0.0, seconds), sample_rate=self.sample_rate))
+            self.cursor_seconds = max(0.0, seconds)
+        else:
+            self.set_cursor(seconds)
+        self._tick()
+
+    @property
+    def scrubbing(self) -> bool:
+        return self._scrub_resume is not None
+
     def play_from_cursor(self) -> None:
         """Play from the edit cursor.
 
@@ -104,11 +171,14 @@ class Transport(QObject):
             self.engine.use_device(find_output_device(refresh=True))
         return self.engine.available
 
-    def _play(self, from_sample: int | None) -> None:
+    def _play(self, from_sample: int | None, *, until: int | None = None) -> None:
         if not self.engine.available:
             self.reprobe()
+        self.started_at = self._seconds(
+            self.engine.position if from_sample is None else from_sample
+        )
         try:
-            self.engine.play(from_sample=from_sample)
+            self.engine.play(from_sample=from_sample, until=until)
         except RuntimeError:
             if self.engine.failures == self._failures_reported:
                 raise  # unavailable: the caller says why
@@ -166,6 +236,20 @@ class Transport(QObject):
         if self.engine.failures != self._failures_reported:
             self._failures_reported = self.engine.failures
             self.failed.emit(f"Playback stopped: {self.engine.failure}")
+
+    # ------------------------------------------------------------------------------ waveform
+    def _make_waveform(self) -> None:
+        with self._waveform_lock:  # resynthesis waits: a span it adds meanwhile is not lost
+            self.waveform = WaveformSummary(self.engine.edited())
+        self.waveform_changed.emit()
+
+    def _waveform_span(self, start: int, stop: int) -> None:
+        """Resynthesis put samples ``[start, stop)`` in the engine (its thread)."""
+        with self._waveform_lock:
+            if self.waveform is None:
+                return  # made from the edited buffer after this: it has them
+            self.waveform.update(self.engine.edited(), start, stop)
+        self.waveform_changed.emit()
 
     def _seconds(self, samples: int) -> float:
         return float(samples_to_seconds(samples, sample_rate=self.sample_rate))

@@ -28,6 +28,8 @@ class Pointer:
     modifiers: frozenset[str] = frozenset()
     time: float = 0.0
     pressure: float = 1.0
+    channel: int | None = None
+    """The channel of the lane under the pointer (the one shown when channels are not stacked)."""
 
 
 class ToolHost(Protocol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -20,16 +21,23 @@ class BrushTool(Tool):
     """Paints with ``brush``: press begins a stroke, each move adds an event, release ends it.
 
     :attr:`settings` and :attr:`params` are what the next stroke uses (the brush panel sets them).
+    A stroke edits the channel its settings name, or with :attr:`per_lane` the channel of the lane
+    it starts in, or else every channel (linked).
     For the clone brush, Ctrl+click sets the source; the next stroke copies from there, lined up
     with where it starts.
     """
 
-    def __init__(self, host: ToolHost, session: Session, brush: str):
+    def __init__(self, host: ToolHost, session: Session, brush: str, painter=None):
         super().__init__(host)
         self.session = session
+        self.painter = painter or session
+        """What strokes go through: the session itself, or a
+        :class:`~spectropaint.app.paint_queue.PaintQueue` that paints on a thread of its own."""
         self.name = brush
         self.settings = BrushSettings()
         self.params: dict[str, Any] = {}
+        self.per_lane = False
+        """Settings with no channel edit the channel under the pointer, not all of them."""
         self.clone_source: tuple[float, float] | None = None
         """``(frame, bin)`` set by Ctrl+click with the clone brush."""
         self._last: Pointer | None = None
@@ -55,7 +63,10 @@ class BrushTool(Tool):
             if self.name == "clone":
                 used = brush_kind(self.name).params(params)
                 self._offset = (used.offset_frames, used.offset_bins)
-            self.session.begin_stroke(self.name, self.settings, params, self._event(pointer))
+            settings = self.settings
+            if self.per_lane and settings.channel is None and pointer.channel is not None:
+                settings = dataclasses.replace(settings, channel=pointer.channel)
+            self.painter.begin_stroke(self.name, settings, params, self._event(pointer))
         except (SettingsError, BrushFailed) as exc:
             self._offset = None
             self.host.show_message(str(exc))
@@ -64,25 +75,25 @@ class BrushTool(Tool):
 
     def drag(self, pointer: Pointer) -> None:
         self.hover(pointer)
-        if not self.session.painting:
+        if not self.painter.painting:
             return
         try:
-            self.session.paint(self._event(pointer))
+            self.painter.paint(self._event(pointer))
         except BrushFailed as exc:
             log.exception("the %s brush failed", self.name)
             self.host.show_message(str(exc))
 
     def release(self, pointer: Pointer) -> None:
-        if self.session.painting:
-            self.session.end_stroke()
+        if self.painter.painting:
+            self.painter.end_stroke()
         self._offset = None
         self.show_outline()
 
     def cancel(self) -> bool:
         self._offset = None
-        if not self.session.painting:
+        if not self.painter.painting:
             return False
-        self.session.cancel_stroke()
+        self.painter.cancel_stroke()
         self.host.show_message("Stroke cancelled")
         self.show_outline()
         return True
@@ -98,10 +109,16 @@ class BrushTool(Tool):
             self.host.set_clone_source(self._source_now())
         if self._last is None:
             return
-        point = self._last.point
+        point, channel = self._last.point, self.settings.channel
+        if channel is None and self.per_lane:
+            channel = self._last.channel
         self.host.set_outline(
             Footprint(
-                point.frame, point.bin, self.settings.radius_frames, self.settings.radius_bins
+                point.frame,
+                point.bin,
+                self.settings.radius_frames,
+                self.settings.radius_bins,
+                channel,
             )
         )
 

@@ -21,7 +21,7 @@ import numpy as np
 from spectropaint.gpu.view_mapping import ViewMapping
 from spectropaint.transforms.geometry import bins_to_hz
 
-OUTLINE_POINTS = 192
+OUTLINE_POINTS = 96
 """Points along the ellipse (before clipping): smooth at any size the canvas shows."""
 
 

@@ -14,9 +14,10 @@ VIEW_TOOLS = {"select": SelectTool, "pan": PanTool, "zoom": ZoomTool}
 TOOL_NAMES = (*BRUSHES, *VIEW_TOOLS, *SELECTION_TOOLS)
 
 
-def make_tools(host: ToolHost, session: Session) -> dict[str, Tool]:
-    """One tool of each kind, acting on ``host`` and ``session``."""
-    tools: dict[str, Tool] = {name: BrushTool(host, session, name) for name in BRUSHES}
+def make_tools(host: ToolHost, session: Session, painter=None) -> dict[str, Tool]:
+    """One tool of each kind, acting on ``host`` and ``session``; brushes paint through
+    ``painter`` (a :class:`~spectropaint.app.paint_queue.PaintQueue`) when given."""
+    tools: dict[str, Tool] = {name: BrushTool(host, session, name, painter) for name in BRUSHES}
     tools.update((name, kind(host)) for name, kind in VIEW_TOOLS.items())
     tools.update((name, kind(host, session)) for name, kind in SELECTION_TOOLS.items())
     return tools

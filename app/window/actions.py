@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
-MENUS = ("&File", "&Edit", "&View", "&Playback", "&Brush", "&Help")
+MENUS = ("&File", "&Edit", "&View", "&Playback", "&Tools", "&Brush", "&Help")
+"""The menu bar. The Tools menu holds the tool palette's actions (added by the window), View holds
+the panels' show/hide actions too."""
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,8 @@ class ActionSpec:
     shown_shortcut: str = ""
     """A key shown in the menu but handled elsewhere (Space)."""
     separator_before: bool = False
+    group: str = ""
+    """Checkable actions of one group exclude each other (a choice of modes)."""
 
 
 ACTIONS: tuple[ActionSpec, ...] = (
@@ -71,6 +75,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Forget the time selection",
         separator_before=True,
     ),
+    ActionSpec(
+        "preferences",
+        "&Edit",
+        "Pre&ferences...",
+        ("Ctrl+,",),
+        "Autosave, playhead following, grid, brush units, undo memory",
+        separator_before=True,
+    ),
     ActionSpec("zoom_in", "&View", "Zoom &In", ("Ctrl+=",), "Zoom in along time"),
     ActionSpec("zoom_out", "&View", "Zoom &Out", ("Ctrl+-",), "Zoom out along time"),
     ActionSpec(
@@ -88,6 +100,43 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Zoom out along frequency",
     ),
     ActionSpec("fit", "&View", "&Fit to Window", ("Ctrl+0",), "Show the whole sound"),
+    ActionSpec(
+        "show_grid",
+        "&View",
+        "Show &Grid",
+        ("Ctrl+G",),
+        "Lines at the rulers' labelled ticks over the spectrogram",
+        checkable=True,
+        separator_before=True,
+    ),
+    ActionSpec(
+        "follow_off",
+        "&View",
+        "Playhead: &Stay",
+        (),
+        "The view stays where it is while playing",
+        checkable=True,
+        separator_before=True,
+        group="follow",
+    ),
+    ActionSpec(
+        "follow_page",
+        "&View",
+        "Playhead: Turn &Pages",
+        (),
+        "The view jumps a page ahead when the playhead reaches its edge",
+        checkable=True,
+        group="follow",
+    ),
+    ActionSpec(
+        "follow_smooth",
+        "&View",
+        "Playhead: Scroll Smoot&hly",
+        (),
+        "The view scrolls with the playhead held in the middle",
+        checkable=True,
+        group="follow",
+    ),
     ActionSpec(
         "analysis",
         "&View",
@@ -111,7 +160,22 @@ ACTIONS: tuple[ActionSpec, ...] = (
         ("Shift+Space",),
         "Play from the edit cursor (click with the select tool or on the time ruler)",
     ),
+    ActionSpec(
+        "play_selection",
+        "&Playback",
+        "Play &Selection",
+        ("Ctrl+Space",),
+        "Play the time selection once (the whole sound without one)",
+    ),
+    ActionSpec(
+        "stop",
+        "&Playback",
+        "S&top",
+        ("Ctrl+.",),
+        "Stop and put the playhead back where playing started",
+    ),
     ActionSpec("rewind", "&Playback", "&Rewind", ("Home",), "Move the playhead to the start"),
+    ActionSpec("go_to_end", "&Playback", "Go to &End", ("End",), "Move the playhead to the end"),
     ActionSpec(
         "loop",
         "&Playback",
@@ -132,6 +196,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("brush_smaller", "&Brush", "&Smaller", ("[",), "Make the brush smaller"),
     ActionSpec("brush_bigger", "&Brush", "&Bigger", ("]",), "Make the brush bigger"),
     ActionSpec(
+        "shortcuts", "&Help", "&Keyboard Shortcuts", ("F1",), "Every key and pointer gesture"
+    ),
+    ActionSpec(
         "about", "&Help", "&About SpectroPaint", (), "Versions, torch device and GPU adapter"
     ),
 )
@@ -143,6 +210,7 @@ def build_menus(
     """Menus on ``window``'s menu bar with every action of :data:`ACTIONS`, wired to ``handler``."""
     menus = {title: window.menuBar().addMenu(title) for title in MENUS}
     actions: dict[str, QAction] = {}
+    groups: dict[str, QActionGroup] = {}
     for spec in ACTIONS:
         menu = menus[spec.menu]
         if spec.separator_before:
@@ -154,6 +222,8 @@ def build_menus(
         action.setToolTip(spec.tip)
         action.setStatusTip(spec.tip)
         action.setCheckable(spec.checkable)
+        if spec.group:
+            groups.setdefault(spec.group, QActionGroup(window)).addAction(action)
         slot = getattr(handler, f"on_{spec.name}")
         if spec.checkable:
             action.toggled.connect(slot)

@@ -9,7 +9,7 @@ without Qt (:mod:`spectropaint.app.tools.footprint`, :mod:`spectropaint.gpu.axis
 
 from __future__ import annotations
 
-from PySide6.QtCore import QLineF, QPointF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 
 from spectropaint.app.tools.footprint import Footprint, outline_polygon
@@ -20,7 +20,14 @@ OUTLINE_RGB = QColor(245, 245, 245)
 HALO_RGB = QColor(0, 0, 0, 160)
 CLONE_RGB = QColor(90, 220, 120)
 GRID_RGB = QColor(255, 255, 255, 48)
+NAME_RGB = QColor(240, 170, 80)
+NAME_BACK = QColor(0, 0, 0, 150)
 CLONE_MARK_PX = 7.0
+
+
+def channel_names(count: int) -> list[str]:
+    """What each lane is called: ``L``, ``R`` for stereo; ``1``, ``2``... otherwise."""
+    return ["L", "R"] if count == 2 else [str(index + 1) for index in range(count)]
 
 
 def _pen(colour: QColor, width: float) -> QPen:
@@ -38,12 +45,19 @@ class CanvasOverlay:
         """``(frame, bin)`` of the clone brush's source."""
         self.grid = False
 
-    def paint(self, painter: QPainter, mapping: ViewMapping) -> None:
-        """Draw every mark of ``mapping``'s view (the canvas's size in logical pixels)."""
+    def paint(
+        self, painter: QPainter, mapping: ViewMapping, channel: int | None = None, name: str = ""
+    ) -> None:
+        """Draw the marks of a lane showing ``channel`` with ``mapping`` (its size in logical
+        pixels): the outline only in the lane it paints (every lane for a linked brush), and the
+        lane's ``name`` in its corner."""
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        if name:
+            self._paint_name(painter, name)
         if self.grid:
             self._paint_grid(painter, mapping)
-        if self.footprint is not None:
+        here = self.footprint is None or self.footprint.channel in (None, channel)
+        if self.footprint is not None and here:
             points = outline_polygon(self.footprint, mapping)
             if len(points):
                 polygon = QPolygonF([QPointF(x, y) for x, y in points])
@@ -52,7 +66,7 @@ class CanvasOverlay:
                 painter.drawPolygon(polygon)
                 painter.setPen(_pen(OUTLINE_RGB, 1.2))
                 painter.drawPolygon(polygon)
-        if self.clone_source is not None:
+        if self.clone_source is not None and here:
             self._paint_clone_source(painter, mapping, *self.clone_source)
 
     @staticmethod
@@ -69,6 +83,14 @@ class CanvasOverlay:
             painter.setPen(pen)
             painter.drawEllipse(QPointF(x, y), r, r)
             painter.drawLines(lines)
+
+    @staticmethod
+    def _paint_name(painter: QPainter, name: str) -> None:
+        metrics = painter.fontMetrics()
+        box = QRectF(4, 4, metrics.horizontalAdvance(name) + 10, metrics.height() + 2)
+        painter.fillRect(box, NAME_BACK)
+        painter.setPen(NAME_RGB)
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, name)
 
     @staticmethod
     def _paint_grid(painter: QPainter, mapping: ViewMapping) -> None:

@@ -13,20 +13,24 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPainter, QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
+from spectropaint.app.paint_queue import PaintQueue
 from spectropaint.app.session import Change, Session
 from spectropaint.app.tools.base import LEFT, MIDDLE, Pointer, Tool
 from spectropaint.app.tools.brush_tool import BrushTool
 from spectropaint.app.tools.footprint import Footprint
 from spectropaint.app.tools.registry import check_tool, make_tools
 from spectropaint.app.tools.view_tools import PanTool
-from spectropaint.app.window.canvas_overlay import CanvasOverlay
+from spectropaint.app.window.canvas_overlay import CanvasOverlay, channel_names
 from spectropaint.gpu.canvas import attach_canvas
-from spectropaint.gpu.renderer_choice import renderer_for
+from spectropaint.gpu.errors import GPUUnavailableError
+from spectropaint.gpu.lanes import LaneRenderer
+from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.view import Selection, ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
 
@@ -70,15 +74,26 @@ class SpectrogramCanvas(QRenderWidget):
         *,
         device,
         view: ViewSettings | None = None,
+        stacked: bool = False,
         parent: QWidget | None = None,
     ):
         super().__init__(parent, update_mode="ondemand", max_fps=60)
         self.session = session
-        self.renderer = renderer_for(device, session.document, view=view)
+        self.lanes = LaneRenderer(device, session.document, view or ViewSettings(), stacked=stacked)
+        """The channels drawn, one lane each (one lane unless stacked)."""
+        self._lane = 0
+        """The lane the pointer is in (held while a drag lasts): tools work in its coordinates."""
         self._gpu_error = ""
         self.overlay = CanvasOverlay()
-        attach_canvas(self.renderer, self, on_error=self._on_gpu_error)
-        self.tools: dict[str, Tool] = make_tools(self, session)
+        self._damage: list[tuple[float, float, float, float]] | None = None
+        """Parts of the picture (logical pixels) to draw again; None: all of it."""
+        self._drawn_size: tuple[int, int] | None = None
+        self.partial_frames = 0
+        """Frames that drew only what changed (tests and benchmarks)."""
+        attach_canvas(self.lanes, self, on_error=self._on_gpu_error, damage=self._take_damage)
+        self.painter = PaintQueue(session, on_error=self.message.emit)
+        """Strokes are painted on a thread of their own: this thread only queues pointer events."""
+        self.tools: dict[str, Tool] = make_tools(self, session, self.painter)
         self.tool: Tool = self.tools["gain"]
         self._pan = PanTool(self)
         self._drag: Tool | None = None
@@ -88,6 +103,8 @@ class SpectrogramCanvas(QRenderWidget):
         self.frames_presented = 0
         """Frames drawn by the renderer and then painted on the widget (tests and benchmarks)."""
         self.last_present_time = 0.0
+        self.last_paint_time = 0.0
+        """When the widget was last painted, a new frame or only the marks (benchmarks)."""
         self._drawn_since_paint = False
         self._pressure = 1.0
         self._tablet_pressure = 1.0
@@ -102,18 +119,49 @@ class SpectrogramCanvas(QRenderWidget):
     # -------------------------------------------------------------------------------- the view
     @property
     def view(self) -> ViewSettings:
-        return self.renderer.view
+        return self.lanes.view
+
+    @property
+    def renderer(self) -> SpectrogramRenderer:
+        """The first lane's renderer (every lane has the same geometry)."""
+        return self.lanes.renderers[0]
+
+    @property
+    def stacked(self) -> bool:
+        return self.lanes.stacked and len(self.lanes.channels) > 1
+
+    def bands(self) -> list[tuple[int, int]]:
+        """``(first_row, rows)`` of each lane, top to bottom."""
+        return self.lanes.bands(max(1, self.height()))
+
+    def lane_mapping(self, lane: int) -> ViewMapping:
+        """Lane ``lane``'s pixels (from its own top row) to document coordinates."""
+        return self.lanes.mapping(lane, max(1, self.width()), max(1, self.height()))
 
     def mapping(self) -> ViewMapping:
-        return ViewMapping(
-            self.renderer.geometry, self.view, max(1, self.width()), max(1, self.height())
-        )
+        """The lane the pointer is in (the whole canvas with one lane)."""
+        return self.lane_mapping(min(self._lane, len(self.lanes.channels) - 1))
 
     def set_view(self, view: ViewSettings) -> None:
-        """Show ``view`` (uniforms only: nothing is uploaded)."""
-        self.renderer.view = view
+        """Show ``view`` (uniforms only: nothing is uploaded, unless a lane shows another channel)."""
+        self.lanes.show(view, self.lanes.stacked)
+        self._damage = None
         self.request_draw()
         self.view_changed.emit()
+
+    def set_stacked(self, stacked: bool) -> None:
+        """Every channel in a lane of its own (L above R), or the view's channel alone. Raises
+        ``GPUUnavailableError`` when the GPU cannot hold the lanes (one lane is kept then)."""
+        try:
+            self.lanes.show(self.view, stacked)
+        except GPUUnavailableError:
+            self.lanes.show(self.view, False)
+            raise
+        finally:
+            self._lane = 0
+            self._damage = None
+            self.request_draw()
+            self.view_changed.emit()
 
     def update_view(self, **fields) -> None:
         self.set_view(dataclasses.replace(self.view, **fields))
@@ -121,7 +169,8 @@ class SpectrogramCanvas(QRenderWidget):
     def _set_overlays(self, **fields) -> None:
         overlays = dataclasses.replace(self.view.overlays, **fields)
         if overlays != self.view.overlays:
-            self.renderer.view = dataclasses.replace(self.view, overlays=overlays)
+            self.lanes.show(dataclasses.replace(self.view, overlays=overlays), self.lanes.stacked)
+            self._damage = None
             self.request_draw()
 
     def set_playhead(self, seconds: float | None) -> None:
@@ -176,10 +225,57 @@ class SpectrogramCanvas(QRenderWidget):
         )
 
     def show_change(self, change: Change) -> None:
-        """The session changed ``change.region``: upload it and draw."""
-        if not change.region.empty:
-            self.renderer.mark_dirty(change.region)
-            self.request_draw()
+        """The session changed ``change.region``: upload it and draw the part of the picture it
+        reaches (only that part: the rest of the last frame stays)."""
+        region = change.region
+        if region.empty:
+            return
+        self.lanes.mark_dirty(region)
+        if self._damage is not None:
+            rects = self._damage_rects(region)
+            if rects is None:
+                self._damage = None
+            elif not rects:
+                return  # out of view: uploaded with the next frame drawn
+            else:
+                self._damage.extend(rects)
+        self.request_draw()
+
+    def _damage_rects(self, region) -> list[tuple[float, float, float, float]] | None:
+        """The canvas rectangles (logical pixels) ``region``'s boxes reach in each lane, or None
+        when the boxes are not cells of the view's grid (an NSGT document's blocks)."""
+        if type(self.renderer) is not SpectrogramRenderer:
+            return None
+        rects = []
+        for part in region.parts:
+            if part.block != 0:
+                return None
+            cells = (part.frame0, part.frame1, part.bin0, part.bin1)
+            for lane, (channel, (first, _)) in enumerate(
+                zip(self.lanes.channels, self.bands(), strict=True)
+            ):
+                if channel in part.channels:
+                    rect = self.lane_mapping(lane).cells_rect(*cells)
+                    if rect is not None:
+                        rects.append((rect[0], rect[1] + first, rect[2], rect[3] + first))
+        return rects
+
+    def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+        """The scissor of the frame about to be drawn (``size`` physical pixels), or None to draw
+        it all (a new size, a new view, or nothing noted)."""
+        damage, self._damage = self._damage, []
+        if size != self._drawn_size or not damage:
+            self._drawn_size = size
+            return None
+        scale = size[0] / max(1, self.width())
+        left = min(r[0] for r in damage) * scale
+        top = min(r[1] for r in damage) * scale
+        right = max(r[2] for r in damage) * scale
+        bottom = max(r[3] for r in damage) * scale
+        self.partial_frames += 1
+        x0, y0 = max(0, int(left)), max(0, int(top))
+        x1, y1 = min(size[0], int(np.ceil(right))), min(size[1], int(np.ceil(bottom)))
+        return (x0, y0, max(1, x1 - x0), max(1, y1 - y0)) if x1 > x0 and y1 > y0 else (0, 0, 1, 1)
 
     # -------------------------------------------------------------------------------- tools
     def set_tool(self, name: str) -> None:
@@ -232,11 +328,25 @@ class SpectrogramCanvas(QRenderWidget):
         super()._rc_present_bitmap(**kwargs)
         self._drawn_since_paint = True
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.view_changed.emit()  # the lanes' heights, hence the rulers, changed
+
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
         painter = QPainter(self)
-        self.overlay.paint(painter, self.mapping())
+        names = channel_names(self.lanes.n_channels) if self.stacked else None
+        for lane, (channel, (first, rows)) in enumerate(
+            zip(self.lanes.channels, self.bands(), strict=True)
+        ):
+            painter.save()
+            painter.translate(0, first)
+            painter.setClipRect(0, 0, self.width(), rows)
+            name = names[channel] if names else ""
+            self.overlay.paint(painter, self.lane_mapping(lane), channel, name)
+            painter.restore()
         painter.end()
+        self.last_paint_time = time.perf_counter()
         if self._drawn_since_paint:
             self._drawn_since_paint = False
             self.frames_presented += 1
@@ -244,14 +354,24 @@ class SpectrogramCanvas(QRenderWidget):
 
     # ----------------------------------------------------------------------- pointer handlers
     def _pointer(self, event) -> Pointer:
+        """The event in the coordinates of its lane (the pressed one while a drag lasts)."""
+        bands = self.bands()
+        if self._drag is None:
+            found = self.lanes.lane_at(event["y"], max(1, self.height()))
+            if found is None:  # in a gap: the nearest lane
+                centres = [first + rows / 2 for first, rows in bands]
+                found = min(range(len(bands)), key=lambda i: abs(centres[i] - event["y"]))
+            self._lane = found
+        y = event["y"] - bands[self._lane][0]
         return Pointer(
             event["x"],
-            event["y"],
-            self.mapping().to_document(event["x"], event["y"]),
+            y,
+            self.mapping().to_document(event["x"], y),
             button=event.get("button", 0),
             modifiers=frozenset(event.get("modifiers") or ()),
             time=event.get("time_stamp", 0.0),
             pressure=self._pressure,
+            channel=self.lanes.channels[self._lane],
         )
 
     def _on_down(self, event) -> None:
@@ -287,13 +407,14 @@ class SpectrogramCanvas(QRenderWidget):
     def _on_wheel(self, event) -> None:
         modifiers = event.get("modifiers") or ()
         amount = event["dy"] + event["dx"]
+        pointer = self._pointer(event)
         mapping = self.mapping()
         if "Control" in modifiers:
             factor = WHEEL_ZOOM_PER_UNIT ** (-amount)
             along_freq = "Shift" in modifiers
             view = mapping.zoomed(
-                event["x"],
-                event["y"],
+                pointer.x,
+                pointer.y,
                 time_factor=1.0 if along_freq else factor,
                 freq_factor=factor if along_freq else 1.0,
             )
@@ -315,13 +436,18 @@ class SpectrogramCanvas(QRenderWidget):
 
     @property
     def painting(self) -> bool:
-        """A stroke is in progress."""
-        return self.session.painting
+        """A stroke is in progress (begun by the pointer, or still being painted)."""
+        return self.painter.painting or self.painter.busy
 
     @property
     def interacting(self) -> bool:
-        """A stroke, a pan or a selection drag is in progress."""
-        return self._drag is not None
+        """A stroke, a pan or a selection drag is in progress, or a stroke is still being
+        painted."""
+        return self._drag is not None or self.painter.busy
+
+    def finish_painting(self, timeout: float | None = None) -> bool:
+        """Wait until the strokes the pointer made are painted (before undo, redo, saving)."""
+        return self.painter.wait_idle(timeout)
 
     def _on_gpu_error(self, error) -> None:
         if str(error) != self._gpu_error:
@@ -329,5 +455,6 @@ class SpectrogramCanvas(QRenderWidget):
             self.gpu_failed.emit(self._gpu_error)
 
     def close_renderer(self) -> None:
-        """Release the GPU resources (the canvas can no longer draw)."""
-        self.renderer.close()
+        """Finish painting, then release the GPU resources (the canvas can no longer draw)."""
+        self.painter.close()
+        self.lanes.close()

@@ -38,24 +38,55 @@ class Commands:
         self.window.job = project_actions.save(self.window, ask=True)
 
     def on_export_audio(self) -> None:
-        self.window.job = file_actions.export_audio(self.window)
+        file_actions.export_audio(self.window)  # the job starts when its dialogs are answered
 
     def on_export_image(self) -> None:
-        self.window.job = file_actions.export_image(self.window)
+        file_actions.export_image(self.window)
 
     def on_quit(self) -> None:
         self.window.close()
 
     def on_undo(self) -> None:
         if self.window.session is not None:
+            self.window.canvas.finish_painting()
             self.window.session.undo()
 
     def on_redo(self) -> None:
         if self.window.session is not None:
+            self.window.canvas.finish_painting()
             self.window.session.redo()
 
     def on_clear_selection(self) -> None:
         self.window.canvas.set_selection(None)
+
+    def on_preferences(self) -> None:
+        from spectropaint.app.window.preferences import PreferencesDialog
+
+        dialog = PreferencesDialog(self.window.store, self.window)
+        dialog.accepted.connect(self.window.apply_preferences)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()  # window-modal, without a nested event loop
+        self.window.preferences_dialog = dialog
+
+    def on_show_grid(self, checked: bool) -> None:
+        self.window.store.show_grid = checked
+        if self.window.canvas is not None:
+            self.window.canvas.set_grid(checked)
+
+    def _follow(self, mode: str, checked: bool) -> None:
+        if checked:
+            self.window.store.follow_mode = mode
+            if self.window.transport_view is not None:
+                self.window.transport_view.follow_mode = mode
+
+    def on_follow_off(self, checked: bool) -> None:
+        self._follow("off", checked)
+
+    def on_follow_page(self, checked: bool) -> None:
+        self._follow("page", checked)
+
+    def on_follow_smooth(self, checked: bool) -> None:
+        self._follow("smooth", checked)
 
     def on_zoom_in(self) -> None:
         self.window.canvas.zoom(2.0)
@@ -90,8 +121,17 @@ class Commands:
     def on_play_from_cursor(self) -> None:
         self._transport_call(lambda: self.window.transport.play_from_cursor())
 
+    def on_play_selection(self) -> None:
+        self._transport_call(lambda: self.window.transport.play_selection())
+
+    def on_stop(self) -> None:
+        self._transport_call(lambda: self.window.transport.stop())
+
     def on_rewind(self) -> None:
         self._transport_call(lambda: self.window.transport.rewind())
+
+    def on_go_to_end(self) -> None:
+        self._transport_call(lambda: self.window.transport.go_to_end())
 
     def on_loop(self, checked: bool) -> None:
         if self.window.transport is not None:
@@ -109,6 +149,14 @@ class Commands:
 
     def on_brush_bigger(self) -> None:
         self.window.brush_panel.scale_size(SIZE_STEP)
+
+    def on_shortcuts(self) -> None:
+        from spectropaint.app.window.shortcut_sheet import ShortcutSheet
+
+        sheet = ShortcutSheet(self.window.menus, self.window)
+        sheet.finished.connect(sheet.deleteLater)
+        sheet.show()
+        self.window.shortcut_sheet = sheet
 
     def on_about(self) -> None:
         QMessageBox.about(self.window, "About SpectroPaint", file_actions.about_text(self.window))

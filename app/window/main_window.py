@@ -23,22 +23,19 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import (
     QApplication,
-    QDockWidget,
-    QGridLayout,
     QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
-    QScrollArea,
     QTextEdit,
-    QWidget,
 )
 
 from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
 from spectropaint.app.panels.brush_panel import BrushPanel
+from spectropaint.app.panels.history_panel import HistoryPanel
 from spectropaint.app.panels.reference_view import ReferenceView
 from spectropaint.app.panels.selection_panel import SelectionController
 from spectropaint.app.panels.tool_palette import ToolPalette
@@ -47,13 +44,17 @@ from spectropaint.app.playback.engine import OutputDevice, find_output_device
 from spectropaint.app.playback.transport import Transport
 from spectropaint.app.readout import level_db, readout_text
 from spectropaint.app.session import Change, Session
-from spectropaint.app.settings_store import SettingsStore
+from spectropaint.app.settings_store import AUTOSAVE_CHOICES, SettingsStore
+from spectropaint.app.tools.registry import VIEW_TOOLS
 from spectropaint.app.window.actions import build_menus
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
-from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler
+from spectropaint.app.window.docks import add_dock, panels_menu
+from spectropaint.app.window.editor_area import EditorArea
 from spectropaint.app.window.session_bridge import SessionBridge
 from spectropaint.app.window.status_line import StatusLine
+from spectropaint.app.window.transport_bar import TransportBar
+from spectropaint.app.window.transport_view import TransportView
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
@@ -65,16 +66,18 @@ from spectropaint.transforms.files.project_file import is_project
 
 TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
 PLAYBACK_OFF = "Playback is off"
+PLAYHEAD_ACTIONS = (
+    "play_pause",
+    "play_from_cursor",
+    "play_selection",
+    "stop",
+    "rewind",
+    "go_to_end",
+)
+"""Enabled without an output device: Play looks for one again; the playhead moves regardless."""
+PLAYBACK_ACTIONS = (*PLAYHEAD_ACTIONS, "loop", "bypass")
 DEFAULT_TOOL = "gain"
 DEFAULT_VIEW = ViewSettings(freq_scale="log")
-AUTOSAVE_CHOICES = {
-    "30 Seconds": 30,
-    "1 Minute": 60,
-    "2 Minutes": 120,
-    "5 Minutes": 300,
-    "Only After Strokes": 0,
-}
-"""The File > Autosave Every menu: seconds between timed autosaves (0: none, only after strokes)."""
 
 
 class MainWindow(QMainWindow):
@@ -111,11 +114,17 @@ class MainWindow(QMainWindow):
         self.bridge: SessionBridge | None = None
         self.canvas: SpectrogramCanvas | None = None
         self.transport: Transport | None = None
+        self.transport_view: TransportView | None = None
         self.job = None
+        self.preferences_dialog = None
+        self.export_dialog = None
+        self.shortcut_sheet = None
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.brush_settings: dict[str, BrushSettings] = {}
         self.brush_params: dict[str, dict] = {}
+        self.brush_lanes: dict[str, bool] = {}
+        """Brushes that edit the channel under the pointer (when no channel is chosen)."""
         self.setWindowTitle("SpectroPaint")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
@@ -146,21 +155,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------------------- building
     def _build_editor(self) -> None:
-        self.editor = QWidget()
-        self.grid = QGridLayout(self.editor)
-        self.grid.setContentsMargins(0, 0, 0, 0)
-        self.grid.setSpacing(0)
-        self.time_ruler = TimeRuler()
-        self.freq_ruler = FrequencyRuler()
-        self.color_bar = ColorBar()
-        self.placeholder = QLabel("Open a sound (Ctrl+O) or drop a file here")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.grid.addWidget(self.time_ruler, 0, 1)
-        self.grid.addWidget(self.freq_ruler, 1, 0)
-        self.grid.addWidget(self.placeholder, 1, 1)
-        self.grid.addWidget(self.color_bar, 1, 2)
-        self.grid.setColumnStretch(1, 1)
-        self.grid.setRowStretch(1, 1)
+        self.editor = EditorArea()
+        self.time_ruler, self.freq_ruler = self.editor.time_ruler, self.editor.freq_ruler
+        self.color_bar, self.overview = self.editor.color_bar, self.editor.overview
         self.time_ruler.pressed.connect(self._set_cursor)
         self.setCentralWidget(self.editor)
 
@@ -168,24 +165,35 @@ class MainWindow(QMainWindow):
         self.palette = ToolPalette(self)
         self.addToolBar(Qt.ToolBarArea.LeftToolBarArea, self.palette)
         self.palette.tool_chosen.connect(self._choose_tool)
+        tools_menu = self.menus["&Tools"]
+        for name, action in self.palette.actions_by_tool.items():
+            if name == next(iter(VIEW_TOOLS)):
+                tools_menu.addSeparator()
+            tools_menu.addAction(action)
+        self.transport_bar = TransportBar(self.actions_by_name, self)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.transport_bar)
         self.brush_panel = BrushPanel()
+        self.brush_panel.height_unit.setCurrentText(self.store.height_unit)
         self.brush_panel.changed.connect(self._brush_edited)
         self.view_panel = ViewPanel()
         self.view_panel.changed.connect(self._view_edited)
+        self.history_panel = HistoryPanel()
         self.reference_view = ReferenceView()
-        for title, widget in (
-            ("Brush", self.brush_panel),
-            ("View", self.view_panel),
-            ("Reference", self.reference_view),
-        ):
-            dock = QDockWidget(title, self)
-            dock.setObjectName(f"dock_{title.lower()}")
-            scroll = QScrollArea()  # a tall panel scrolls instead of growing the window
-            scroll.setWidget(widget)
-            scroll.setWidgetResizable(True)
-            scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-            dock.setWidget(scroll)
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.docks = {
+            title: add_dock(self, title, widget)
+            for title, widget in (
+                ("Brush", self.brush_panel),
+                ("View", self.view_panel),
+                ("History", self.history_panel),
+                ("Reference", self.reference_view),
+            )
+        }
+        self.tabifyDockWidget(self.docks["View"], self.docks["History"])
+        self.tabifyDockWidget(self.docks["View"], self.docks["Reference"])
+        self.docks["View"].raise_()
+        self.panels_menu = panels_menu(
+            self.menus["&View"], list(self.docks.values()), [self.palette, self.transport_bar]
+        )
         self.selection_ui = SelectionController(self)
 
     def _build_autosave_menu(self) -> None:
@@ -194,6 +202,7 @@ class MainWindow(QMainWindow):
         separator = entries[entries.index(self.actions_by_name["export_audio"]) - 1]
         self.menus["&File"].insertMenu(separator, menu)
         group = QActionGroup(menu)
+        self.autosave_group = group
         for text, seconds in AUTOSAVE_CHOICES.items():
             action = menu.addAction(text)
             action.setCheckable(True)
@@ -205,6 +214,19 @@ class MainWindow(QMainWindow):
     def _set_autosave(self, seconds: float) -> None:
         self.store.autosave_interval_s = seconds
         self.autosave.set_interval(seconds)
+
+    def apply_preferences(self) -> None:
+        """Take the stored preferences (after the Preferences dialog): autosave, playhead
+        following, grid, brush height unit. The undo memory applies to documents opened later."""
+        store = self.store
+        if self.autosave is not None:
+            self.autosave.set_interval(store.autosave_interval_s)
+            self.autosave.every = store.autosave_strokes
+            for action in self.autosave_group.actions():
+                action.setChecked(AUTOSAVE_CHOICES[action.text()] == store.autosave_interval_s)
+        self.actions_by_name[f"follow_{store.follow_mode}"].setChecked(True)
+        self.actions_by_name["show_grid"].setChecked(store.show_grid)
+        self.brush_panel.height_unit.setCurrentText(store.height_unit)
 
     def _build_status(self) -> None:
         self.readout = QLabel()
@@ -221,15 +243,18 @@ class MainWindow(QMainWindow):
             except SettingsError:
                 settings, params = BrushSettings(), dataclasses.asdict(kind.params())
             self.brush_settings[name], self.brush_params[name] = settings, params
+            self.brush_lanes[name] = stored.get("lane") is True
         stored_view = {k: v for k, v in self.store.view().items() if k in STORED_FIELDS}
         try:
             self.initial_view = dataclasses.replace(DEFAULT_VIEW, **stored_view)
         except (SettingsError, TypeError):
             self.initial_view = DEFAULT_VIEW
         self.view_panel.set_values(self.initial_view, 1)
-        self._update_color_bar(self.initial_view)
+        self.editor.show_view_look(self.initial_view)
         tool = self.store.tool
         self.palette.select(tool if tool in self.palette.actions_by_tool else DEFAULT_TOOL)
+        self.actions_by_name[f"follow_{self.store.follow_mode}"].setChecked(True)
+        self.actions_by_name["show_grid"].setChecked(self.store.show_grid)
 
     def save_preferences(self) -> None:
         view = self.canvas.view if self.canvas is not None else self.initial_view
@@ -237,9 +262,14 @@ class MainWindow(QMainWindow):
         for name in BRUSHES:
             self.store.set_brush(
                 name,
-                {"common": self.brush_settings[name].to_dict(), "params": self.brush_params[name]},
+                {
+                    "common": self.brush_settings[name].to_dict(),
+                    "params": self.brush_params[name],
+                    "lane": self.brush_lanes[name],
+                },
             )
         self.store.tool = self.palette.group.checkedAction().objectName().removeprefix("tool_")
+        self.store.height_unit = self.brush_panel.height_unit.currentText()
         self.store.save_window(self)
         self.store.sync()
 
@@ -278,17 +308,20 @@ class MainWindow(QMainWindow):
             freq_range=None,
             channel=min(base.channel, document.n_channels - 1),
         )
+        stacked = self.stacked if self.canvas is not None else self.store.stacked
         if stored_view is not None:
             view = view_from_values(view, stored_view, document.n_channels)
+            stacked = stored_view.get("stacked", stacked) is True
         session = Session(
             document,
             path=path,
             project_path=project_path,
             strokes=strokes,
             recovered=recovered,
+            history_budget=self.store.history_mib * 2**20,
         )
         try:  # before closing the current document, which stays if the GPU cannot show this one
-            canvas = SpectrogramCanvas(session, device=shared_device(), view=view)
+            canvas = SpectrogramCanvas(session, device=shared_device(), view=view, stacked=stacked)
         except GPUUnavailableError as exc:
             name = os.path.basename(project_path or path or "") or "the demo sound"
             QMessageBox.critical(self, "Cannot show", f"cannot show {name}: {exc}")
@@ -297,9 +330,7 @@ class MainWindow(QMainWindow):
         self.session, self.canvas = session, canvas
         self.bridge = SessionBridge(session, self)
         canvas.setObjectName("canvas")
-        self.placeholder.hide()
-        self.grid.addWidget(canvas, 1, 1)
-        canvas.view_changed.connect(self._update_rulers)
+        canvas.set_grid(self.actions_by_name["show_grid"].isChecked())
         canvas.cursor_moved.connect(self._show_readout)
         canvas.time_clicked_at.connect(self._set_cursor)
         canvas.selection_changed.connect(self._selection_changed)
@@ -307,23 +338,27 @@ class MainWindow(QMainWindow):
         canvas.gpu_failed.connect(self._gpu_failed, Qt.ConnectionType.QueuedConnection)
         self.bridge.changed.connect(canvas.show_change)
         self.bridge.changed.connect(self._session_changed)
+        self.bridge.changed.connect(self.history_panel.session_changed)
         self.bridge.notice.connect(self.statusBar().showMessage)
         for name in BRUSHES:
             self._apply_brush(name)
         self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
-        self.view_panel.set_values(view, document.n_channels)
+        self.view_panel.set_values(view, document.n_channels, canvas.stacked)
         self.reference_view.set_document(document, view.channel)
         self.brush_panel.set_channel_count(document.n_channels)
         self.brush_panel.set_geometry(canvas.renderer.geometry)
         self._refresh_brush_panel()
         self.transport = Transport(session, self.output_device, self)
-        self.transport.playhead_moved.connect(canvas.set_playhead)
         self.transport.state_changed.connect(self._transport_state)
         self.transport.failed.connect(self._playback_failed)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
-        canvas.set_playhead(0.0)
-        self._update_rulers()
+        self.transport.waveform_changed.connect(self._waveform_changed)
+        self.editor.set_canvas(canvas)
+        self.transport_view = TransportView(
+            self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
+        )
+        self.history_panel.set_session(session, canvas.finish_painting)
         self.set_document_actions(True)
         self._update_title()
         canvas.setFocus()
@@ -345,22 +380,28 @@ class MainWindow(QMainWindow):
             self.bridge.deleteLater()
             self.bridge = None
         if self.transport is not None:
+            self.transport_view.close()
+            self.transport_view = None
             self.transport.close()
             self.transport = None
         if self.canvas is not None:
-            self.grid.removeWidget(self.canvas)
+            self.editor.clear_canvas()
             self.canvas.close_renderer()
             self.canvas.close()
             self.canvas.deleteLater()
             self.canvas = None
-        self.placeholder.show()
-        self.time_ruler.set_span(None)
-        self.freq_ruler.set_span(None)
+        self.history_panel.set_session(None)
         self.session = None
 
+    @property
+    def stacked(self) -> bool:
+        """Every channel is shown in a lane of its own."""
+        return self.canvas.stacked if self.canvas is not None else self.store.stacked
+
     def view_values(self) -> dict:
-        """The view as a project keeps it."""
-        return view_values(self.canvas.view if self.canvas is not None else self.initial_view)
+        """The view as a project keeps it (with whether channels are stacked)."""
+        values = view_values(self.canvas.view if self.canvas is not None else self.initial_view)
+        return {**values, "stacked": self.stacked}
 
     def _update_title(self) -> None:
         session = self.session
@@ -389,10 +430,11 @@ class MainWindow(QMainWindow):
         playable = enabled and self.transport is not None
         transport = playable and self.transport.available
         reason = "" if transport or not enabled else f" (off: {self.transport.reason})"
-        for name in ("play_pause", "play_from_cursor", "rewind", "loop", "bypass"):
+        for name in PLAYBACK_ACTIONS:
             action = self.actions_by_name[name]
-            # Play stays enabled without a device: pressing it looks for one again
-            action.setEnabled(playable if name in ("play_pause", "play_from_cursor") else transport)
+            # Play stays enabled without a device: pressing it looks for one again; the playhead
+            # moves without one too
+            action.setEnabled(playable if name in PLAYHEAD_ACTIONS else transport)
             action.setToolTip(action.statusTip() + reason)
         self._update_undo_actions()
 
@@ -406,6 +448,14 @@ class MainWindow(QMainWindow):
         if change.completes_edit or change.kind == "saved":
             self._update_title()
             self._update_undo_actions()
+
+    def _waveform_changed(self) -> None:
+        """Playback's waveform was made, or edits reached it: the overview shows it."""
+        if self.transport is not None and self.transport.waveform is not None:
+            document = self.session.document
+            self.overview.set_summary(
+                self.transport.waveform, document.n_samples / document.sample_rate
+            )
 
     # -------------------------------------------------------------------------------- panels
     def _choose_tool(self, name: str) -> None:
@@ -424,13 +474,14 @@ class MainWindow(QMainWindow):
             and settings.channel >= self.session.document.n_channels
         ):
             settings = self.brush_settings[name] = dataclasses.replace(settings, channel=None)
-        self.brush_panel.set_brush(name, settings, self.brush_params[name])
+        self.brush_panel.set_brush(name, settings, self.brush_params[name], self.brush_lanes[name])
         self._apply_brush(name)
 
     def _brush_edited(self) -> None:
         name = self.brush_panel.brush
         self.brush_settings[name] = self.brush_panel.settings()
         self.brush_params[name] = self.brush_panel.params()
+        self.brush_lanes[name] = self.brush_panel.per_lane
         self._apply_brush(name)
 
     def _apply_brush(self, name: str) -> None:
@@ -438,34 +489,28 @@ class MainWindow(QMainWindow):
         if self.canvas is not None:
             tool = self.canvas.brush_tool(name)
             tool.settings, tool.params = self.brush_settings[name], dict(self.brush_params[name])
+            tool.per_lane = self.brush_lanes[name]
             tool.show_outline()
 
     def _view_edited(self, fields: dict) -> None:
+        fields = dict(fields)
+        stacked = fields.pop("stacked")
         if self.canvas is None:
             self.initial_view = dataclasses.replace(self.initial_view, **fields)
-            self._update_color_bar(self.initial_view)
+            self.editor.show_view_look(self.initial_view)
             return
         if fields["freq_scale"] != self.canvas.view.freq_scale:
             fields = dict(fields, freq_range=None)
         try:
             self.canvas.update_view(**fields)
-        except SettingsError as exc:
+            if stacked != self.canvas.stacked:
+                self.canvas.set_stacked(stacked)
+                self.store.stacked = stacked
+        except (SettingsError, GPUUnavailableError) as exc:
             self.statusBar().showMessage(str(exc))
-
-    def _update_color_bar(self, view: ViewSettings) -> None:
-        if view.mode == "phase":
-            self.color_bar.set_phase(view.phase_colormap)
-        else:
-            self.color_bar.set_mapping(
-                view.colormap, view.resolved_floor_db, view.range_db, view.gamma
+            self.view_panel.set_values(
+                self.canvas.view, self.session.document.n_channels, self.canvas.stacked
             )
-
-    def _update_rulers(self) -> None:
-        mapping = self.canvas.mapping()
-        self.time_ruler.set_span(mapping.seconds_span)
-        _, _, low, high = mapping.visible
-        self.freq_ruler.set_span((low, high), mapping.view.freq_scale)
-        self._update_color_bar(mapping.view)
 
     def _show_readout(self, point: Point | None) -> None:
         if point is None or self.session is None:
@@ -515,6 +560,7 @@ class MainWindow(QMainWindow):
         if playing:
             self.statusBar().withdraw(PLAYBACK_OFF)
         self.actions_by_name["play_pause"].setText(("&Pause" if playing else "&Play") + "\tSpace")
+        self.set_document_actions(self.session is not None)
 
     # --------------------------------------------------------------------------------- keys
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name

@@ -125,10 +125,18 @@ class FrequencyRuler(_Ruler):
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
         self.span: tuple[float, float] | None = None
         self.scale = "linear"
+        self.lanes: list[tuple[int, int]] = []
+        """``(first_row, rows)`` of each lane when channels are stacked."""
 
-    def set_span(self, span: tuple[float, float] | None, scale: str = "linear") -> None:
-        """Show Hz ``(low, high)`` bottom to top on ``scale``, or nothing."""
-        self.span, self.scale = span, scale
+    def set_span(
+        self,
+        span: tuple[float, float] | None,
+        scale: str = "linear",
+        lanes: list[tuple[int, int]] | None = None,
+    ) -> None:
+        """Show Hz ``(low, high)`` bottom to top on ``scale``, or nothing; with ``lanes``
+        (``(first_row, rows)``), once in each lane."""
+        self.span, self.scale, self.lanes = span, scale, lanes or []
         self.update()
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
@@ -136,7 +144,16 @@ class FrequencyRuler(_Ruler):
         if self.span is None:
             painter.end()
             return
-        width, height = self.width(), self.height()
+        for first, rows in self.lanes or [(0, self.height())]:
+            painter.save()
+            painter.translate(0, first)
+            painter.setClipRect(0, 0, self.width(), rows)
+            self._paint_axis(painter, rows)
+            painter.restore()
+        painter.end()
+
+    def _paint_axis(self, painter: QPainter, height: int) -> None:
+        width = self.width()
         metrics = painter.fontMetrics()
         for tick in freq_ticks(*self.span, self.scale, height):
             y = round((1 - tick.position) * (height - 1))
@@ -152,7 +169,6 @@ class FrequencyRuler(_Ruler):
                 y = round((1 - tick.position) * (height - 1))
                 painter.drawLine(0, y, 4, y)
                 painter.drawText(6, y + metrics.ascent() // 2, tick.label)
-        painter.end()
 
 
 PHASE_LABELS = (

@@ -1,18 +1,26 @@
-"""App benchmark: launch to the first drawn frame, and pointer-move latency while painting.
+"""App benchmark: opening (first picture, full picture) and painting as a person does, on a short
+and a long file, seen whole and zoomed in, with the window's thread watched.
 
-    python tests/benchmarks/bench_app.py [--minutes 10] [--moves 60] [--json out.json]
+    python tests/benchmarks/bench_app.py [--minutes 10] [--moves 30] [--json out.json]
     DISPLAY=:99 QT_QPA_PLATFORM=xcb python tests/benchmarks/bench_app.py --screenshot shot.png
 
-For a stereo 44.1 kHz file of ``--minutes`` (the demo sound repeated) and for the 8-second demo, it
-times: creating the window until the first spectrogram frame is painted on the widget (reading,
-analysing and uploading included); then, zoomed so that both show 8 seconds across the canvas,
-painting with the gain brush at two sizes: each pointer move
-from the moment Qt delivers it to the moment its frame is painted (``end to end``, which includes
-waiting for rendercanvas's next frame tick at 60 Hz) and from the moment the canvas starts handling
-it (``work``: the stroke's dabs, the texture upload, the render and the read-back), and the time from
-the stroke's end until playback holds its resynthesis. ``--screenshot``
-opens the demo sound, paints two strokes and saves the window (run it under Xvfb to see what a
-person sees). Runs offscreen unless ``QT_QPA_PLATFORM`` says otherwise.
+For a 10-second and a ``--minutes`` stereo 44.1 kHz file (the demo sound repeated), it measures:
+
+- **first picture**: from asking to open the file to the coarse preview on screen
+  (:mod:`spectropaint.app.preview`), and **full picture**: to the first frame of the analysed
+  document painted on the widget (reading, analysing and uploading included);
+- then, seen whole and zoomed to 8 seconds, one gain stroke of ``--moves`` pointer moves sent at 60
+  per second, as a mouse sends them (not waiting for the window): for each move, the time until a
+  painted frame shows its dabs (**paint**: median and p99), and until the widget shows the brush
+  outline at the new place (**outline**); the longest the window's thread was busy at a stretch while
+  the stroke was painted (**busy max**: the longest single ``processEvents`` call; the target is under
+  50 ms); the time after the release until every move is painted (**backlog**) and until playback
+  holds the resynthesis (**resynth**).
+
+The stroke uses the default brush (radius 8 frames and 8 bins): on a ten-minute file seen whole a
+move then reaches hundreds of frames. Runs offscreen unless ``QT_QPA_PLATFORM`` says otherwise; on
+lavapipe the default run takes about 4 minutes on 2 cores. ``--screenshot`` opens the demo sound,
+paints two strokes and saves the window (run it under Xvfb to see what a person sees).
 """
 
 from __future__ import annotations
@@ -37,132 +45,183 @@ import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 from gui_fixtures import NO_OUTPUT, send_mouse  # noqa: E402
 from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication, QDoubleSpinBox  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from spectropaint.app.playback.engine import find_output_device  # noqa: E402
 
 RATE = 44100
-DEMO_FRAMES = 690
-"""Frames of the 8-second demo: both files are painted at the zoom that shows this many frames."""
+ZOOM_FRAMES = 690
+"""Frames of 8 seconds (hop 512): the zoomed view."""
+MOVE_INTERVAL_S = 1 / 60
 
 
-def pump(app: QApplication, condition, timeout: float = 120.0) -> None:
-    """Run Qt's events until ``condition()``; sleeps 0.2 ms between rounds so as not to take a core
-    from lavapipe's rendering threads (an event loop waiting in ``exec()`` does not spin either)."""
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("the window did not get there in time")
-        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
-        time.sleep(0.0002)
+class Pump:
+    """Runs Qt's events and keeps the longest single ``processEvents`` call (the window's thread
+    busy without a break); sleeps 0.2 ms between rounds so as not to take a core from lavapipe."""
+
+    def __init__(self, app: QApplication):
+        self.app = app
+        self.busy: list[float] = []
+
+    def until(self, condition, timeout: float = 600.0, each=None) -> None:
+        deadline = time.perf_counter() + timeout
+        while not condition():
+            if time.perf_counter() > deadline:
+                raise TimeoutError("the window did not get there in time")
+            started = time.perf_counter()
+            self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
+            self.busy.append(time.perf_counter() - started)
+            if each is not None:
+                each()
+            time.sleep(0.0002)
 
 
-def make_file(folder: str, minutes: float) -> str:
+def make_file(folder: str, seconds: float) -> str:
     from spectropaint.transforms.files.demo_sound import demo_samples
 
     demo = demo_samples(RATE)
-    repeats = int(np.ceil(minutes * 60 * RATE / demo.shape[1]))
-    samples = np.tile(demo, repeats)[:, : int(minutes * 60 * RATE)]
-    path = os.path.join(folder, f"bench-{minutes:g}min.wav")
+    repeats = int(np.ceil(seconds * RATE / demo.shape[1]))
+    samples = np.tile(demo, repeats)[:, : int(seconds * RATE)]
+    path = os.path.join(folder, f"bench-{seconds:g}s.wav")
     soundfile.write(path, samples.T, RATE, subtype="FLOAT")
     return path
 
 
-def open_window(app: QApplication, folder: str, path: str | None, *, output_device=NO_OUTPUT):
-    """A window on ``path``; returns it and the seconds from its creation to its first frame."""
+def open_window(pump: Pump, folder: str, path: str | None, *, output_device=NO_OUTPUT):
+    """A shown window on ``path``; returns it with the seconds to the preview and to the full
+    picture (from the moment the file is asked for)."""
     from spectropaint.app.settings_store import SettingsStore
     from spectropaint.app.window.main_window import MainWindow
 
     store = SettingsStore(QSettings(os.path.join(folder, "bench.ini"), QSettings.Format.IniFormat))
-    start = time.perf_counter()
     window = MainWindow(settings=store, output_device=output_device)
     window.resize(1400, 860)
     window.show()
+    pump.until(lambda: window.isVisible())
+    for _ in range(10):
+        pump.app.processEvents()
+    start = time.perf_counter()
     window.open_path(path)
-    pump(app, lambda: window.canvas is not None and window.canvas.frames_presented > 0)
-    return window, window.canvas.last_present_time - start
+    pump.until(lambda: window.canvas is not None and window.canvas.frames_presented > 0)
+    preview = window.editor.preview_shown - start if window.editor.preview_shown else None
+    return window, preview, window.canvas.last_present_time - start
 
 
-def set_radius(window, radius: float) -> None:
-    for name in ("brush_radius_frames", "brush_radius_bins"):
-        window.brush_panel.findChild(QDoubleSpinBox, name).setValue(radius)
-
-
-def paint_latencies(app, window, *, moves: int, radius: float) -> dict:
-    """Milliseconds per pointer move of one stroke with the gain brush of ``radius`` cells, and from
-    the stroke's end until playback holds its resynthesis."""
-    canvas = window.canvas
-    window.palette.select("gain")
-    set_radius(window, radius)
-    started: list[float] = []
-    canvas.cursor_moved.connect(lambda point: started.append(time.perf_counter()))
-    width, height = canvas.width(), canvas.height()
-    left = Qt.MouseButton.LeftButton
-    send_mouse(
-        canvas, QEvent.Type.MouseButtonPress, width * 0.1, height * 0.5, button=left, buttons=left
-    )
-    pump(app, lambda: canvas.painting)
-    end_to_end, work = [], []
-    for k in range(moves):
-        x = width * (0.1 + 0.8 * (k + 1) / moves)
-        y = height * (0.5 + 0.2 * np.sin(k / 5))
-        count, sent = canvas.frames_presented, time.perf_counter()
-        send_mouse(canvas, QEvent.Type.MouseMove, x, y, buttons=left)
-        pump(app, lambda count=count: canvas.frames_presented > count and started)
-        end_to_end.append((canvas.last_present_time - sent) * 1e3)
-        work.append((canvas.last_present_time - started[-1]) * 1e3)
-        started.clear()
-    send_mouse(canvas, QEvent.Type.MouseButtonRelease, x, y, button=left)
-    pump(app, lambda: not canvas.painting)
-    released = time.perf_counter()
-    window.transport.resynthesizer.wait_idle()
-    resynthesis_ms = (time.perf_counter() - released) * 1e3
-    with window.session.lock:
-        window.session.history.undo()
-
-    def summary(values: list[float]) -> dict:
-        ordered = sorted(values)
-        return {
-            "median_ms": round(statistics.median(ordered), 2),
-            "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))], 2),
-            "max_ms": round(ordered[-1], 2),
-        }
-
+def summary(values: list[float]) -> dict:
+    ordered = sorted(values)
     return {
-        "radius_cells": radius,
-        "moves": moves,
-        "end_to_end": summary(end_to_end),
-        "work": summary(work),
-        "resynthesis_after_stroke_ms": round(resynthesis_ms, 1),
+        "median_ms": round(statistics.median(ordered) * 1e3, 1),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1e3, 1),
+        "max_ms": round(ordered[-1] * 1e3, 1),
     }
 
 
-def screenshot(app, folder: str, out: str) -> None:
-    """The demo sound with an erase stroke through the chord and a blur stroke, saved as PNG."""
+def paint_stroke(pump: Pump, window, *, moves: int) -> dict:
+    """One gain stroke of ``moves`` moves at 60 per second across the canvas; see the module."""
+    canvas, queue = window.canvas, window.canvas.painter
+    window.palette.select("gain")
+    width, height = canvas.width(), canvas.height()
+    left = Qt.MouseButton.LeftButton
+    frames: list[float] = []
+    applied: dict[int, float] = {}
+    seen_frames = [canvas.frames_presented]
+
+    def watch() -> None:
+        if canvas.frames_presented != seen_frames[0]:
+            seen_frames[0] = canvas.frames_presented
+            frames.append(canvas.last_present_time)
+        done = queue.applied
+        if done not in applied:
+            applied[done] = time.perf_counter()
+
+    path = [
+        (width * (0.1 + 0.8 * k / moves), height * (0.5 + 0.2 * np.sin(k / 5)))
+        for k in range(moves + 1)
+    ]
+    first_job = queue.applied
+    pump.busy.clear()
+    send_mouse(canvas, QEvent.Type.MouseButtonPress, *path[0], button=left, buttons=left)
+    sent: list[float] = []
+    outline: list[float] = []
+    started = time.perf_counter()
+    for k, (x, y) in enumerate(path[1:]):
+        pump.until(lambda k=k: time.perf_counter() >= started + k * MOVE_INTERVAL_S, each=watch)
+        paints = canvas.last_paint_time
+        sent.append(time.perf_counter())
+        send_mouse(canvas, QEvent.Type.MouseMove, x, y, buttons=left)
+        pump.until(lambda p=paints: canvas.last_paint_time != p, each=watch)
+        outline.append(canvas.last_paint_time - sent[-1])
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, *path[-1], button=left)
+    released = time.perf_counter()
+    pump.until(lambda: not queue.busy, each=watch)
+    backlog = time.perf_counter() - released
+    pump.until(lambda: frames and frames[-1] > applied.get(queue.applied, 0.0), each=watch)
+    busy = sorted(pump.busy)
+    painted = []
+    for k, when in enumerate(sent):
+        job = first_job + 2 + k  # the begin, then one job per move
+        done = min((t for count, t in applied.items() if count >= job), default=None)
+        shown = next((f for f in frames if done is not None and f >= done), None)
+        if shown is not None:
+            painted.append(shown - when)
+    window.transport.resynthesizer.wait_idle()
+    resynthesis = time.perf_counter() - released
+    window.canvas.finish_painting()
+    window.session.undo()
+    pump.until(lambda: window.transport.resynthesizer.wait_idle(0))
+    return {
+        "moves": moves,
+        "paint": summary(painted),
+        "outline": summary(outline),
+        "busy_max_ms": round(busy[-1] * 1e3, 1),
+        "busy_p99_ms": round(busy[int(0.99 * (len(busy) - 1))] * 1e3, 1),
+        "backlog_s": round(backlog, 2),
+        "resynthesis_s": round(resynthesis, 2),
+    }
+
+
+def screenshot(pump: Pump, folder: str, out: str) -> None:
+    """The demo sound, both channels stacked, with an erase stroke through the chord in the left
+    channel and a blur stroke on both, and the outline under the pointer, saved as PNG."""
     from PIL import Image
 
-    window, _ = open_window(app, folder, None, output_device=find_output_device())
+    window, _, _ = open_window(pump, folder, None, output_device=find_output_device())
+    window.resize(1500, 900)
+    panel = window.view_panel
+    panel.channel.setCurrentIndex(panel.channel.findText("All, stacked"))
     canvas = window.canvas
     left = Qt.MouseButton.LeftButton
-    for tool, radius, path in (
-        ("erase", 10.0, [(0.12 + 0.02 * k, 0.52 - 0.012 * k) for k in range(14)]),
-        ("blur", 12.0, [(0.45 + 0.025 * k, 0.3 + 0.1 * np.sin(k / 3)) for k in range(14)]),
+    top, bottom = canvas.bands()
+    for tool, preset, lane, path in (
+        ("erase", "Medium", top, [(0.12 + 0.02 * k, 0.55 - 0.012 * k) for k in range(14)]),
+        (
+            "blur",
+            "Large",
+            bottom,
+            [(0.45 + 0.025 * k, 0.3 + 0.1 * np.sin(k / 3)) for k in range(14)],
+        ),
     ):
         window.palette.select(tool)
-        set_radius(window, radius)
-        points = [(canvas.width() * fx, canvas.height() * fy) for fx, fy in path]
+        window.brush_panel.apply_preset(preset)
+        brush = window.brush_panel
+        brush.channel.setCurrentIndex(brush.channel.findText("The one under the pointer"))
+        first, rows = lane
+        points = [(canvas.width() * fx, first + rows * fy) for fx, fy in path]
         send_mouse(canvas, QEvent.Type.MouseButtonPress, *points[0], button=left, buttons=left)
+        pump.until(lambda: canvas.painting)
         for x, y in points[1:]:
-            count = canvas.frames_presented
+            painted = canvas.last_paint_time
             send_mouse(canvas, QEvent.Type.MouseMove, x, y, buttons=left)
-            pump(app, lambda count=count: canvas.frames_presented > count)
+            pump.until(lambda p=painted: canvas.last_paint_time != p)  # each move reached the tool
         send_mouse(canvas, QEvent.Type.MouseButtonRelease, *points[-1], button=left)
-        pump(app, lambda: not canvas.painting)
-    send_mouse(canvas, QEvent.Type.MouseMove, canvas.width() * 0.7, canvas.height() * 0.6)
+        pump.until(lambda: not canvas.painting)
+    window.transport.set_cursor(2.1)
+    send_mouse(canvas, QEvent.Type.MouseMove, canvas.width() * 0.72, top[0] + top[1] * 0.45)
     count = canvas.frames_presented
-    pump(app, lambda: canvas.frames_presented > count)
+    canvas.request_draw()
+    pump.until(lambda: canvas.frames_presented > count)
     for _ in range(20):
-        app.processEvents()
+        pump.app.processEvents()
     raw = os.path.join(folder, "shot.png")
     window.grab().save(raw)
     Image.open(raw).convert("RGB").save(out, optimize=True)
@@ -174,42 +233,42 @@ def screenshot(app, folder: str, out: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--moves", type=int, default=60)
+    parser.add_argument("--moves", type=int, default=30)
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--screenshot", metavar="PNG")
     args = parser.parse_args()
     app = QApplication(sys.argv[:1])
+    pump = Pump(app)
     imported = time.perf_counter() - STARTED
     with tempfile.TemporaryDirectory() as folder:
         if args.screenshot:
-            screenshot(app, folder, args.screenshot)
+            screenshot(pump, folder, args.screenshot)
             return 0
         from spectropaint.gpu.adapter import describe_adapter, shared_device
         from spectropaint.transforms.torch_device import choose_device, describe
 
+        warm, _, _ = open_window(
+            pump, folder, make_file(folder, 2.0)
+        )  # compile shaders, load torch
+        warm.close()
         results = []
-        for label, path in (
-            ("demo 8 s", None),
-            (f"{args.minutes:g} min", make_file(folder, args.minutes)),
-        ):
-            window, first_frame = open_window(app, folder, path)
-            window.canvas.update_view(
-                time_range=(0.0, float(DEMO_FRAMES))
-            )  # the same zoom for both
-            row = {
-                "file": label,
-                "frames": window.session.document.blocks[0].n_frames,
-                "first_frame_s": round(first_frame, 2),
-            }
-            paint_latencies(
-                app, window, moves=5, radius=8.0
-            )  # warm-up (first-stroke costs), undone
-            row["paint"] = [
-                paint_latencies(app, window, moves=args.moves, radius=r) for r in (8.0, 32.0)
-            ]
+        for label, seconds in (("10 s", 10.0), (f"{args.minutes:g} min", args.minutes * 60)):
+            window, preview, full = open_window(pump, folder, make_file(folder, seconds))
+            for view in ("whole", "8 s"):
+                if view == "8 s":
+                    window.canvas.update_view(time_range=(0.0, float(ZOOM_FRAMES)))
+                row = {
+                    "file": label,
+                    "frames": window.session.document.blocks[0].n_frames,
+                    "first_picture_s": None if preview is None else round(preview, 2),
+                    "full_picture_s": round(full, 2),
+                    "view": view,
+                    **paint_stroke(pump, window, moves=args.moves),
+                }
+                results.append(row)
+                print(json.dumps(row), flush=True)
             window.session.modified = False
             window.close()
-            results.append(row)
     report = {
         "machine": {
             "platform": platform.platform(),
@@ -221,20 +280,22 @@ def main() -> int:
         "imports_and_qapplication_s": round(imported, 2),
         "results": results,
     }
+    machine = report["machine"]
     print(
-        f"imports + QApplication: {imported:.2f} s   ({report['machine']['gpu_adapter']}, {report['machine']['cpus']} CPUs)"
+        f"imports + QApplication: {imported:.2f} s   ({machine['gpu_adapter']}, {machine['cpus']} CPUs)"
     )
-    print(
-        f"{'file':>10} {'frames':>7} {'1st frame s':>11} {'radius':>6} {'e2e median':>10} {'e2e p90':>8} {'work median':>11} {'work p90':>8} {'work max':>8}"
-    )
-    for row in results:
-        for paint in row["paint"]:
-            e2e, work = paint["end_to_end"], paint["work"]
-            print(
-                f"{row['file']:>10} {row['frames']:>7} {row['first_frame_s']:>11.2f} {paint['radius_cells']:>6g} "
-                f"{e2e['median_ms']:>10.1f} {e2e['p90_ms']:>8.1f} {work['median_ms']:>11.1f} {work['p90_ms']:>8.1f} {work['max_ms']:>8.1f} {paint['resynthesis_after_stroke_ms']:>10.1f}"
-            )
-    print(json.dumps(report, indent=2))
+    header = (
+        "file", "view", "1st pic s", "full s", "paint med", "paint p99", "outline med",
+        "outline p99", "busy max", "backlog s", "resynth s",
+    )  # fmt: skip
+    print(" | ".join(header))
+    for r in results:
+        cells = (
+            r["file"], r["view"], r["first_picture_s"], r["full_picture_s"],
+            r["paint"]["median_ms"], r["paint"]["p99_ms"], r["outline"]["median_ms"],
+            r["outline"]["p99_ms"], r["busy_max_ms"], r["backlog_s"], r["resynthesis_s"],
+        )  # fmt: skip
+        print(" | ".join(str(c) for c in cells))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0

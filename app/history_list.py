@@ -1,0 +1,63 @@
+"""The undo history as a list a person reads (no Qt): one entry per state, from the oldest kept to
+the newest undone, each step named by what made it and where it was, and the undos or redos that
+reach any entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spectropaint.app.session import Session
+from spectropaint.gpu.axis_ticks import format_hz
+from spectropaint.transforms.regions import Region, Regions
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One state of the document: ``position`` steps after the oldest kept state."""
+
+    position: int
+    text: str
+    undone: bool
+    """Undone (a redo brings it back)."""
+
+
+def describe_region(region: Region | Regions, document) -> str:
+    """``'1.25-2.50 s, 200 Hz-1.2 kHz'``: the time a step's boxes reach (the samples its edit
+    changes) and the frequencies of their bands, in any block of any transform."""
+    times, freqs = [], []
+    for part in region.parts:
+        start, stop = document.samples_of(part)
+        times += [start / document.sample_rate, stop / document.sample_rate]
+        band = document.blocks[part.block].band_hz
+        freqs += [float(band[max(0, part.bin0)]), float(band[min(len(band), part.bin1) - 1])]
+    if not times:
+        return "nothing changed"
+    low, high = max(0.0, min(freqs)), max(freqs)
+    return f"{min(times):.2f}-{max(times):.2f} s, {format_hz(round(low))}-{format_hz(round(high))}"
+
+
+def history_entries(session: Session) -> list[Entry]:
+    """Every state the history can reach, oldest first; :func:`current_position` is the shown one."""
+    history = session.history
+    done, undone = history.undo_steps, tuple(reversed(history.redo_steps))
+    first = "Opened" if len(done) == len(session.strokes.done) else "Oldest kept state"
+    entries = [Entry(0, first, False)]
+    for index, step in enumerate(done + undone, start=1):
+        name = step.label.replace("_", " ").capitalize() or "Edit"
+        text = f"{name}: {describe_region(step.region, session.document)}"
+        entries.append(Entry(index, text, index > len(done)))
+    return entries
+
+
+def current_position(session: Session) -> int:
+    return len(session.history.undo_steps)
+
+
+def go_to(session: Session, position: int) -> int:
+    """Undo or redo until the document is in state ``position``; the steps taken."""
+    taken = 0
+    while current_position(session) > position and session.undo() is not None:
+        taken += 1
+    while current_position(session) < position and session.redo() is not None:
+        taken += 1
+    return taken

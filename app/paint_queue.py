@@ -1,0 +1,188 @@
+"""Painting off the window's thread: a stroke's pointer events are applied to the session by a
+thread of its own, in the order the pointer gave them. No Qt.
+
+The window's thread only checks a stroke's settings when it begins and queues events; it never
+waits for dabs, so the outline follows the pointer and the picture keeps drawing however much work
+a move makes (one move across a ten-minute file seen whole reaches hundreds of frames). A long move
+is applied in steps of at most :data:`DABS_PER_STEP` dabs, each its own event on the same line
+(time and pressure interpolated), so the session's change event (and the picture) follows the
+stroke as it is painted; the recorded stroke holds those steps, so replaying it gives the same
+dabs.
+
+:class:`PaintQueue` offers the session's stroke methods (``begin_stroke``, ``paint``,
+``end_stroke``, ``cancel_stroke``, ``painting``), so a brush tool drives either. Whoever reads or
+changes the document outside a stroke (undo, redo, saving) first calls :meth:`PaintQueue.wait_idle`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from spectropaint.app.session import BrushFailed, Session
+from spectropaint.brushes.registry import brush_kind
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+
+log = logging.getLogger(__name__)
+DABS_PER_STEP = 24
+"""A move reaching more dabs than this is applied in steps of about this many."""
+
+
+def split_move(
+    last: InputEvent, event: InputEvent, settings: BrushSettings, most: int = DABS_PER_STEP
+) -> list[InputEvent]:
+    """``event`` as the steps of the move from ``last`` to it: itself, or points on the line
+    between them (time and pressure interpolated) about ``most`` dabs apart, ending at ``event``."""
+    distance = math.hypot(
+        (event.x - last.x) / settings.radius_frames, (event.y - last.y) / settings.radius_bins
+    )
+    steps = math.ceil(distance / settings.spacing / most)
+    if steps <= 1:
+        return [event]
+    out = []
+    for k in range(1, steps):
+        f = k / steps
+        out.append(
+            InputEvent(
+                last.t + f * (event.t - last.t),
+                last.x + f * (event.x - last.x),
+                last.y + f * (event.y - last.y),
+                last.pressure + f * (event.pressure - last.pressure),
+            )
+        )
+    out.append(event)
+    return out
+
+
+class PaintQueue:
+    """Applies strokes to ``session`` on a worker thread.
+
+    Parameters
+    ----------
+    session : Session
+    on_error : callable, optional
+        Called (on the worker thread) with the message of a brush that failed; its stroke was
+        undone and the rest of its events are dropped.
+    """
+
+    def __init__(self, session: Session, *, on_error: Callable[[str], None] | None = None):
+        self.session = session
+        self.on_error = on_error
+        self._open = False
+        self._jobs: deque[tuple[str, tuple]] = deque()
+        self._busy = False
+        self._closing = False
+        self.applied = 0
+        """Jobs done (a begin, each queued event, an end or cancel): benchmarks follow it."""
+        self._condition = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="painting", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------------ the session's API
+    @property
+    def painting(self) -> bool:
+        """A stroke was begun and not yet ended or cancelled (as the pointer sees it)."""
+        return self._open
+
+    def begin_stroke(
+        self,
+        brush: str,
+        settings: BrushSettings,
+        params: Mapping[str, Any],
+        event: InputEvent,
+    ) -> None:
+        """Start a stroke at ``event``. Raises ``SettingsError`` here, at once, for settings or
+        parameters the brush refuses (nothing begins)."""
+        if self._open:
+            raise RuntimeError("a stroke is already in progress")
+        brush_kind(brush).params(params)
+        settings.channels(self.session.document.n_channels)
+        self._open = True
+        self._put("begin", (brush, settings, dict(params), event))
+
+    def paint(self, event: InputEvent) -> None:
+        if self._open:
+            self._put("paint", (event,))
+
+    def end_stroke(self) -> None:
+        if self._open:
+            self._open = False
+            self._put("end", ())
+
+    def cancel_stroke(self) -> None:
+        if self._open:
+            self._open = False
+            self._put("cancel", ())
+
+    # ------------------------------------------------------------------------------ waiting
+    @property
+    def busy(self) -> bool:
+        """Work is queued or running."""
+        with self._condition:
+            return bool(self._jobs) or self._busy
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until every queued event was applied; False if ``timeout`` passed first."""
+        with self._condition:
+            return self._condition.wait_for(lambda: not self._jobs and not self._busy, timeout)
+
+    def close(self) -> None:
+        """Finish what is queued, then stop the thread."""
+        self.wait_idle()
+        with self._condition:
+            self._closing = True
+            self._condition.notify_all()
+        self._thread.join()
+
+    # ------------------------------------------------------------------------------ worker
+    def _put(self, kind: str, args: tuple) -> None:
+        with self._condition:
+            self._jobs.append((kind, args))
+            self._condition.notify_all()
+
+    def _run(self) -> None:
+        last: InputEvent | None = None
+        settings: BrushSettings | None = None
+        failed = False
+        while True:
+            with self._condition:
+                self._condition.wait_for(lambda: self._jobs or self._closing)
+                if not self._jobs:
+                    return
+                kind, args = self._jobs.popleft()
+                self._busy = True
+            try:
+                if kind == "begin":
+                    brush, settings, params, last = args
+                    failed = False
+                    self.session.begin_stroke(brush, settings, params, last)
+                elif failed or not self.session.painting:
+                    pass  # the rest of a stroke whose brush failed
+                elif kind == "paint":
+                    for step in split_move(last, args[0], settings):
+                        self.session.paint(step)
+                    last = args[0]
+                elif kind == "end":
+                    self.session.end_stroke()
+                else:
+                    self.session.cancel_stroke()
+            except BrushFailed as exc:
+                failed = True
+                log.exception("painting failed")
+                if self.on_error is not None:
+                    self.on_error(str(exc))
+            except Exception as exc:  # a stroke that cannot begin: say why, keep the thread
+                failed = True
+                log.exception("painting failed")
+                if self.on_error is not None:
+                    self.on_error(f"The stroke could not be painted: {exc}")
+            finally:
+                with self._condition:
+                    self._busy = False
+                    self.applied += 1
+                    self._condition.notify_all()
