@@ -10,7 +10,8 @@ through one event, :attr:`Session.changed`, which carries a :class:`Change`:
 - ``undo`` / ``redo``: a step was taken back or put back;
 - ``cancel``: a stroke in progress was undone before it ended (Escape, or a failing brush);
 - ``settle``: a finished stroke's coefficients became what is heard (:mod:`spectropaint.brushes.
-  settle`), computed on the session's worker thread and recorded into the stroke's undo step;
+  settle`), computed on the session's worker thread and recorded into the stroke's undo step
+  (``region`` EMPTY when the result was dropped because the document moved on);
 - ``selection``: the selection changed (:attr:`Session.selection`; no coefficients changed);
 - ``saved``: the document is now held by a project file (no coefficients changed).
 
@@ -321,10 +322,15 @@ class Session:
                 log.exception("settling a stroke failed")
             if not region.empty:
                 self.generation += 1  # what a save holds changed; not an edit of its own
-                self.changed.emit(Change(region, "settle", self.generation))
             with self._settled:
                 self._pending_settles -= 1
                 self._settled.notify_all()
+            self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
+
+    @property
+    def settles_pending(self) -> bool:
+        """Finished strokes are still settling (a save now would hold them as painted)."""
+        return self._pending_settles > 0
 
     def wait_settled(self, timeout: float | None = None) -> bool:
         """Block until every finished stroke has settled; False if ``timeout`` passed first."""

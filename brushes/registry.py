@@ -49,7 +49,8 @@ class BrushKind:
         The kernel's result at a cell depends only on cells within its margin, never on the box
         around it, so the dabs of one input event may be applied as one box (see
         :func:`~spectropaint.brushes.dab.apply_dabs`). The spectral filter is not (it filters the
-        whole box's 2-D spectrum), nor the pen (its partial follows each dab's centre).
+        whole box's 2-D spectrum), nor the pen (its partial follows each dab's centre), nor the clone
+        (its automatic phase decides from what each dab's box holds).
     settles_phase : bool
         The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
         whose phase is the original's and fits); the others' phase is free to settle (see
@@ -92,7 +93,7 @@ BRUSHES: dict[str, BrushKind] = {
         BrushKind("blur", blur, BlurParams, keeps_phase=True),
         BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True, local=False),
         BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True),
-        BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
+        BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True, local=False),
         BrushKind("pen", pen, PenParams, keeps_phase=False, local=False),
     )
 }

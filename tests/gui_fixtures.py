@@ -197,6 +197,8 @@ def drag(qtbot, canvas, points, *, modifiers=None) -> None:
     )
     qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
     QApplication.processEvents()  # the stroke's changes, painted on their own thread, arrive
+    assert canvas.session.wait_settled(60)  # and its settle, computed on the session's thread
+    QApplication.processEvents()
 
 
 def wait_for_fresh_frame(qtbot, canvas) -> None:

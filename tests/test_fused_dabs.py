@@ -75,7 +75,7 @@ def test_far_apart_dabs_are_not_joined_into_one_huge_box():
 
     def dab(frame):
         box = Region(10, 20, frame, frame + 10, (0,))
-        return _BlockDab(box, torch.ones(box.shape), (5.0, 5.0), (0.0, 0.0), None)
+        return _BlockDab(box, torch.ones(box.shape), (5.0, 5.0), (0.0, 0.0), None, (frame, 15.0))
 
     near = [dab(0), dab(5), dab(10)]
     assert [len(group) for group in _groups(near)] == [3]

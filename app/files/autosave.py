@@ -93,6 +93,8 @@ class Autosave(QObject):
             self.project_saved(change.generation)
         elif change.completes_edit:
             self.edited()
+        elif change.kind == "settle" and self._pending:
+            self.save_if_due()  # a copy waiting for the stroke's settle
 
     def edited(self) -> None:
         """After each edit: save now once ``every`` edits were made since the last attempt."""
@@ -147,8 +149,8 @@ class Autosave(QObject):
             self._pending = False
             return
         session = self.session_of()
-        if self._thread is not None or session.painting:
-            self._pending = True
+        if self._thread is not None or session.painting or session.settles_pending:
+            self._pending = True  # after the write, the stroke or its settle
             return
         self._pending = False
         try:
