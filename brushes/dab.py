@@ -213,7 +213,8 @@ def _reflect(values: torch.Tensor, before: int, after: int, *, dim: int) -> torc
 
 
 def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -> Source:
-    """The clone source of ``box`` as the stroke began, with the frame before it in front."""
+    """The clone source of ``box`` (the dab's region: its box and the kernel's margin, which may
+    reach past the grid) as the stroke began, with the frame before it in front."""
     block = state.document.blocks[stroke.index]
     wanted = Region(
         box.bin0 + params.offset_bins,
@@ -232,10 +233,11 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
         columns = slice(inside.frame0 - wanted.frame0, inside.frame1 - wanted.frame0)
         values[:, :, rows, columns] = state.step.original(inside)
         valid[rows, columns] = True
-        if inside.frame0 == wanted.frame0 + 1 and values.shape[-1] > 2:
+        first = inside.frame0 - wanted.frame0  # the column of the first frame inside the grid
+        if inside.frame0 == 0 and first >= 1 and values.shape[-1] > first + 1:
             # the frame before lies outside the grid: extrapolate it, so the first frame's phase
-            # advance is measured forwards
-            values[1, ..., 0] = 2 * values[1, ..., 1] - values[1, ..., 2]
+            # advance is measured forwards (wherever the box begins: a fused box must agree)
+            values[1, ..., first - 1] = 2 * values[1, ..., first] - values[1, ..., first + 1]
     bins = torch.arange(wanted.bin0, wanted.bin1, device=device).clamp(0, block.n_bins - 1)
     return Source(values[0], values[1], valid[:, 1:], stroke.band_hz[bins])
 
@@ -404,7 +406,7 @@ def _apply(state: StrokeState, stroke: BlockStroke, dab: _BlockDab) -> Region:
         bins=bins,
         centre=dab.centre,
         full_scale=state.full_scale,
-        source=_source(state, stroke, box, dab.params) if kind.reads_source else None,
+        source=_source(state, stroke, region, dab.params) if kind.reads_source else None,
         original=original,
         frame_weight=document.transform.frame_weight(stroke.index, frames),
     )

@@ -8,10 +8,11 @@ one way, each its own partial. Each run's ends fade along the brush's falloff: t
 ``radius_frames`` beyond the first and last events, the last ``1 - hardness`` of that (at least one
 hop) a raised cosine, so the ends never click.
 
-Brush width sets the partial's bandwidth. A brush at most :data:`LINE_BINS` bins high draws a line:
-a pure sinusoid. A wider one draws a band of noise around the line whose spectrum has the dab's
-profile across frequency (full within ``hardness`` of the radius, a raised cosine to zero at the
-rim), as the soft pens of Photosounder and MetaSynth do; each bin across the band's full part shows
+Brush width sets the partial's bandwidth. A brush at most :data:`LINE_BINS` bins of the
+document's STFT high (a stroke in seconds: its height in Hz, or in semitones at the path's mean
+frequency) draws a line: a pure sinusoid. A wider one draws a band of noise around the line whose
+spectrum has the dab's profile across frequency (full within ``hardness`` of the radius, a raised
+cosine to zero at the rim), as the soft pens of Photosounder and MetaSynth do; each bin across the band's full part shows
 ``level_db`` on the canvas, as a line's peak bin does. ``harmonics`` adds partials at whole multiples
 of the frequency, ``rolloff_db`` quieter per octave, fading out below the Nyquist frequency.
 """
@@ -80,7 +81,10 @@ class PenPath:
 
     @classmethod
     def of_stroke(cls, stroke) -> PenPath:
-        """The path of a finished pen stroke (:class:`~spectropaint.brushes.engine.StrokeSession`)."""
+        """The path of a finished pen stroke (:class:`~spectropaint.brushes.engine.StrokeSession`),
+        its events in the first block's cells and its radii in the stroke's plane (frames and bins,
+        or seconds and semitones or Hz: the band's height then in Hz, or in semitones at the
+        path's mean frequency)."""
         document = stroke.document
         block = document.blocks[0]
         settings, params = stroke.state.settings, stroke.state.params
@@ -92,7 +96,14 @@ class PenPath:
         hz = np.interp(events[:, 1], bins, band, left=np.nan, right=np.nan)
         hz = np.where(np.isnan(hz), band[0] + events[:, 1] * bin_hz, hz)
         hop = block.hop
-        radius = settings.radius_frames * hop
+        plane = stroke.state.plane
+        radius = stroke.state.blocks[0].radii.radius_frames * hop  # in the stroke's own units
+        if plane.pitch == "bins":
+            band_bins = plane.radius[1]
+        elif plane.pitch == "hz":
+            band_bins = plane.radius[1] / bin_hz
+        else:  # semitones, at the path's mean frequency
+            band_bins = float(np.mean(hz)) * (2.0 ** (plane.radius[1] / 12.0) - 1.0) / bin_hz
         window = document.transform.window.double().cpu().numpy()
         return cls(
             samples=block.layout.frame0_sample + events[:, 0] * hop,
@@ -101,7 +112,7 @@ class PenPath:
             amplitude=10.0 ** (params.level_db / 20.0),
             radius_samples=radius,
             fade_samples=max((1.0 - settings.hardness) * radius, float(hop)),
-            band_hz=0.0 if settings.radius_bins <= LINE_BINS else settings.radius_bins * bin_hz,
+            band_hz=0.0 if band_bins <= LINE_BINS else band_bins * bin_hz,
             hardness=settings.hardness,
             harmonics=params.harmonics,
             rolloff_db=params.rolloff_db,

@@ -119,3 +119,14 @@ def test_a_path_that_turns_back_in_time_is_cut_into_runs_that_each_move_one_way(
         [1.0, 1.0, 2.5, 3.0],
         [1.0, 4.0],
     ]
+
+
+def test_a_pen_stroke_in_seconds_and_hz_draws_the_same_tone():
+    settings = BrushSettings(radius_seconds=0.05, radius_hz=20.0, hardness=1.0)
+    events = [InputEvent(i / 60, 0.5 + i / 29, 1000.0) for i in range(30)]  # 0.5 s to 1.5 s
+    out = pen(silence(), events, settings)[0]
+    envelope, frequency = envelope_and_frequency(out)
+    core = slice(int(0.6 * RATE), int(1.4 * RATE))
+    assert 20 * np.log10(envelope[core].mean()) == pytest.approx(-20.0, abs=0.5)
+    assert np.median(frequency[core]) == pytest.approx(1000.0, rel=1e-4)
+    assert np.abs(out[: int(0.44 * RATE)]).max() < 1e-5  # it starts radius_seconds before 0.5 s

@@ -16,6 +16,7 @@ import torch
 
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import (
+    CONTEXT_FRAMES,
     PHASE_MODES,
     blend_phase,
     continuation,
@@ -51,6 +52,11 @@ class CloneParams(PointwiseParams):
         None, "Source offset", "pitch unit", low=-1e6, high=1e6, optional=True, decimals=2
     )
 
+    def margin(self, radii) -> tuple[int, int]:
+        """Cells of context (bins, frames): in ``auto`` mode, the frames either side over which
+        the continuation is judged (so a cell's result never depends on the box around it)."""
+        return (0, CONTEXT_FRAMES) if self.phase == "auto" else (0, 0)
+
     def __post_init__(self) -> None:
         check_params(self)
         if self.offset_frames == 0 and self.offset_bins == 0:
@@ -68,18 +74,20 @@ def clone(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The source's values on the box, phase re-based; the box's own values where it has none.
 
-    ``context.source`` holds the source cells with one frame of history in front (``[C, B, T + 1]``).
-    Terms that grow with the frame index or the offset are reduced modulo one cycle in float64 per
-    row or column; the per-cell arithmetic stays in float32.
+    ``context.source`` holds the source cells of the whole region with one frame of history in
+    front (``[C, B, Tm + 1]``; the region is the box plus, in ``auto`` mode, the frames either
+    side that :func:`.phase.continuation` compares over, so a cell's result never depends on the
+    box around it and fused dabs give what dabs one by one do). Terms that grow with the frame
+    index or the offset are reduced modulo one cycle in float64 per row or column; the per-cell
+    arithmetic stays in float32.
     """
     source = context.source
     rows, columns = context.inner
-    inner = (slice(None), rows, columns)
     hop, rate = context.hop, context.sample_rate
     shift = context.bin_hz[rows] - source.bin_hz
-    theta = source.phase[..., 1:] + phase_ramp(
-        shift, context.frames[columns], hop=hop, sample_rate=rate
-    ).to(torch.float32)
+    theta = source.phase[..., 1:] + phase_ramp(shift, context.frames, hop=hop, sample_rate=rate).to(
+        torch.float32
+    )
     if params.phase != "shift":
         # carried forward over -offset_frames at the measured advance: the bin centre's part
         # (exact, per row) plus the deviation from it (per cell)
@@ -97,9 +105,12 @@ def clone(
             theta = continued
         else:  # auto: continue only where the destination already holds what is carried there
             moved = source.magnitude[..., 1:]
-            sure = continuation(magnitude[inner], phase[inner], moved, continued, theta)
+            here = (slice(None), rows)
+            sure = continuation(magnitude[here], phase[here], moved, continued, theta)
             theta = blend_phase(theta, continued, sure)
+    box = (slice(None), slice(None), columns)
+    inner = (slice(None), rows, columns)
     return (
-        select(source.valid, source.magnitude[..., 1:], magnitude[inner]),
-        select(source.valid, wrap(theta), phase[inner]),
+        select(source.valid[:, columns], source.magnitude[..., 1:][box], magnitude[inner]),
+        select(source.valid[:, columns], wrap(theta[box]), phase[inner]),
     )

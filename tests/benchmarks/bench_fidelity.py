@@ -87,6 +87,12 @@ class Stroke:
 
 
 def row(probe, signal, measure, *, painted=None, unsettled=None, settled=None, target="", **extra):
+    numbers = {"painted": painted, "unsettled": unsettled, "settled": settled}
+    painted, unsettled, settled = (None if v is None else float(v) for v in numbers.values())
+    extra = {
+        key: float(value) if isinstance(value, np.floating) else value
+        for key, value in extra.items()
+    }
     entry = {
         "probe": probe,
         "signal": signal,
