@@ -92,6 +92,8 @@ class LaneRenderer:
         self.document = document
         self.max_texture_dim = max_texture_dim
         self._renderers: dict[int, SpectrogramRenderer] = {}
+        self.closed = False
+        """:meth:`close` was called: nothing is drawn or uploaded any more."""
         self.view = view
         self.stacked = stacked
         self.show(view, stacked)
@@ -187,6 +189,7 @@ class LaneRenderer:
             self.device.queue.submit([encoder.finish()])
 
     def close(self) -> None:
+        self.closed = True
         for renderer in self._renderers.values():
             renderer.close()
         self._renderers.clear()

@@ -158,3 +158,15 @@ def test_an_nsgt_document_stacks_its_channels_too(window, qtbot):
         lane = pixels[first : first + rows, 40:].astype(int).sum(axis=(1, 2))
         expected = float(canvas.lane_mapping(channel).y_of_hz(300.0 * (channel + 1)))
         assert abs(int(lane.argmax()) + 0.5 - expected) <= 4, channel
+
+
+def test_a_change_queued_before_the_document_closed_is_ignored(window, qtbot):
+    """A settle finishing on its thread as the document closes reaches a closed canvas: nothing
+    is uploaded and nothing raises (it raised a KeyError in the lanes before)."""
+    from spectropaint.app.session import Change
+    from spectropaint.transforms.regions import Region
+
+    canvas = window.canvas
+    window.close_document()
+    canvas.show_change(Change(Region(0, 10, 0, 10, (0, 1)), "settle", 2))
+    assert canvas.lanes.closed

@@ -228,7 +228,7 @@ class SpectrogramCanvas(QRenderWidget):
         """The session changed ``change.region``: upload it and draw the part of the picture it
         reaches (only that part: the rest of the last frame stays)."""
         region = change.region
-        if region.empty:
+        if region.empty or self.lanes.closed:  # a change queued before the document closed
             return
         self.lanes.mark_dirty(region)
         if self._damage is not None:
