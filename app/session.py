@@ -25,10 +25,12 @@ another thread (playback's resynthesis, a save's snapshot) takes it too.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import queue
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +55,15 @@ from spectropaint.transforms.transform import Progress
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo"})
 """Changes that complete an edit: the document differs from what it was, for good."""
 log = logging.getLogger(__name__)
+_settling: weakref.WeakSet[Session] = weakref.WeakSet()
+"""Sessions whose settle thread runs: stopped at exit, before the interpreter tears torch down
+(a thread still computing then aborts the process)."""
+
+
+@atexit.register
+def _stop_settling() -> None:
+    for session in list(_settling):
+        session.close()
 
 
 @dataclass(frozen=True)
@@ -309,6 +320,7 @@ class Session:
         if self._settler is None:
             self._settler = threading.Thread(target=self._settle_loop, name="settle", daemon=True)
             self._settler.start()
+            _settling.add(self)
         self._settles.put(plan)
 
     def _settle_loop(self) -> None:
@@ -343,6 +355,7 @@ class Session:
             self._settles.put(None)
             self._settler.join()
             self._settler = None
+            _settling.discard(self)
 
     # ------------------------------------------------------------------------------ operations
     def apply(

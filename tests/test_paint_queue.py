@@ -10,7 +10,7 @@ from brush_fixtures import small_document
 
 from spectropaint.app.paint_queue import DABS_PER_STEP, PaintQueue, split_move
 from spectropaint.app.session import Session
-from spectropaint.brushes.recorded import apply_strokes
+from spectropaint.brushes.engine import paint
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.errors import SettingsError
@@ -39,7 +39,9 @@ def test_a_long_move_is_split_into_steps_of_a_few_dabs_on_the_same_line():
 
 
 def test_the_queue_paints_what_the_session_paints_and_records_it_for_an_exact_replay():
-    direct, queued = Session(small_document()), Session(small_document())
+    # the painting alone: both sessions leave their strokes as painted (no settle)
+    direct = Session(small_document(), settle=False)
+    queued = Session(small_document(), settle=False)
     direct.begin_stroke("blur", SETTINGS, {}, EVENTS[0])
     for event in EVENTS[1:]:
         direct.paint(event)
@@ -54,7 +56,15 @@ def test_the_queue_paints_what_the_session_paints_and_records_it_for_an_exact_re
     # the same dabs up to float rounding of the split points
     torch.testing.assert_close(state(queued.document), state(direct.document), atol=1e-5, rtol=1e-4)
     replayed = small_document()
-    apply_strokes(replayed, queued.strokes.done)
+    for stroke in queued.strokes.done:
+        paint(
+            replayed,
+            stroke.brush,
+            stroke.events,
+            stroke.settings,
+            params=stroke.params,
+            settle=False,
+        )
     assert torch.equal(state(replayed), state(queued.document))  # bit for bit
     queue.close()
 

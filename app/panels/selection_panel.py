@@ -276,13 +276,9 @@ class SelectionController(QObject):
         if change.kind != "selection" or self.session is None:
             return
         selection = self.session.selection
-        overlays = dataclasses.replace(
-            self.canvas.view.overlays,
-            mask=selection_mask(selection, self.session.document),
-            selection=None,
+        self.canvas.set_overlays(
+            mask=selection_mask(selection, self.session.document), selection=None
         )
-        self.canvas.renderer.view = dataclasses.replace(self.canvas.view, overlays=overlays)
-        self.canvas.request_draw()
         self.transport.set_selection(self._time_span(selection))
 
     def _time_span(self, selection: Selection) -> tuple[float, float] | None:

@@ -166,7 +166,8 @@ class SpectrogramCanvas(QRenderWidget):
     def update_view(self, **fields) -> None:
         self.set_view(dataclasses.replace(self.view, **fields))
 
-    def _set_overlays(self, **fields) -> None:
+    def set_overlays(self, **fields) -> None:
+        """Replace these fields of the view's overlays (playhead, selection, mask) in every lane."""
         overlays = dataclasses.replace(self.view.overlays, **fields)
         if overlays != self.view.overlays:
             self.lanes.show(dataclasses.replace(self.view, overlays=overlays), self.lanes.stacked)
@@ -174,7 +175,7 @@ class SpectrogramCanvas(QRenderWidget):
             self.request_draw()
 
     def set_playhead(self, seconds: float | None) -> None:
-        self._set_overlays(playhead_seconds=seconds)
+        self.set_overlays(playhead_seconds=seconds)
 
     def set_outline(self, footprint: Footprint | None) -> None:
         if footprint != self.overlay.footprint:
@@ -200,7 +201,7 @@ class SpectrogramCanvas(QRenderWidget):
         selection = None
         if span is not None:
             selection = Selection(min(span), max(span), geometry.low_edge_hz, geometry.high_edge_hz)
-        self._set_overlays(selection=selection)
+        self.set_overlays(selection=selection)
         self.selection_changed.emit(None if span is None else (min(span), max(span)))
 
     def time_clicked(self, seconds: float) -> None:
