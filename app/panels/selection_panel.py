@@ -15,13 +15,12 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDockWidget,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -197,10 +196,7 @@ class SelectionController(QObject):
         self.audition_engine = None
         self._syncing = False
         self.panel = SelectionPanel()
-        dock = QDockWidget("Selection", window)
-        dock.setObjectName("dock_selection")
-        dock.setWidget(self.panel)
-        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        """Docked by the window with its other panels."""
         self.menu = QMenu("&Selection", window)
         window.menuBar().insertMenu(window.menus["&Help"].menuAction(), self.menu)
         self.actions: dict[str, QAction] = {}

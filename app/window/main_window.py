@@ -179,22 +179,23 @@ class MainWindow(QMainWindow):
         self.view_panel.changed.connect(self._view_edited)
         self.history_panel = HistoryPanel()
         self.reference_view = ReferenceView()
+        self.selection_ui = SelectionController(self)
         self.docks = {
             title: add_dock(self, title, widget)
             for title, widget in (
                 ("Brush", self.brush_panel),
                 ("View", self.view_panel),
+                ("Selection", self.selection_ui.panel),
                 ("History", self.history_panel),
                 ("Reference", self.reference_view),
             )
         }
-        self.tabifyDockWidget(self.docks["View"], self.docks["History"])
-        self.tabifyDockWidget(self.docks["View"], self.docks["Reference"])
+        for title in ("Selection", "History", "Reference"):  # one tabbed group under the brush
+            self.tabifyDockWidget(self.docks["View"], self.docks[title])
         self.docks["View"].raise_()
         self.panels_menu = panels_menu(
             self.menus["&View"], list(self.docks.values()), [self.palette, self.transport_bar]
         )
-        self.selection_ui = SelectionController(self)
 
     def _build_autosave_menu(self) -> None:
         menu = QMenu("&Autosave Every", self)
