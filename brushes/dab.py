@@ -21,7 +21,7 @@ import torch
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, Source
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import dab_box, dab_mask, mask_from_distances
+from spectropaint.brushes.mask import dab_box, dab_mask, ellipses_mask, mask_from_distances
 from spectropaint.brushes.plane import BlockAxes, StrokePlane, offsets_tensor
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
@@ -247,16 +247,22 @@ class _BlockDab:
     """One dab as one block sees it: its box, mask, and geometry in the block's cells."""
 
     box: Region
-    mask: torch.Tensor
+    mask: torch.Tensor | None
     radius: tuple[float, float]
     step: tuple[float, float]
     params: Any
     centre: tuple[float, float]
     """The dab's centre in the block's frames and bins (the pen's partial follows it)."""
+    ellipse: tuple[float, float, float, float, float] | None = None
+    """``(x, y, radius_frames, radius_bins, weight)`` in the block's cells when ``mask`` is left
+    to be computed with its group's (:func:`_joined`)."""
 
 
-def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab | None:
-    """The dab on ``stroke``'s block, or None where it covers none of its cells."""
+def _block_dab(
+    state: StrokeState, stroke: BlockStroke, dab: Dab, *, lazy: bool = False
+) -> _BlockDab | None:
+    """The dab on ``stroke``'s block, or None where it covers none of its cells. ``lazy`` leaves
+    the mask of a dab on a block in the stroke's own cells to :func:`_joined`."""
     settings, axes = state.settings, stroke.axes
     block = state.document.blocks[stroke.index]
     size = settings.size_at(dab.pressure)
@@ -271,13 +277,16 @@ def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab |
         )  # fmt: skip
         if box.empty:
             return None
-        mask = dab_mask(
-            box, dab.x, dab.y, radius_x, radius_y,
-            hardness=hardness, weight=weight, device=device,
-        )  # fmt: skip
-        return _BlockDab(
-            box, mask, state.plane.radius, (dab.step_x, dab.step_y), params, (dab.x, dab.y)
+        ellipse = (dab.x, dab.y, radius_x, radius_y, weight)
+        mask = (
+            None
+            if lazy
+            else dab_mask(box, *ellipse[:4], hardness=hardness, weight=weight, device=device)
         )
+        return _BlockDab(
+            box, mask, state.plane.radius, (dab.step_x, dab.step_y), params, (dab.x, dab.y),
+            ellipse,
+        )  # fmt: skip
     frame0, frame1 = axes.frame_span(dab.x, radius_x, block.n_frames)
     bin0, bin1 = axes.band_span(dab.y, radius_y)
     box = Region(bin0, bin1, frame0, frame1, state.channels, stroke.index)
@@ -333,9 +342,9 @@ def apply_dabs(state: StrokeState, dabs: list[Dab]) -> Region | Regions:
         raise ValueError(f"the {kind.name} brush applies its dabs one at a time")
     changed: Region | Regions = EMPTY
     for stroke in state.blocks:
-        block_dabs = [d for d in (_block_dab(state, stroke, dab) for dab in dabs) if d is not None]
-        for group in _groups(block_dabs):
-            changed = changed.union(_apply(state, stroke, _joined(group)))
+        block_dabs = [_block_dab(state, stroke, dab, lazy=True) for dab in dabs]
+        for group in _groups([dab for dab in block_dabs if dab is not None]):
+            changed = changed.union(_apply(state, stroke, _joined(group, state)))
     return changed
 
 
@@ -356,14 +365,24 @@ def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
     return groups
 
 
-def _joined(group: list[_BlockDab]) -> _BlockDab:
-    """One dab covering ``group``: the joint box, the largest weight of any dab at each cell."""
+def _joined(group: list[_BlockDab], state: StrokeState) -> _BlockDab:
+    """One dab covering ``group``: the joint box, the largest weight of any dab at each cell
+    (masks left to compute are computed together, :func:`~.mask.ellipses_mask`)."""
     first = group[0]
-    if len(group) == 1:
-        return first
     box = EMPTY
     for dab in group:
         box = box.union(dab.box)
+    if first.mask is None:
+        mask = ellipses_mask(
+            box,
+            [dab.box for dab in group],
+            [dab.ellipse for dab in group],
+            hardness=state.settings.hardness,
+            device=state.document.device,
+        )
+        return dataclasses.replace(first, box=box, mask=mask, ellipse=None)
+    if len(group) == 1:
+        return first
     mask = torch.zeros(box.shape, device=first.mask.device)
     for dab in group:
         rows = slice(dab.box.bin0 - box.bin0, dab.box.bin1 - box.bin0)

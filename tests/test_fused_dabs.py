@@ -108,3 +108,33 @@ def test_fusing_applies_far_fewer_boxes_than_dabs(monkeypatch):
         paint(small_document(), "gain", fuse, settings)
         counts[fuse] = calls["count"]
     assert counts[False] >= 40 and counts[True] <= counts[False] / 3
+
+
+@pytest.mark.parametrize("hardness", [0.0, 0.6, 1.0])
+def test_masks_computed_together_equal_the_largest_of_each_dabs_own_mask(hardness):
+    from spectropaint.brushes.mask import dab_box, dab_mask, ellipses_mask
+    from spectropaint.transforms.regions import EMPTY
+
+    rng = np.random.default_rng(3)
+    n_bins, n_frames = 40, 90
+    ellipses, boxes = [], []
+    for _ in range(25):  # some reach past the grid's edges, radii and weights vary
+        x, y = rng.uniform(-3, n_frames + 3), rng.uniform(-3, n_bins + 3)
+        rx, ry, weight = rng.uniform(0.6, 7), rng.uniform(0.6, 5), rng.uniform(0.2, 1)
+        box = dab_box(x, y, rx, ry, n_bins=n_bins, n_frames=n_frames, channels=(0,))
+        if not box.empty:
+            ellipses.append((x, y, rx, ry, weight))
+            boxes.append(box)
+    joint = EMPTY
+    for box in boxes:
+        joint = joint.union(box)
+    expected = torch.zeros(joint.shape)
+    for box, (x, y, rx, ry, weight) in zip(boxes, ellipses, strict=True):
+        mask = dab_mask(box, x, y, rx, ry, hardness=hardness, weight=weight, device="cpu")
+        part = expected[box.bin0 - joint.bin0 : box.bin1 - joint.bin0, box.frame0 - joint.frame0 :]
+        part = part[:, : box.shape[1]]
+        torch.maximum(part, mask, out=part)
+    together = ellipses_mask(joint, boxes, ellipses, hardness=hardness, device="cpu")
+    assert together.shape == joint.shape and float(expected.max()) > 0.1
+    torch.testing.assert_close(together, expected, atol=1e-6, rtol=0)
+    assert torch.equal(together == 0, expected == 0)  # the same cells untouched
