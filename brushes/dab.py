@@ -349,19 +349,26 @@ def apply_dabs(state: StrokeState, dabs: list[Dab]) -> Region | Regions:
 
 
 def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
-    """Consecutive dabs with the same parameters whose joint box stays compact."""
+    """Consecutive dabs with the same parameters whose joint box stays compact (in plain integers:
+    a move across a long file seen whole has hundreds of dabs)."""
     groups: list[list[_BlockDab]] = []
-    box, cells = EMPTY, 0
+    bin0 = bin1 = frame0 = frame1 = cells = 0
     for dab in dabs:
-        area = dab.box.shape[0] * dab.box.shape[1]
+        box = dab.box
+        area = (box.bin1 - box.bin0) * (box.frame1 - box.frame0)
         if groups and dab.params == groups[-1][0].params and dab.radius == groups[-1][0].radius:
-            joint = box.union(dab.box)
-            if joint.shape[0] * joint.shape[1] <= FUSE_SLACK * (cells + area):
+            joint = (
+                min(bin0, box.bin0),
+                max(bin1, box.bin1),
+                min(frame0, box.frame0),
+                max(frame1, box.frame1),
+            )
+            if (joint[1] - joint[0]) * (joint[3] - joint[2]) <= FUSE_SLACK * (cells + area):
                 groups[-1].append(dab)
-                box, cells = joint, cells + area
+                (bin0, bin1, frame0, frame1), cells = joint, cells + area
                 continue
         groups.append([dab])
-        box, cells = dab.box, area
+        bin0, bin1, frame0, frame1, cells = box.bin0, box.bin1, box.frame0, box.frame1, area
     return groups
 
 
@@ -369,13 +376,19 @@ def _joined(group: list[_BlockDab], state: StrokeState) -> _BlockDab:
     """One dab covering ``group``: the joint box, the largest weight of any dab at each cell
     (masks left to compute are computed together, :func:`~.mask.ellipses_mask`)."""
     first = group[0]
-    box = EMPTY
-    for dab in group:
-        box = box.union(dab.box)
+    boxes = [dab.box for dab in group]
+    box = Region(
+        min(b.bin0 for b in boxes),
+        max(b.bin1 for b in boxes),
+        min(b.frame0 for b in boxes),
+        max(b.frame1 for b in boxes),
+        first.box.channels,  # a stroke's dabs on one block share channels and block
+        first.box.block,
+    )
     if first.mask is None:
         mask = ellipses_mask(
             box,
-            [dab.box for dab in group],
+            boxes,
             [dab.ellipse for dab in group],
             hardness=state.settings.hardness,
             device=state.document.device,

@@ -122,17 +122,12 @@ def ellipses_mask(
     -------
     torch.Tensor [shape=(box bins, box frames)], float32 on ``device``
     """
-    rows = max(b.shape[0] for b in boxes)
-    columns = max(b.shape[1] for b in boxes)
-
-    def as_tensor(values, dtype=torch.float32) -> torch.Tensor:
-        return torch.tensor(values, device=device, dtype=dtype)
-
-    x, y, radius_x, radius_y, weight = (as_tensor(v)[:, None] for v in zip(*ellipses, strict=True))
-    frame0 = as_tensor([b.frame0 for b in boxes], torch.int64)[:, None]
-    bin0 = as_tensor([b.bin0 for b in boxes], torch.int64)[:, None]
-    width = as_tensor([b.shape[1] for b in boxes], torch.int64)[:, None]
-    height = as_tensor([b.shape[0] for b in boxes], torch.int64)[:, None]
+    corners = [(b.bin0, b.frame0, b.bin1 - b.bin0, b.frame1 - b.frame0) for b in boxes]
+    bin0, frame0, height, width = torch.tensor(corners, device=device).T[:, :, None]
+    rows, columns = max(c[2] for c in corners), max(c[3] for c in corners)
+    x, y, radius_x, radius_y, weight = torch.tensor(ellipses, device=device, dtype=torch.float32).T[
+        :, :, None
+    ]
     along_t = torch.arange(columns, device=device)[None, :]
     along_b = torch.arange(rows, device=device)[None, :]
     u = ((frame0 + along_t).to(torch.float32) - x) / radius_x  # [dabs, columns]
