@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spectropaint.brushes.history import History
 from spectropaint.brushes.image_import import ImagePlacement, plan_image
 from spectropaint.brushes.operations import (
     NEEDS_SELECTION,
@@ -47,6 +48,7 @@ from spectropaint.brushes.recorded import (
     stroke_from_dict,
 )
 from spectropaint.brushes.restoration import declick_plans, dehum_selection, find_clicks
+from spectropaint.brushes.settle import plan_operation_settle, settle_now
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.image_file import load_image
@@ -274,14 +276,22 @@ def _time_span(document, selection: Selection | None) -> tuple[float, float]:
 
 
 def apply_action(document, action: RecordedAction, *, clipboard: Clipboard, history=None) -> Region:
-    """Replay one operation as one undo step of ``history``; the box it changed."""
+    """Replay one operation as one undo step of ``history``, settled at once (as the window
+    settles it in the background: :mod:`.settle`); the box it changed."""
     try:
         label, plans = plan_action(document, action, clipboard=clipboard)
     except SettingsError as exc:
         raise SettingsError(f"{action.origin}: {exc}") from None
     if not plans:
         return EMPTY
-    return apply_plans(document, plans, label=label, history=history)
+    history = History(document) if history is None else history  # the values before, to settle
+    region = apply_plans(document, plans, label=label, history=history)
+    settled = settle_now(
+        document,
+        history,
+        lambda: plan_operation_settle(history, region, [plan.region for plan in plans]),
+    )
+    return region.union(settled)
 
 
 def apply_entries(

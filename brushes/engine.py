@@ -37,7 +37,7 @@ from spectropaint.brushes.history import History, OpenStep, Step
 from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.settle import SettlePlan, SettleResult, apply_settle, plan_settle
+from spectropaint.brushes.settle import SettlePlan, plan_settle, settle_now
 from spectropaint.brushes.stroke import (
     MAX_DABS_PER_EVENT,
     MAX_DABS_PER_STROKE,
@@ -267,16 +267,7 @@ def paint(
     session.end()
     if not settle:
         return session.region
-    settled = document.on_cpu_after_oom(
-        f"settling the {session.state.kind.name} stroke",
-        lambda: _settled(session),
-    )
-    return session.region.union(apply_settle(document, history, settled))
-
-
-def _settled(session: StrokeSession) -> SettleResult | None:
-    plan = session.settle_plan()
-    return None if plan is None else plan.compute()
+    return session.region.union(settle_now(document, history, session.settle_plan))
 
 
 def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -> BlockStroke:

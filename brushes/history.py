@@ -137,7 +137,8 @@ class Step:
     label: str
     atoms: list[Atom]
     region: Region | Regions
-    tile: int = TILE
+    tiles: dict[int, int] = field(default_factory=dict)
+    """The tile side of the stroke's tiles in each block (:data:`TILE` for any other)."""
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -146,17 +147,41 @@ class Step:
     def cover(self, document, region: Region) -> None:
         """Add atoms holding the current values of the cells of ``region`` no atom holds yet.
 
-        The step's own atoms are whole tiles of its tile grid; a tile of ``region`` that none of
-        them is gets one atom for its part of ``region``.
+        The step's own atoms are whole tiles of its tile grid (per block); each tile of ``region``
+        that none of them is gets one atom for its part of ``region``, merged with the parts
+        earlier calls added to that tile (one box holding both; the cells between hold their
+        current values, which nothing has changed since the step began). ``region``'s channels
+        must be the step's.
         """
-        t = self.tile
-        held = {(atom.region.bin0 // t, atom.region.frame0 // t) for atom in self.atoms}
-        grid = TileMap(document.blocks[0].n_bins, document.blocks[0].n_frames, tile=t)
+        t = self.tiles.get(region.block, TILE)
+        grid = TileMap(
+            document.blocks[region.block].n_bins,
+            document.blocks[region.block].n_frames,
+            tile=t,
+            block=region.block,
+        )
+        by_key: dict[tuple[int, int], list[Atom]] = {}
+        for atom in self.atoms:
+            if atom.region.block == region.block:
+                key = (atom.region.bin0 // t, atom.region.frame0 // t)
+                by_key.setdefault(key, []).append(atom)
         for key in grid.keys(region):
-            if key in held:
+            whole = grid.tile_box(key, region.channels)
+            held = by_key.get(key, [])
+            if any(atom.region == whole for atom in held):
                 continue
-            part = grid.tile_box(key, region.channels).intersection(region)
+            part = whole.intersection(region)
+            for atom in held:
+                part = part.union(atom.region)
             values = read_stacked(document, part).to(STORAGE_DEVICE)
+            for atom in held:  # what the earlier parts hold (the document holds the settled)
+                inside = (
+                    slice(atom.region.bin0 - part.bin0, atom.region.bin1 - part.bin0),
+                    slice(atom.region.frame0 - part.frame0, atom.region.frame1 - part.frame0),
+                )
+                values[(..., *inside)] = atom.values
+                self.atoms.remove(atom)
+                self.nbytes -= atom.values.nbytes
             self.atoms.append(Atom(part, values))
             self.nbytes += values.nbytes
         self.region = self.region.union(region)
@@ -215,9 +240,9 @@ class History:
             for tiles in step.originals.values()
             for key, values in tiles.tiles.items()
         ]
-        tile = step._tiles(0).tile if 0 in step.originals else TILE  # the first block's (settle's)
+        sides = {block: tiles.tile for block, tiles in step.originals.items()}
         step.release()
-        new = Step(step.label, atoms, step.region, tile=tile)
+        new = Step(step.label, atoms, step.region, tiles=sides)
         self._bytes -= sum(dropped.nbytes for dropped in self._redo)
         self._redo.clear()
         if new.nbytes > self.byte_budget:

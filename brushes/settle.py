@@ -24,6 +24,12 @@ before a pending result is applied makes it stale: a caller that wants every str
 (or waits for) the pending result first; :meth:`SettlePlan.compute` takes about the same time
 whatever the stroke (:data:`WORK_CELLS`).
 
+Operations on a selection (gain, erase, heal, fill, paste, an image, de-click, de-hum) settle the
+same way, into their own undo step: :func:`plan_edit_settle` plans the regions they wrote, each
+part (spans far enough apart settle alone) with the values written as the target; the phase is
+imposed too where the operation kept every changed cell's phase. :func:`settle_now` does all three
+calls at once (the command line, replays).
+
 The settled region is every frame whose analysis reads a sample the stroke's frames reach (three
 frames either side for ``n_fft = 4 hop``), and the bins where the settle changed something by more
 than :data:`UNCHANGED` of the span's largest coefficient; the samples that may change are those the
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,21 +78,28 @@ float32 rounding, and writing them would only grow the undo step."""
 
 @dataclass
 class SettleResult:
-    """What :func:`apply_settle` writes: settled magnitude and phase ``[2, C, bins, frames]`` of
-    ``region``, and what it checks (the document's revision and the stroke's undo step)."""
+    """What :func:`apply_settle` writes: per part, the region and its settled magnitude and phase
+    ``[2, C, bins, frames]``; and what it checks (the document's revision and the undo step)."""
 
-    region: Region
-    values: torch.Tensor | None
+    writes: list[tuple[Region, torch.Tensor]]
     revision: int
     step: Step | None
     iterations: int = 0
     residual_db: float = -math.inf
     seconds: float = 0.0
 
+    @property
+    def region(self) -> Region:
+        """The box of everything written (``EMPTY`` if nothing)."""
+        region = EMPTY
+        for part, _ in self.writes:
+            region = region.union(part)
+        return region
+
 
 @dataclass
-class SettlePlan:
-    """Everything one stroke's settle needs, copied from the document (see the module).
+class SettlePart:
+    """What the settle of one span needs, copied from the document (see the module).
 
     Attributes
     ----------
@@ -102,7 +116,7 @@ class SettlePlan:
     current : torch.Tensor [shape=(2, C, F, frames of span)]
         The document's values over the span's frames (to tell what the settle changes).
     box : Region
-        The stroke's box.
+        The edit's box.
     target : torch.Tensor [shape=(2, C, bins, frames)] or None
         Painted magnitude and phase on ``box``.
     weights : torch.Tensor [shape=(bins, frames)] or None
@@ -111,6 +125,7 @@ class SettlePlan:
         Impose the target's magnitude alone.
     pen : PenPath or None
         The pen's partial, synthesised instead of iterating.
+    iterations : int
     """
 
     transform: Transform
@@ -125,18 +140,10 @@ class SettlePlan:
     weights: torch.Tensor | None
     magnitude_only: bool
     pen: PenPath | None
-    revision: int
-    step: Step | None
     iterations: int
 
-    def compute(self) -> SettleResult:
-        """The settled values (any thread; reads only this plan and immutable samples; one torch
-        thread, see :func:`~spectropaint.transforms.torch_device.one_thread`)."""
-        with one_thread():
-            return self._compute()
-
-    def _compute(self) -> SettleResult:
-        began = time.perf_counter()
+    def compute(self) -> tuple[Region, torch.Tensor | None, int, float]:
+        """The region changed, its settled values, the iterations made and the residual (dB)."""
         span = self.span
         heard = resynthesise(
             self.transform,
@@ -172,15 +179,7 @@ class SettlePlan:
             coefficients = projection.coefficients
             iterations, residual_db = projection.iterations, projection.residual_db
         region, values = self._changed(coefficients)
-        return SettleResult(
-            region,
-            values,
-            self.revision,
-            self.step,
-            iterations,
-            residual_db,
-            time.perf_counter() - began,
-        )
+        return region, values, iterations, residual_db
 
     def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Target and weights on the span's whole frames ``[C, F, T]`` and ``[F, T]``."""
@@ -210,20 +209,49 @@ class SettlePlan:
         b0, b1 = int(rows[0]), int(rows[-1]) + 1
         t0, t1 = int(columns[0]), int(columns[-1]) + 1
         part = coefficients[:, b0:b1, t0:t1]
-        region = Region(b0, b1, self.span.frame0 + t0, self.span.frame0 + t1, self.channels)
+        region = Region(
+            b0, b1, self.span.frame0 + t0, self.span.frame0 + t1, self.channels, self.span.block
+        )
         return region, torch.stack((part.abs(), part.angle()))
 
 
-def values_before(stroke, box: Region) -> torch.Tensor:
-    """``box``'s values ``[2, C, bins, frames]`` as they were when ``stroke`` began.
+@dataclass
+class SettlePlan:
+    """One edit's settle: its parts (spans far enough apart to settle alone), the document's
+    revision when planned and the edit's undo step."""
 
-    From the stroke's committed undo step, or its open step's tiles when it has no history.
-    """
-    values = read_stacked(stroke.document, box)
-    step = stroke.committed
-    if step is None:
-        return stroke.state.step.original(box)
+    parts: list[SettlePart]
+    revision: int
+    step: Step | None
+
+    def compute(self) -> SettleResult:
+        """The settled values (any thread; reads only this plan and immutable samples; one torch
+        thread, see :func:`~spectropaint.transforms.torch_device.one_thread`)."""
+        began = time.perf_counter()
+        writes, iterations, residual_db = [], 0, -math.inf
+        with one_thread():
+            for part in self.parts:
+                region, values, done, residual = part.compute()
+                if values is not None:
+                    writes.append((region, values))
+                iterations, residual_db = max(iterations, done), max(residual_db, residual)
+        return SettleResult(
+            writes,
+            self.revision,
+            self.step,
+            iterations,
+            residual_db,
+            time.perf_counter() - began,
+        )
+
+
+def values_before(document, step: Step, box: Region) -> torch.Tensor:
+    """``box``'s values ``[2, C, bins, frames]`` as they were before the edit of ``step`` (its
+    atoms hold them where it wrote; the document elsewhere)."""
+    values = read_stacked(document, box)
     for atom in step.atoms:
+        if atom.region.block != box.block:
+            continue
         part = atom.region.intersection(box)
         if part.empty:
             continue
@@ -240,7 +268,7 @@ def values_before(stroke, box: Region) -> torch.Tensor:
 
 
 def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
-    """Where a stroke's painted values are imposed ``[bins, frames]``: 1 on every cell it changed
+    """Where an edit's painted values are imposed ``[bins, frames]``: 1 on every cell it changed
     in any channel, 0 (free) elsewhere.
 
     Weighting cells by how much they changed (so that soft rims are nearly free) was measured too:
@@ -250,37 +278,39 @@ def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor
     return (painted != before).any(dim=0).any(dim=0).to(torch.float32)
 
 
-def plan_settle(stroke) -> SettlePlan | None:
-    """The plan of a finished stroke's settle; None when the stroke changed nothing."""
-    box = stroke.region
-    document = stroke.document
-    if box.empty or not document.transform.supports_settle or len(document.blocks) != 1:
-        return None  # the NSGT's blocks are not settled yet: what was painted stays
-    state = stroke.state
+def _part(
+    document,
+    box: Region,
+    before: torch.Tensor,
+    *,
+    magnitude_only: bool,
+    pen: PenPath | None = None,
+) -> SettlePart:
+    """The settle of ``box`` (one block), whose values were ``before`` the edit (``[2, C, b, f]``).
+
+    The target is what ``box`` holds now; for the pen, the partial is added to ``before``.
+    """
     transform = document.transform
     n = document.n_samples
-    block = document.blocks[0]
+    index = box.block
     channels = box.channels
-    span = Span.around(transform, 0, box.frame0, box.frame1, n)
-    lo, hi = transform.frames_reaching(0, span.frame0, span.frame1, n)
-    run = document.edited_run(lo, hi, channels=channels)
+    span = Span.around(transform, index, box.frame0, box.frame1, n)
+    lo, hi = transform.frames_reaching(index, span.frame0, span.frame1, n)
+    run = document.edited_run(lo, hi, block=index, channels=channels)
     run = run.copy() if run is not None else None
-    current = read_stacked(document, Region(0, block.n_bins, span.frame0, span.frame1, channels))
-    before = values_before(stroke, box)
-    pen = target = weights = None
-    if state.kind.name == "pen":
+    n_bins = document.blocks[index].n_bins
+    current = read_stacked(document, Region(0, n_bins, span.frame0, span.frame1, channels, index))
+    target = weights = None
+    if pen is not None:
         # the partial is added to the sound the stroke began from, not to its preview
-        run.magnitude[:, box.bin0 : box.bin1, box.frame0 - run.frame0 : box.frame1 - run.frame0] = (
-            before[0]
-        )
-        run.phase[:, box.bin0 : box.bin1, box.frame0 - run.frame0 : box.frame1 - run.frame0] = (
-            before[1]
-        )
-        pen = PenPath.of_stroke(stroke)
+        inside = (slice(None), slice(box.bin0, box.bin1))
+        frames = slice(box.frame0 - run.frame0, box.frame1 - run.frame0)
+        run.magnitude[(*inside, frames)] = before[0]
+        run.phase[(*inside, frames)] = before[1]
     else:
         target = read_stacked(document, box)
         weights = imposed_weights(target, before)
-    return SettlePlan(
+    return SettlePart(
         transform=transform,
         samples=document.analysed_samples,
         original=document.audio.samples,
@@ -291,28 +321,102 @@ def plan_settle(stroke) -> SettlePlan | None:
         box=box,
         target=target,
         weights=weights,
-        magnitude_only=not state.kind.settles_phase,
+        magnitude_only=magnitude_only,
         pen=pen,
-        revision=document.revision,
-        step=stroke.committed,
-        iterations=iterations_for(span, len(channels), block.n_bins),
+        iterations=iterations_for(span, len(channels), n_bins),
     )
 
 
+def plan_settle(stroke) -> SettlePlan | None:
+    """The plan of a finished stroke's settle; None when the stroke changed nothing."""
+    box = stroke.region
+    document = stroke.document
+    if box.empty or not document.transform.supports_settle or len(document.blocks) != 1:
+        return None  # the NSGT's blocks are not settled yet: what was painted stays
+    state = stroke.state
+    step = stroke.committed
+    before = state.step.original(box) if step is None else values_before(document, step, box)
+    pen = PenPath.of_stroke(stroke) if state.kind.name == "pen" else None
+    part = _part(document, box, before, magnitude_only=not state.kind.settles_phase, pen=pen)
+    return SettlePlan([part], document.revision, step)
+
+
+def plan_edit_settle(document, step: Step | None, regions: list[Region]) -> SettlePlan | None:
+    """The settle of an operation that wrote ``regions`` as undo ``step`` (just committed).
+
+    Regions whose spans meet settle together (their bounding box, the cells between free), others
+    each alone. The painted phase is imposed too where the operation kept the phase of every cell
+    it changed (gain, erase: complex values by conjugate gradients); elsewhere (heal, fill, paste,
+    an image) the magnitude alone. None when nothing changed, or without the step (the values
+    before the operation are in it).
+    """
+    transform = document.transform
+    boxes = [box for box in regions if not box.empty]
+    if step is None or not boxes or not transform.supports_settle or len(document.blocks) != 1:
+        return None
+    channels = tuple(sorted({c for box in boxes for c in box.channels}))
+    groups: list[tuple[Region, Span]] = []
+    n = document.n_samples
+    for box in sorted(boxes, key=lambda box: box.frame0):
+        box = Region(box.bin0, box.bin1, box.frame0, box.frame1, channels, box.block)
+        span = Span.around(transform, box.block, box.frame0, box.frame1, n)
+        if groups and span.frame0 < groups[-1][1].frame1:
+            merged = groups[-1][0].union(box)
+            groups[-1] = (
+                merged,
+                Span.around(transform, box.block, merged.frame0, merged.frame1, n),
+            )
+        else:
+            groups.append((box, span))
+    parts = []
+    for box, _ in groups:
+        before = values_before(document, step, box)
+        now = read_stacked(document, box)
+        changed = (now != before).any(dim=0).any(dim=0)
+        if not changed.any():
+            continue
+        kept = torch.equal(now[1][:, changed], before[1][:, changed])
+        parts.append(_part(document, box, before, magnitude_only=not kept))
+    return SettlePlan(parts, document.revision, step) if parts else None
+
+
+def plan_operation_settle(
+    history: History, changed: Region, regions: list[Region]
+) -> SettlePlan | None:
+    """:func:`plan_edit_settle` of the operation that just wrote ``regions`` (``changed`` in all)
+    as the latest step of ``history`` (call under the same lock, before anything else writes)."""
+    if changed.empty or not history.undo_steps:
+        return None  # nothing changed, or the step went over the history's budget
+    return plan_edit_settle(history.document, history.undo_steps[-1], regions)
+
+
 def apply_settle(document, history: History | None, result: SettleResult | None) -> Region:
-    """Write a settle's result and record it into its stroke's undo step; the region written.
+    """Write a settle's result and record it into its edit's undo step; the region written.
 
     ``EMPTY`` when there is nothing to write or the result is stale: the document was written since
-    the plan (its revision moved), or the stroke's step is no longer the latest undo step. The
+    the plan (its revision moved), or the edit's step is no longer the latest undo step. The
     caller tells its listeners (the session emits a ``settle`` change).
     """
-    if result is None or result.region.empty or document.revision != result.revision:
+    if result is None or not result.writes or document.revision != result.revision:
         return EMPTY
-    if (
-        history is not None
-        and result.step is not None
-        and not history.amend_top(result.step, result.region)
-    ):
-        return EMPTY
-    document.write(result.region, result.values[0], result.values[1])
+    if history is not None and result.step is not None:
+        for index, (region, _) in enumerate(result.writes):
+            # False at the first: stale; later (the grown step went over the budget): write on
+            if not history.amend_top(result.step, region) and index == 0:
+                return EMPTY
+    for region, values in result.writes:
+        document.write(region, values[0], values[1])
     return result.region
+
+
+def settle_now(document, history: History | None, plan: Callable[[], SettlePlan | None]) -> Region:
+    """Plan, compute and apply a settle at once (the command line, a replay); the region written.
+
+    Should the device run out of memory, the document continues on the CPU and settles there.
+    """
+
+    def settled() -> SettleResult | None:
+        found = plan()
+        return None if found is None else found.compute()
+
+    return apply_settle(document, history, document.on_cpu_after_oom("settling", settled))
