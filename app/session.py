@@ -9,9 +9,9 @@ through one event, :attr:`Session.changed`, which carries a :class:`Change`:
 - ``operation``: one undoable operation on a region (:meth:`Session.apply`);
 - ``undo`` / ``redo``: a step was taken back or put back;
 - ``cancel``: a stroke in progress was undone before it ended (Escape, or a failing brush);
-- ``settle``: a finished stroke's coefficients became what is heard (:mod:`spectropaint.brushes.
-  settle`), computed on the session's worker thread and recorded into the stroke's undo step
-  (``region`` EMPTY when the result was dropped because the document moved on);
+- ``settle``: a finished stroke's or operation's coefficients became what is heard
+  (:mod:`spectropaint.brushes.settle`), computed on the session's worker thread and recorded into
+  its undo step (``region`` EMPTY when the result was dropped because the document moved on);
 - ``selection``: the selection changed (:attr:`Session.selection`; no coefficients changed);
 - ``saved``: the document is now held by a project file (no coefficients changed).
 
@@ -21,6 +21,9 @@ made the change; a GUI bridges them to its own thread.
 
 The session's :attr:`lock` is held while it writes the document; whoever reads the document from
 another thread (playback's resynthesis, a save's snapshot) takes it too.
+The generation is counted under it too. A new stroke, an operation, an undo, a redo and a snapshot
+first wait for the pending settles (:meth:`Session.finish_settles`; an export in the window does
+too), so none captures a state before a settle and no settle lands on a later edit.
 """
 
 from __future__ import annotations
