@@ -21,7 +21,7 @@ made the change; a GUI bridges them to its own thread.
 
 The session's :attr:`lock` is held while it writes the document; whoever reads the document from
 another thread (playback's resynthesis, a save's snapshot) takes it too.
-The generation is counted under it too. A new stroke, an operation, an undo, a redo and a snapshot
+The generation is counted under it too (edits only, on the thread that makes them). A new stroke, an operation, an undo, a redo and a snapshot
 first wait for the pending settles (:meth:`Session.finish_settles`; an export in the window does
 too), so none captures a state before a settle and no settle lands on a later edit.
 """
@@ -205,7 +205,9 @@ class Session:
         self.modified = recovered
         """The document holds edits that no project file has."""
         self.generation = 0
-        """Counts the completed edits; a save notes the generation it wrote."""
+        """Counts the completed edits; a save notes the generation it wrote. A settle is part of
+        its edit and counts nothing: every save waits for the pending settles first, so a
+        generation names the settled state."""
         self.changed: Event[Change] = Event()
         self._stroke: StrokeSession | None = None
         self._events: list[InputEvent] = []
@@ -230,8 +232,8 @@ class Session:
         return os.path.basename(path) if path else "Demo sound"
 
     def _emit(self, region: Region, kind: str) -> None:
-        """Tell ``changed``; an edit counts a generation (under the lock: the settle thread
-        counts too). Never called with the lock held."""
+        """Tell ``changed``; an edit counts a generation, under the lock (edits come from the GUI
+        thread and the painting thread). Never called with the lock held."""
         with self.lock:
             if kind in EDIT_KINDS:
                 self.generation += 1
@@ -341,20 +343,16 @@ class Session:
     def _settle_loop(self) -> None:
         while (plan := self._settles.get()) is not None:
             region = EMPTY
-            generation = self.generation
             try:
                 result = plan.compute()
                 with self.lock:
                     region = apply_settle(self.document, self.history, result)
-                    if not region.empty:
-                        self.generation += 1  # what a save holds changed; not an edit of its own
-                    generation = self.generation
             except Exception:  # the edit stays as painted; painting goes on
                 log.exception("settling an edit failed")
             with self._settled:
                 self._pending_settles -= 1
                 self._settled.notify_all()
-            self.changed.emit(Change(region, "settle", generation))  # EMPTY when dropped
+            self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
 
     @property
     def settles_pending(self) -> bool:

@@ -64,9 +64,9 @@ ITERATIONS = (4, 32)
 """Fewest and most iterations."""
 
 
-def iterations_for(span: Span, channels: int, n_bins: int) -> int:
-    """How many iterations a settle of ``span`` gets (see :data:`WORK_CELLS`)."""
-    cells = (span.frame1 - span.frame0) * n_bins * channels
+def iterations_for(cells: int) -> int:
+    """How many iterations a settle of ``cells`` coefficient cells (all channels) gets (see
+    :data:`WORK_CELLS`)."""
     return int(min(ITERATIONS[1], max(ITERATIONS[0], WORK_CELLS // max(1, cells))))
 
 
@@ -109,22 +109,22 @@ class SettlePart:
         The document's original samples (never written; read, not copied).
     channels : tuple of int
     span : Span
-        The frames re-analysed and the samples that may change.
-    run : EditedRun or None
+        The frames re-analysed (per block) and the samples that may change.
+    runs : list of (block, EditedRun)
         Copies of the coefficients of the edited frames that reach the span's samples (as before
         the stroke, for the pen).
-    current : torch.Tensor [shape=(2, C, F, frames of span)]
-        The document's values over the span's frames (to tell what the settle changes).
-    box : Region
-        The edit's box.
-    target : torch.Tensor [shape=(2, C, bins, frames)] or None
-        Painted magnitude and phase on ``box``.
-    weights : torch.Tensor [shape=(bins, frames)] or None
-        How much ``target`` holds on each cell of ``box`` (:func:`imposed_weights`).
+    current : list of torch.Tensor [shape=(2, C, F, frames)]
+        The document's values over each piece of the span (to tell what the settle changes).
+    boxes : list of Region
+        The edit's boxes (one per block).
+    targets : list of torch.Tensor [shape=(2, C, bins, frames)] or None
+        Painted magnitude and phase on each box.
+    weights : list of torch.Tensor [shape=(bins, frames)] or None
+        How much each target holds on each cell of its box (:func:`imposed_weights`).
     magnitude_only : bool
-        Impose the target's magnitude alone.
+        Impose the targets' magnitude alone.
     pen : PenPath or None
-        The pen's partial, synthesised instead of iterating.
+        The pen's partial, synthesised instead of iterating (one block).
     iterations : int
     """
 
@@ -133,26 +133,26 @@ class SettlePart:
     original: np.ndarray
     channels: tuple[int, ...]
     span: Span
-    run: EditedRun | None
-    current: torch.Tensor
-    box: Region
-    target: torch.Tensor | None
-    weights: torch.Tensor | None
+    runs: list[tuple[int, EditedRun]]
+    current: list[torch.Tensor]
+    boxes: list[Region]
+    targets: list[torch.Tensor] | None
+    weights: list[torch.Tensor] | None
     magnitude_only: bool
     pen: PenPath | None
     iterations: int
 
-    def compute(self) -> tuple[Region, torch.Tensor | None, int, float]:
-        """The region changed, its settled values, the iterations made and the residual (dB)."""
+    def compute(self) -> tuple[list[tuple[Region, torch.Tensor]], int, float]:
+        """The regions changed with their settled values, the iterations made and the residual
+        (dB)."""
         span = self.span
         heard = resynthesise(
             self.transform,
             self.samples,
             self.original,
-            span.block,
             span.start,
             span.stop,
-            self.run,
+            self.runs,
             channels=self.channels,
         )
         heard = torch.from_numpy(heard)
@@ -162,9 +162,10 @@ class SettlePart:
             heard[:, free] += torch.from_numpy(
                 synthesise_partial(self.pen, span.free0, span.free1)
             )[None, :]
-            coefficients = self.transform.analyse_span(
-                heard, span.start, span.block, span.frame0, span.frame1, span.n_samples
-            )
+            pieces = [
+                self.transform.analyse_span(heard, span.start, block, lo, hi, span.n_samples)
+                for block, lo, hi in span.pieces
+            ]
         else:
             target, weights = self._over_span()
             projection = project(
@@ -176,43 +177,55 @@ class SettlePart:
                 magnitude_only=self.magnitude_only,
                 iterations=self.iterations,
             )
-            coefficients = projection.coefficients
+            sizes = [bins * frames for bins, frames in span.cells(self.transform)]
+            flat = torch.split(projection.coefficients, sizes, dim=1)
+            pieces = [
+                part.view(part.shape[0], bins, frames)
+                for part, (bins, frames) in zip(flat, span.cells(self.transform), strict=True)
+            ]
             iterations, residual_db = projection.iterations, projection.residual_db
-        region, values = self._changed(coefficients)
-        return region, values, iterations, residual_db
+        return self._changed(pieces), iterations, residual_db
 
     def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Target and weights on the span's whole frames ``[C, F, T]`` and ``[F, T]``."""
-        _, channels, n_bins, n_frames = self.current.shape
+        """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]``."""
         device = self.transform.device
-        target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
-        weights = torch.zeros((n_bins, n_frames), device=device)
-        box = self.box
-        cells = (
-            slice(box.bin0, box.bin1),
-            slice(box.frame0 - self.span.frame0, box.frame1 - self.span.frame0),
-        )
-        painted = self.target.to(device)
-        target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
-        weights[cells] = self.weights.to(device)
-        return target, weights
+        targets, weights = [], []
+        for (block, lo, _), current in zip(self.span.pieces, self.current, strict=True):
+            _, channels, n_bins, n_frames = current.shape
+            target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
+            weight = torch.zeros((n_bins, n_frames), device=device)
+            for box, painted, held in zip(self.boxes, self.targets, self.weights, strict=True):
+                if box.block != block:
+                    continue
+                cells = (slice(box.bin0, box.bin1), slice(box.frame0 - lo, box.frame1 - lo))
+                painted = painted.to(device)
+                target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
+                weight[cells] = held.to(device)
+            targets.append(target.flatten(1))
+            weights.append(weight.flatten())
+        return torch.cat(targets, dim=1), torch.cat(weights)
 
-    def _changed(self, coefficients: torch.Tensor) -> tuple[Region, torch.Tensor | None]:
-        """The box of cells the settle changes, and the settled magnitude and phase there."""
-        current = self.current.to(coefficients.device)
-        change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
-        changed = change > UNCHANGED * float(coefficients.abs().max())
-        if not changed.any():
-            return EMPTY, None
-        rows = torch.nonzero(changed.any(dim=1)).flatten()
-        columns = torch.nonzero(changed.any(dim=0)).flatten()
-        b0, b1 = int(rows[0]), int(rows[-1]) + 1
-        t0, t1 = int(columns[0]), int(columns[-1]) + 1
-        part = coefficients[:, b0:b1, t0:t1]
-        region = Region(
-            b0, b1, self.span.frame0 + t0, self.span.frame0 + t1, self.channels, self.span.block
-        )
-        return region, torch.stack((part.abs(), part.angle()))
+    def _changed(self, pieces: list[torch.Tensor]) -> list[tuple[Region, torch.Tensor]]:
+        """Per piece, the box of cells the settle changes and the settled magnitude and phase
+        there (pieces where nothing changed are left out)."""
+        largest = max(float(piece.abs().max()) for piece in pieces)
+        writes = []
+        for (block, lo, _), coefficients, current in zip(
+            self.span.pieces, pieces, self.current, strict=True
+        ):
+            current = current.to(coefficients.device)
+            change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
+            changed = change > UNCHANGED * largest
+            if not changed.any():
+                continue
+            rows = torch.nonzero(changed.any(dim=1)).flatten()
+            columns = torch.nonzero(changed.any(dim=0)).flatten()
+            b0, b1 = int(rows[0]), int(rows[-1]) + 1
+            t0, t1 = int(columns[0]), int(columns[-1]) + 1
+            part = coefficients[:, b0:b1, t0:t1]
+            region = Region(b0, b1, lo + t0, lo + t1, self.channels, block)
+            writes.append((region, torch.stack((part.abs(), part.angle()))))
+        return writes
 
 
 @dataclass
@@ -231,9 +244,8 @@ class SettlePlan:
         writes, iterations, residual_db = [], 0, -math.inf
         with one_thread():
             for part in self.parts:
-                region, values, done, residual = part.compute()
-                if values is not None:
-                    writes.append((region, values))
+                written, done, residual = part.compute()
+                writes += written
                 iterations, residual_db = max(iterations, done), max(residual_db, residual)
         return SettleResult(
             writes,
@@ -280,64 +292,77 @@ def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor
 
 def _part(
     document,
-    box: Region,
-    before: torch.Tensor,
+    boxes: list[Region],
+    befores: list[torch.Tensor],
     *,
     magnitude_only: bool,
     pen: PenPath | None = None,
 ) -> SettlePart:
-    """The settle of ``box`` (one block), whose values were ``before`` the edit (``[2, C, b, f]``).
+    """The settle of ``boxes`` (one per block), whose values were ``befores`` before the edit
+    (each ``[2, C, b, f]``).
 
-    The target is what ``box`` holds now; for the pen, the partial is added to ``before``.
+    The targets are what the boxes hold now; for the pen (one box), the partial is added to the
+    values before.
     """
     transform = document.transform
     n = document.n_samples
-    index = box.block
-    channels = box.channels
-    span = Span.around(transform, index, box.frame0, box.frame1, n)
-    lo, hi = transform.frames_reaching(index, span.frame0, span.frame1, n)
-    run = document.edited_run(lo, hi, block=index, channels=channels)
-    run = run.copy() if run is not None else None
-    n_bins = document.blocks[index].n_bins
-    current = read_stacked(document, Region(0, n_bins, span.frame0, span.frame1, channels, index))
-    target = weights = None
+    channels = boxes[0].channels
+    span = Span.around(transform, boxes, n)
+    runs = []
+    for block in range(len(document.blocks)):
+        lo, hi = transform.frames_over(block, span.start, span.stop, n)
+        run = document.edited_run(lo, hi, block=block, channels=channels) if hi > lo else None
+        if run is not None:
+            runs.append((block, run.copy()))
+    current = [
+        read_stacked(document, Region(0, document.blocks[block].n_bins, lo, hi, channels, block))
+        for block, lo, hi in span.pieces
+    ]
+    targets = weights = None
     if pen is not None:
         # the partial is added to the sound the stroke began from, not to its preview
+        ((box,), (before,), ((_, run),)) = boxes, befores, runs
         inside = (slice(None), slice(box.bin0, box.bin1))
         frames = slice(box.frame0 - run.frame0, box.frame1 - run.frame0)
         run.magnitude[(*inside, frames)] = before[0]
         run.phase[(*inside, frames)] = before[1]
     else:
-        target = read_stacked(document, box)
-        weights = imposed_weights(target, before)
+        targets = [read_stacked(document, box) for box in boxes]
+        weights = [imposed_weights(t, b) for t, b in zip(targets, befores, strict=True)]
+    cells = sum(bins * frames for bins, frames in span.cells(transform)) * len(channels)
     return SettlePart(
         transform=transform,
         samples=document.analysed_samples,
         original=document.audio.samples,
         channels=channels,
         span=span,
-        run=run,
+        runs=runs,
         current=current,
-        box=box,
-        target=target,
+        boxes=boxes,
+        targets=targets,
         weights=weights,
         magnitude_only=magnitude_only,
         pen=pen,
-        iterations=iterations_for(span, len(channels), n_bins),
+        iterations=iterations_for(cells),
     )
 
 
 def plan_settle(stroke) -> SettlePlan | None:
     """The plan of a finished stroke's settle; None when the stroke changed nothing."""
-    box = stroke.region
+    boxes = list(stroke.region.parts)
     document = stroke.document
-    if box.empty or not document.transform.supports_settle or len(document.blocks) != 1:
-        return None  # the NSGT's blocks are not settled yet: what was painted stays
+    if not boxes or not document.transform.supports_settle:
+        return None
     state = stroke.state
     step = stroke.committed
-    before = state.step.original(box) if step is None else values_before(document, step, box)
-    pen = PenPath.of_stroke(stroke) if state.kind.name == "pen" else None
-    part = _part(document, box, before, magnitude_only=not state.kind.settles_phase, pen=pen)
+    befores = [
+        state.step.original(box) if step is None else values_before(document, step, box)
+        for box in boxes
+    ]
+    pen = None
+    if state.kind.name == "pen" and len(document.blocks) == 1:
+        pen = PenPath.of_stroke(stroke)  # on the NSGT, the pen's painting settles as a target
+    part = _part(document, boxes, befores, magnitude_only=not state.kind.settles_phase, pen=pen)
     return SettlePlan([part], document.revision, step)
 
 
@@ -352,31 +377,37 @@ def plan_edit_settle(document, step: Step | None, regions: list[Region]) -> Sett
     """
     transform = document.transform
     boxes = [box for box in regions if not box.empty]
-    if step is None or not boxes or not transform.supports_settle or len(document.blocks) != 1:
+    if step is None or not boxes or not transform.supports_settle:
         return None
     channels = tuple(sorted({c for box in boxes for c in box.channels}))
-    groups: list[tuple[Region, Span]] = []
     n = document.n_samples
-    for box in sorted(boxes, key=lambda box: box.frame0):
+    groups: list[tuple[dict[int, Region], Span]] = []
+    for box in sorted(
+        boxes, key=lambda box: transform.samples_reached(box.block, box.frame0, box.frame1, n)
+    ):
         box = Region(box.bin0, box.bin1, box.frame0, box.frame1, channels, box.block)
-        span = Span.around(transform, box.block, box.frame0, box.frame1, n)
-        if groups and span.frame0 < groups[-1][1].frame1:
-            merged = groups[-1][0].union(box)
-            groups[-1] = (
-                merged,
-                Span.around(transform, box.block, merged.frame0, merged.frame1, n),
-            )
+        span = Span.around(transform, [box], n)
+        if groups and span.start < groups[-1][1].stop:
+            merged = groups[-1][0]
+            merged[box.block] = merged[box.block].union(box) if box.block in merged else box
+            groups[-1] = (merged, Span.around(transform, list(merged.values()), n))
         else:
-            groups.append((box, span))
+            groups.append(({box.block: box}, span))
     parts = []
-    for box, _ in groups:
-        before = values_before(document, step, box)
-        now = read_stacked(document, box)
-        changed = (now != before).any(dim=0).any(dim=0)
-        if not changed.any():
+    for merged, _ in groups:
+        boxes = [merged[block] for block in sorted(merged)]
+        befores = [values_before(document, step, box) for box in boxes]
+        nows = [read_stacked(document, box) for box in boxes]
+        changes = [
+            imposed_weights(now, before) > 0 for now, before in zip(nows, befores, strict=True)
+        ]
+        if not any(changed.any() for changed in changes):
             continue
-        kept = torch.equal(now[1][:, changed], before[1][:, changed])
-        parts.append(_part(document, box, before, magnitude_only=not kept))
+        kept = all(
+            torch.equal(now[1][:, changed], before[1][:, changed])
+            for now, before, changed in zip(nows, befores, changes, strict=True)
+        )
+        parts.append(_part(document, boxes, befores, magnitude_only=not kept))
     return SettlePlan(parts, document.revision, step) if parts else None
 
 

@@ -147,6 +147,48 @@ class NSGT(Transform):
         r1 = min(self._slices_of_parity(parity, n_samples), -(-(s1 - parity) // 2))
         return r0 * m, max(r0, r1) * m
 
+    # Settling: an edit's slices are resynthesised and every slice that overlaps them re-analysed
+    # (spectropaint.brushes.settle); a slice's analysis reads its own samples only.
+    supports_settle = True
+
+    def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
+        return self.samples_reached(block, frame0, frame1, n_samples)
+
+    def analyse_span(
+        self,
+        span: torch.Tensor,
+        start: int,
+        block: int,
+        frame0: int,
+        frame1: int,
+        n_samples: int,
+    ) -> torch.Tensor:
+        group, _ = self.group_of(block)
+        parity, r0, r1 = self._slice_range(block, frame0, frame1)
+        s0 = (2 * r0 + parity) // 2 * 2  # an even first slice, as _group_coefficients wants
+        s1 = 2 * (r1 - 1) + parity + 1
+        length, hop = self.slice_length, self.design.slice_hop
+        first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
+        read = self.samples_read(block, frame0, frame1, n_samples)
+        if read[0] < start or read[1] > start + span.shape[-1]:
+            raise ValueError(
+                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
+                f"[{start}, {start + span.shape[-1]})"
+            )
+        # the even slice before an odd first one is only a placeholder: what it reads is not used
+        lo, hi = max(first, start), min(last, start + span.shape[-1])
+        segment = torch.zeros(
+            (span.shape[0], last - first), dtype=torch.float32, device=self.device
+        )
+        segment[:, lo - first : hi - first] = span[:, lo - start : hi - start].to(
+            self.device, torch.float32
+        )
+        spectra = torch.fft.rfft(segment.unfold(-1, length, hop) * self._window)
+        slices = self._group_coefficients(spectra, group, parity)  # [C, R, B, M] from slice s0
+        frames = slices.permute(0, 2, 1, 3).flatten(2)
+        offset = s0 // 2 * self._m(block)
+        return frames[:, :, frame0 - offset : frame1 - offset]
+
     # ------------------------------------------------------------------------------------ forward
     @contextlib.contextmanager
     def sharing_work(self) -> Iterator[None]:
