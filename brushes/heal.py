@@ -49,6 +49,8 @@ DAMAGE_STRIDE = 4
 KEEP_DB = 20.0
 """``partials`` keeps a cell that stands this far above the damage measured around it."""
 TINY = 1e-30
+SHARE_FLOOR = 1e-3
+"""A side whose columns carry less of the signal than this (mean squared share) has no level."""
 
 
 def context_frames(hop: int, sample_rate: int) -> int:
@@ -84,7 +86,10 @@ def _side(
 
 
 def interpolated_level(
-    magnitude: torch.Tensor, selected: torch.Tensor, context: int
+    magnitude: torch.Tensor,
+    selected: torch.Tensor,
+    context: int,
+    frame_weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The magnitude interpolated in dB across each row's gap from ``context`` cells each side.
 
@@ -93,6 +98,10 @@ def interpolated_level(
     magnitude : torch.Tensor [shape=(C, R, N)]
         Rows are bands (healing along time) or frames (along frequency).
     selected : torch.Tensor [shape=(R, N)], bool
+    frame_weight : torch.Tensor [shape=(N,)] or None
+        The share of the signal each column carries (the NSGT's slice parities; None: all of it):
+        a side's level is its power over its columns' squared shares, and the level at each
+        column is the interpolated one times its share.
 
     Returns
     -------
@@ -105,6 +114,14 @@ def interpolated_level(
     power = magnitude.double() ** 2
     left, left_at, has_left = _side(power, first - context, context)
     right, right_at, has_right = _side(power, stop, context)
+    if frame_weight is not None:
+        share = (frame_weight.double() ** 2)[None, None, :].expand(1, len(first), -1)
+        left_share = _side(share, first - context, context)[0]
+        right_share = _side(share, stop, context)[0]
+        has_left = has_left & (left_share[0] > SHARE_FLOOR)
+        has_right = has_right & (right_share[0] > SHARE_FLOOR)
+        left = left / left_share.clamp_min(SHARE_FLOOR)
+        right = right / right_share.clamp_min(SHARE_FLOOR)
     left = torch.where(has_left, left, right)
     right = torch.where(has_right, right, left)
     left_at = torch.where(has_left, left_at, first.double() - 1)
@@ -116,6 +133,8 @@ def interpolated_level(
         ..., None
     ]
     level = torch.exp(0.5 * log_level).to(magnitude.dtype)
+    if frame_weight is not None:
+        level = level * frame_weight.to(level.dtype)
     return level, rows & (has_left | has_right)
 
 
@@ -224,6 +243,7 @@ def heal(
     direction: str = "auto",
     lobe_bins: int = 2,
     seed: int = 0,
+    frame_weight: torch.Tensor | None = None,
 ) -> Healed:
     """The healed region.
 
@@ -244,10 +264,12 @@ def heal(
         Half-width of a partial's main lobe in bands.
     seed : int
         Seeds the random phases (the same seed gives the same result).
+    frame_weight : torch.Tensor [shape=(T,)] or None
+        The share of the signal each frame carries (see :func:`interpolated_level`).
     """
     selected = weight > 0
     context = context_frames(hop, sample_rate)
-    level, healable = interpolated_level(magnitude, selected, context)
+    level, healable = interpolated_level(magnitude, selected, context, frame_weight)
     along_time = direction == "time" or (direction == "auto" and bool(healable.any()))
     if not along_time:
         level_t, healable_t = interpolated_level(magnitude.transpose(1, 2), selected.T, context)

@@ -15,7 +15,7 @@ from repair_measures import (
 )
 
 from spectropaint.brushes.history import History
-from spectropaint.brushes.operations import Clipboard, apply_plan, plan_operation
+from spectropaint.brushes.operations import Clipboard, apply_plans, plan_operation
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.selection import Selection, rasterise, resolve
@@ -29,8 +29,8 @@ def grids(document):
 
 def run(document, selection, name, params=None, *, clipboard=None, history=None):
     mask = rasterise(resolve(selection, document), document) if selection else None
-    plan = plan_operation(document, mask, name, params, clipboard=clipboard or Clipboard())
-    return None if plan is None else apply_plan(document, plan, history=history)
+    plans = plan_operation(document, mask, name, params, clipboard=clipboard or Clipboard())
+    return apply_plans(document, plans, label=name, history=history) if plans else None
 
 
 def test_gain_through_a_feathered_selection_scales_by_the_weight_and_keeps_the_rest_bit_for_bit():
@@ -172,9 +172,9 @@ def test_copy_and_paste_moves_a_passage_to_the_cursor_and_up_in_frequency():
     clipboard = Clipboard()
     source = Selection.of(Rectangle(0.45, 0.95, 800.0, 1200.0))
     run(document, source, "copy", clipboard=clipboard)
-    assert clipboard.clip is not None
+    assert len(clipboard.clips) == 1
     step = 512 / RATE
-    at = clipboard.clip.seconds + round(1.0 / step) * step  # a whole number of frames later
+    at = clipboard.seconds + round(1.0 / step) * step  # a whole number of frames later
     run(document, None, "paste", {"at_seconds": at, "shift_hz": 500.0}, clipboard=clipboard)
     out = document.edited_samples()[0]
     pasted = out[(t > at + 0.1) & (t < at + 0.4)]
@@ -233,7 +233,7 @@ def test_heal_costs_the_same_on_a_long_file_as_on_a_short_one():
     for seconds in (2.0, 20.0):
         document = Document.from_samples(music(seconds), RATE, device="cpu")
         mask = rasterise(Selection.of(Rectangle(1.0, 1.5, 0.0, RATE / 2)), document)
-        plan = plan_operation(document, mask, "heal", {}, clipboard=Clipboard())
+        (plan,) = plan_operation(document, mask, "heal", {}, clipboard=Clipboard())
         shapes.add(plan.region.shape)
         # the context: the 3 frames that overlap each end (n_fft 2048, hop 512)
         assert plan.region.shape == (1025, mask.region.shape[1] + 2 * 3)

@@ -63,7 +63,12 @@ from repair_measures import (  # noqa: E402
 )
 
 from spectropaint.brushes.image_import import ImagePlacement, image_levels, plan_image  # noqa: E402
-from spectropaint.brushes.operations import Clipboard, apply_plan, plan_operation  # noqa: E402
+from spectropaint.brushes.operations import (  # noqa: E402
+    Clipboard,
+    apply_plan,
+    apply_plans,
+    plan_operation,
+)
 from spectropaint.brushes.restoration import find_clicks  # noqa: E402
 from spectropaint.transforms.document import Document  # noqa: E402
 from spectropaint.transforms.files.demo_sound import demo_samples  # noqa: E402
@@ -128,10 +133,10 @@ def heal_clicks(quick: bool) -> list[dict]:
                         operation, params = (
                             ("erase", {}) if method == "erase" else ("heal", {"mode": method[5:]})
                         )
-                        plan = plan_operation(
+                        plans = plan_operation(
                             document, mask, operation, params, clipboard=Clipboard()
                         )
-                        apply_plan(document, plan)
+                        apply_plans(document, plans, label=method)
                     cells = box(mask.region)
                     repaired = heard(document, mask.region)
                     reference, before = reference_all[cells], before_all[cells]
@@ -168,8 +173,8 @@ def harmonic_selection() -> dict:
     document = Document.from_samples(voice + other, RATE, device="cpu")
     selection = resolve(Selection.of(Harmonic(0.2, 2.8, 220.0, 10, 50.0)), document)
     mask = rasterise(selection, document)
-    plan = plan_operation(document, mask, "gain", {"gain_db": -40.0}, clipboard=Clipboard())
-    apply_plan(document, plan)
+    plans = plan_operation(document, mask, "gain", {"gain_db": -40.0}, clipboard=Clipboard())
+    apply_plans(document, plans, label="gain")
     out = heard(document)[0]
     seconds, hz = document.blocks[0].frame_seconds, document.blocks[0].band_hz
     columns = (seconds > 0.3) & (seconds < 2.7)
@@ -330,8 +335,8 @@ def speed(quick: bool) -> list[dict]:
 
             def work(document=document, clipboard=clipboard, operation=operation, params=params):
                 mask = rasterise(full, document)
-                plan = plan_operation(document, mask, operation, params, clipboard=clipboard)
-                apply_plan(document, plan)
+                plans = plan_operation(document, mask, operation, params, clipboard=clipboard)
+                apply_plans(document, plans, label=operation)
 
             row[label] = timed(work, repeat)
         rows.append(row)
