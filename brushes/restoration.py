@@ -150,17 +150,22 @@ REACH_HOPS = 4
 transform that slices the signal, as the NSGT does, reach a whole slice; its atoms, a few hops)."""
 
 
-def click_selection(document, click: Click, *, block: int = 0) -> Selection:
-    """A rectangle over every frame of ``block`` whose window reaches the click, from
-    :data:`CLICK_LOW_HZ` up: below it the music holds most of the energy and a short click little,
-    and healing there would change more music than click."""
+def click_selection(
+    document, click: Click, *, block: int = 0, low_hz: float = CLICK_LOW_HZ
+) -> Selection | None:
+    """A rectangle over every frame of ``block`` whose window reaches the click, from ``low_hz``
+    up (by default :data:`CLICK_LOW_HZ`: below it the music holds most of the energy and a short
+    click little, and healing there would change more music than click); None for a block wholly
+    below it."""
     layout = document.blocks[block].layout
     middle = layout.n_frames // 2  # away from the ends, where the reach is clipped
     start, stop = document.transform.samples_reached(block, middle, middle + 1, 1 << 40)
     reach = min(stop - start, 2 * REACH_HOPS * layout.hop) / 2 / document.sample_rate
     top = float(layout.band_hz[-1]) + 1.0
+    if top <= low_hz:
+        return None
     return Selection.of(
-        Rectangle(click.start_seconds - reach, click.stop_seconds + reach, CLICK_LOW_HZ, top)
+        Rectangle(click.start_seconds - reach, click.stop_seconds + reach, low_hz, top)
     )
 
 
@@ -171,7 +176,7 @@ def declick_plans(document, clicks: list[Click], *, mode: str = "partials") -> l
     for click in clicks:
         for block in range(len(document.blocks)):
             selection = click_selection(document, click, block=block)
-            mask = rasterise(selection, document, block=block)
+            mask = None if selection is None else rasterise(selection, document, block=block)
             plans += plan_operation(document, mask, "heal", {"mode": mode}, clipboard=Clipboard())
     return plans
 
