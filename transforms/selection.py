@@ -6,7 +6,8 @@ at one minus the shape's, ``intersect`` takes the smaller), a feather (a Gaussia
 deviation ``feather_seconds`` by ``feather_hz``) and an ``inverted`` flag. It never holds frames or
 bins, so it survives a change of transform.
 
-:func:`rasterise` turns it into a :class:`Mask` on one block of a document: a soft weight
+:func:`rasterise` turns it into a :class:`Mask` on one block of a document (:func:`rasterise_blocks`
+on each of them): a soft weight
 ``[bins, frames]`` in 0..1 over the smallest :class:`~.regions.Region` that holds every cell of
 weight above 0. The cost is that of the selection's own box (plus the feather), never the file's,
 except for what covers all time (a band, an inverted selection). :func:`resolve` fills in the
@@ -294,6 +295,19 @@ def rasterise(
     )
     weight = torch.from_numpy(np.ascontiguousarray(weights)).to(document.device)
     return Mask(trimmed, weight)
+
+
+def rasterise_blocks(
+    selection: Selection, document, *, channels: tuple[int, ...] | None = None
+) -> list[Mask]:
+    """``selection`` on every block of ``document`` (the STFT has one; the NSGT one per group of
+    bands and slice parity, each with its own hop and bands): the :class:`Mask` of each block it
+    selects cells of, in block order (none: an empty list)."""
+    masks = (
+        rasterise(selection, document, channels=channels, block=block)
+        for block in range(len(document.blocks))
+    )
+    return [mask for mask in masks if mask is not None]
 
 
 def resolve(selection: Selection, document, *, block: int = 0) -> Selection:
