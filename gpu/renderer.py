@@ -2,9 +2,9 @@
 
 ``SpectrogramRenderer(device, document)`` uploads the shown channel of the block as it is needed:
 the first frame writes only the columns of the one reduced level its view samples (a 10-minute file
-seen whole: a sixteenth of the cells), and every later frame streams in up to :data:`STREAM_BYTES`
-of the columns still missing, coarsest level first, until all are there; a view that needs missing
-columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
+seen whole: a sixteenth of the cells), and every later frame that needs nothing new streams in up
+to :data:`STREAM_BYTES` of the columns still missing, coarsest level first, until all are there; a
+view that needs missing columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
 the session emits) only marks a rectangle dirty, and the next :meth:`prepare` uploads each dirty
 rectangle once at level 0 and at every reduced level it reaches. A frame's writes go to the host in
 one transfer (:mod:`spectropaint.gpu.upload_batch`).
@@ -286,7 +286,9 @@ class SpectrogramRenderer:
         return self._missing.pending
 
     def stream(self, budget_bytes: int | None = None) -> None:
-        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None)."""
+        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None); counted in
+        :attr:`stats` as a frame of its own."""
+        self.stats.begin_frame()
         with gpu_errors("uploading the spectrogram to the GPU"):
             self._upload(budget_bytes)
 
@@ -309,8 +311,10 @@ class SpectrogramRenderer:
             level, col0, col1 = self._view_span
             spans = [(level, *span) for span in self._missing.take(level, col0, col1)]
         column_bytes = 4 * self.geometry.n_bins
-        budget = self._missing.columns() if stream_bytes is None else stream_bytes // column_bytes
-        spans += self._missing.take_next(budget)
+        if stream_bytes is None:
+            spans += self._missing.take_next(self._missing.columns())
+        elif not spans:  # a frame that uploads what it reads streams nothing else
+            spans += self._missing.take_next(stream_bytes // column_bytes)
         for level, col0, col1 in spans:
             rect = Rect(0, self.geometry.n_bins, col0, col1)
             batch.add(

@@ -37,7 +37,8 @@ def renderer(document):
         shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0, view=NATIVE
     )
     document.changed.connect(renderer.mark_dirty)
-    render_offscreen(renderer, N_FRAMES, N_BINS)  # the first frame uploads everything
+    render_offscreen(renderer, N_FRAMES, N_BINS)  # the first frame uploads level 0
+    renderer.stream()  # and the reduced levels
     yield renderer
     document.changed.disconnect(renderer.mark_dirty)
     renderer.close()
@@ -53,13 +54,15 @@ def expected_bytes(bins: tuple[int, int], frames: tuple[int, int], n_levels: int
     return total
 
 
-def test_the_first_frame_uploads_every_cell_of_every_level_of_the_shown_channel(document):
+def test_the_first_two_frames_upload_every_cell_of_every_level_of_the_shown_channel(document):
     renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE)
     try:
-        render_offscreen(renderer, 40, 30)  # this small document streams in whole at once
+        render_offscreen(renderer, 40, 30)  # the 69 columns of level 2, which it samples
         widths = renderer.grid.level_widths
         assert widths == (1100, 275, 69, 18, 5)
-        assert renderer.stats.frame_bytes == 4 * N_BINS * sum(widths)
+        assert renderer.stats.frame_bytes == 4 * N_BINS * 69
+        render_offscreen(renderer, 40, 30)  # the rest: this small document streams in at once
+        assert renderer.stats.frame_bytes == 4 * N_BINS * (sum(widths) - 69)
         assert not renderer.streaming
         render_offscreen(renderer, 40, 30)
         assert renderer.stats.frame_bytes == 0  # nothing changed, nothing uploaded
@@ -165,9 +168,11 @@ def test_overlapping_edits_before_a_frame_upload_their_union_once(document, rend
 
 def test_separate_edits_upload_separately_and_other_channels_not_at_all(document, renderer):
     second = ViewSettings(colormap="inferno", channel=1)
-    render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads it whole
+    render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads its level 0
     n_levels = len(renderer.grid.level_widths)
-    assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == 4 * N_BINS * N_FRAMES
+    renderer.stream()
+    assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths[1:])
     document.write(Region(0, 4, 10, 14, (1,)), np.ones((1, 4, 4), np.float32))
     document.write(Region(40, 44, 900, 904, (1,)), np.ones((1, 4, 4), np.float32))
     document.write(Region(0, N_BINS, 0, 50, (0,)), np.ones((1, N_BINS, 50), np.float32))
