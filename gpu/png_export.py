@@ -34,7 +34,8 @@ from spectropaint.transforms.host_memory import available_memory
 PIECE_LIMIT = 4096
 """Widest and tallest render target used, in pixels (lower if the adapter's limit is lower)."""
 MEMORY_BUDGET = 64 * 2**20
-"""Bytes of RGB rows held on the host at once (one band); bands get shorter for wider pictures."""
+"""Bytes of RGB rows in one band (two are held: one compressed while the next renders); bands get
+shorter for wider pictures."""
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,9 @@ def export_png(
                 with (
                     atomic_path(path) as temporary,
                     open(temporary, "wb") as file,
-                    PngStreamWriter(file, frame.total_width, frame.total_height) as png,
+                    PngStreamWriter(
+                        file, frame.total_width, frame.total_height, memory_budget=memory_budget
+                    ) as png,
                 ):
                     png.write_rows(frame.top)
                     for row0, band in bands:
@@ -231,15 +234,16 @@ def _render_bands(
     """``(first_row, rows)`` bands of the ``full_size`` picture, uint8 ``[rows, width, 3]``.
 
     Each band is rendered in pieces the size of ``target``, each piece read back at once. The bands
-    share one buffer: use each before asking for the next.
+    take two buffers in turn: a band stays valid while the next one is rendered (the PNG writer
+    compresses it meanwhile), not longer.
     """
     width, height = full_size
     piece_w, band_h = target.size[:2]
-    buffer = np.empty((band_h, width, 3), np.uint8)  # reused: one band in memory at a time
+    buffers = [np.empty((band_h, width, 3), np.uint8) for _ in range(2)]  # used in turn
     done = 0
-    for row0 in range(0, height, band_h):
+    for index, row0 in enumerate(range(0, height, band_h)):
         rows = min(band_h, height - row0)
-        band = buffer[:rows]
+        band = buffers[index % 2][:rows]
         for col0 in range(0, width, piece_w):
             cols = min(piece_w, width - col0)
             renderer.render(

@@ -34,7 +34,7 @@ VIEW_FIELDS: tuple[tuple[str, str], ...] = (
     ("overlay_flags", "u32"),
     ("playhead", "f32"),
     ("row_mask", "u32"),
-    ("pad1", "u32"),
+    ("level", "u32"),
     ("pad2", "u32"),
     ("level_offset", "array<vec4<u32>, 4>"),
     ("level_width", "array<vec4<u32>, 4>"),

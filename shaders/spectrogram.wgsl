@@ -36,7 +36,7 @@ struct View {
     overlay_flags: u32,         // 1 playhead, 4 selection, 8 selection mask
     playhead: f32,              // texel position along time
     row_mask: u32,
-    pad1: u32,
+    level: u32,                 // the reduced level sampled: columns about a pixel wide
     pad2: u32,
     level_offset: array<vec4<u32>, 4>,  // first virtual column of level L at [L / 4][L % 4]
     level_width: array<vec4<u32>, 4>,   // columns of level L
@@ -153,16 +153,8 @@ fn load_phase(column: i32, bin: i32) -> f32 {
 
 // Largest magnitude under the footprint, or -1 when it covers no cell.
 fn pooled_magnitude(fp: Footprint) -> f32 {
-    let dt = (view.t1 - view.t0) / view.full_size.x;
-    var level = 0u;
-    var scale = 1.0;
-    loop {
-        if (level + 1u >= view.n_levels || dt < scale * LEVEL_FACTOR) {
-            break;
-        }
-        level += 1u;
-        scale *= LEVEL_FACTOR;
-    }
+    let level = view.level;
+    let scale = f32(1u << (2u * level));  // LEVEL_FACTOR ** level
     let columns = taps(fp.ta / scale, fp.tb / scale, view.level_width[level >> 2u][level & 3u]);
     let bins = taps(fp.ca, fp.cb, view.n_bins);
     if (columns.last < columns.first || bins.last < bins.first) {

@@ -9,7 +9,14 @@ import pytest
 import torch
 
 from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.tiles import DirtyRects, Rect, TileGrid, level_widths, merge_rects
+from spectropaint.gpu.tiles import (
+    DirtyRects,
+    MissingColumns,
+    Rect,
+    TileGrid,
+    level_widths,
+    merge_rects,
+)
 
 
 def cells(rect: Rect) -> set[tuple[int, int]]:
@@ -125,3 +132,18 @@ def test_tiles_are_powers_of_two_wide_and_a_single_row_is_exactly_the_bins_high(
     for bin_ in (0, 511, 512, 1024):
         shift, mask = short.row_shift_and_mask
         assert (bin_ >> shift, bin_ & mask) == divmod(bin_, short.tile_height)
+
+
+def test_missing_columns_are_taken_once_each_coarsest_level_first():
+    missing = MissingColumns((100, 25, 7))
+    assert missing.columns() == 132 and missing.pending
+    assert missing.take(0, 40, 60) == [(40, 60)]
+    assert missing.take(0, 30, 50) == [(30, 40)]  # 40 .. 50 went already
+    assert missing.columns() == 102
+    assert missing.take_next(10) == [(2, 0, 7), (1, 0, 3)]
+    assert missing.take_next(30) == [(1, 3, 25), (0, 0, 8)]
+    taken = missing.take_next(1000)
+    assert taken == [(0, 8, 30), (0, 60, 100)]
+    assert not missing.pending and missing.take_next(5) == []
+    missing.reset()
+    assert missing.columns() == 132
