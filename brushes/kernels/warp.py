@@ -77,21 +77,23 @@ def warp(
     low_t = source_t.floor().clamp(max=n_t - 2)
     frac_b, frac_t = source_b - low_b, source_t - low_t
 
-    ramp = phase_ramp(context.bin_hz, context.frames, hop=hop, sample_rate=rate).to(torch.float32)
+    prepared = context.prepared
+    if prepared is None:  # a dab alone: the drift before the region's first frame is its second's
+        original, with_before = context.original, None
+        if original is not None:
+            before = original[..., :1] * 2 - original[..., 1:2] if n_t > 1 else original
+            with_before = torch.cat((before, original), dim=-1)
+        prepared = warp_prepare(
+            with_before, context.bin_hz, context.frames, params, hop=hop, sample_rate=rate
+        )
+    ramp = prepared["ramp"]
     flat_demodulated = (phase - ramp).reshape(channels, -1)
     flat_magnitude = magnitude.reshape(channels, -1)
     modes = ("continue", "shift") if params.phase == "auto" else (params.phase,)
     if "continue" in modes:
-        # measured on the stroke's starting values: measuring on values earlier dabs moved would
-        # feed each dab's rounding into the next one's advance, and the error would grow
-        original = context.original[1]
-        one = torch.ones(1, device=device)
-        centre = phase_ramp(context.bin_hz, one, hop=hop, sample_rate=rate).to(torch.float32)
-        drift = wrap(original[..., 1:] - original[..., :-1] - centre)
-        flat_drift = torch.cat((drift[..., :1], drift), dim=-1).reshape(channels, -1)
+        flat_drift = prepared["drift"].reshape(channels, -1)
     if "shift" in modes:
-        omega = ((2 * math.pi * hop / rate) * context.bin_hz).to(torch.float32)
-
+        omega = prepared["omega"][:, 0]
     out_magnitude = torch.zeros((channels, *mask.shape), device=device)
     phasors = {
         mode: (torch.zeros_like(out_magnitude), torch.zeros_like(out_magnitude)) for mode in modes
@@ -126,3 +128,42 @@ def _take(flat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     faster than advanced indexing on CPUs)."""
     expanded = index.reshape(1, -1).expand(flat.shape[0], -1)
     return torch.gather(flat, 1, expanded).view(flat.shape[0], *index.shape)
+
+
+def warp_prepare(
+    original: torch.Tensor | None,
+    bin_hz: torch.Tensor,
+    frames: torch.Tensor,
+    params: WarpParams,
+    *,
+    hop: int,
+    sample_rate: int,
+) -> dict[str, torch.Tensor]:
+    """What warp's dabs need of a region, computed once per event (see ``BrushKind.prepare``).
+
+    Parameters
+    ----------
+    original : torch.Tensor [shape=(2, C, Bm, Tm + 1)]
+        The region's magnitude and phase as the stroke began, with the frame before it in front
+        (only ``continue`` and ``auto`` read it).
+    bin_hz : torch.Tensor [shape=(Bm,)], float64
+    frames : torch.Tensor [shape=(Tm,)]
+
+    Returns
+    -------
+    dict
+        ``ramp`` ``[Bm, Tm]``: each cell's steady-tone phase; ``drift`` ``[C, Bm, Tm]``: the phase
+        advance measured into each cell minus its bin centre's, from the stroke's starting values
+        (measuring on values earlier dabs moved would feed each dab's rounding into the next one's
+        advance, and the error would grow); ``omega`` ``[Bm, Tm]``: each row's advance per frame.
+    """
+    ramp = phase_ramp(bin_hz, frames, hop=hop, sample_rate=sample_rate).to(torch.float32)
+    prepared = {"ramp": ramp}
+    if params.phase != "shift":
+        one = torch.ones(1, device=bin_hz.device)
+        centre = phase_ramp(bin_hz, one, hop=hop, sample_rate=sample_rate).to(torch.float32)
+        prepared["drift"] = wrap(original[1][..., 1:] - original[1][..., :-1] - centre)
+    if params.phase != "continue":
+        omega = ((2 * math.pi * hop / sample_rate) * bin_hz).to(torch.float32)
+        prepared["omega"] = omega[:, None].expand(ramp.shape)
+    return prepared
