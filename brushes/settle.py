@@ -30,6 +30,9 @@ part (spans far enough apart settle alone) with the values written as the target
 imposed too where the operation kept every changed cell's phase. :func:`settle_now` does all three
 calls at once (the command line, replays).
 
+On an NSGT document the span is the edit's slices (the samples they reach may change) and every
+block's frames over them (re-analysed); the target is imposed by alternating projections.
+
 The settled region is every frame whose analysis reads a sample the stroke's frames reach (three
 frames either side for ``n_fft = 4 hop``), and the bins where the settle changed something by more
 than :data:`UNCHANGED` of the span's largest coefficient; the samples that may change are those the

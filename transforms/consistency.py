@@ -18,6 +18,11 @@ imposed, each by a weight from 0 (free) to 1. Two targets:
   momentum of the fast
   Griffin-Lim algorithm (Perraudin, Balazs and Sondergaard, 2013).
 
+A transform without the adjoint the first needs (the NSGT) imposes complex values by the same
+alternating projections, moving each cell to the target value instead of its magnitude. A span
+may hold frames of several blocks (an NSGT edit's slices reach every block): coefficients are
+then flat vectors, each block's frames flattened and joined.
+
 Both start from the current signal and stop after a given number of iterations or when the
 residual stops falling. The coefficients returned are those of the last analysis, so they are
 exactly (to float32) the transform of the signal returned: storing them makes what is shown and
