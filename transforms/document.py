@@ -27,6 +27,7 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import torch
 
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.analysis import AnalysisSettings, make_transform
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
 from spectropaint.transforms.events import Event
@@ -171,7 +172,7 @@ def resynthesise(
     a0, a1 = transform.samples_read(block, frame0, frame1, n)
     reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
     edited = polar_to_complex(run.magnitude.to(transform.device), run.phase.to(transform.device))
-    delta = edited - polar_to_complex(reference.abs(), reference.angle())
+    delta = edited - polar_to_complex(*fft_ops.polar(reference))
     delta = torch.where(flags, delta, torch.zeros_like(delta))
     s0, contribution = transform.synthesise_frames(delta, block, frame0, n)
     contribution = contribution.double().cpu().numpy()
@@ -544,7 +545,7 @@ class Document:
         edited = polar_to_complex(
             block.magnitude[:, :, frame0:frame1], block.phase[:, :, frame0:frame1]
         )
-        reference = polar_to_complex(original.abs(), original.angle())
+        reference = polar_to_complex(*fft_ops.polar(original))
         return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_run(
