@@ -18,11 +18,17 @@ import scipy.fft
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
+MAX_CPU_WORKERS = 4
+"""Most threads :func:`cpu_workers` gives: each holds a chunk of work in memory, and beyond a few
+they wait for memory rather than compute."""
+
 
 def cpu_workers(device: torch.device) -> int:
-    """Threads to spread independent calls over: torch's CPU thread count on the CPU, else 1
-    (a GPU runs one stream)."""
-    return max(1, torch.get_num_threads()) if device.type == "cpu" else 1
+    """Threads to spread independent calls over: on the CPU, torch's thread count up to
+    :data:`MAX_CPU_WORKERS`; else 1 (a GPU runs one stream)."""
+    if device.type != "cpu":
+        return 1
+    return max(1, min(MAX_CPU_WORKERS, torch.get_num_threads()))
 
 
 def _numpy(x: torch.Tensor) -> np.ndarray:
