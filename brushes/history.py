@@ -293,15 +293,21 @@ class History:
         ]
         sides = {block: tiles.tile for block, tiles in step.originals.items()}
         step.release()
-        new = Step(step.label, atoms, step.region, tiles=sides)
+        return self.push(Step(step.label, atoms, step.region, tiles=sides))
+
+    def push(self, step) -> bool:
+        """Push a committed step (a :class:`Step`, or any object with ``label``, ``region``,
+        ``nbytes`` and ``swap(document) -> region``); True when it was kept, as :meth:`commit`."""
+        if self._open is not None:
+            raise RuntimeError("a stroke is open in this history; commit or abort it first")
         self._bytes -= sum(dropped.nbytes for dropped in self._redo)
         self._redo.clear()
-        if new.nbytes > self.byte_budget:
+        if step.nbytes > self.byte_budget:
             self._undo.clear()
             self._bytes = 0
             return False
-        self._undo.append(new)
-        self._bytes += new.nbytes
+        self._undo.append(step)
+        self._bytes += step.nbytes
         while self._bytes > self.byte_budget:
             self._bytes -= self._undo.pop(0).nbytes
         return True
@@ -356,9 +362,12 @@ class History:
             raise RuntimeError("cannot undo or redo while a stroke is open")
         if not source:
             return None
-        step = source.pop()
+        step = source[-1]
+        before = step.nbytes  # a step that swaps whole documents changes size
         region = step.swap(self.document)
+        source.pop()
         target.append(step)
+        self._bytes += step.nbytes - before
         return region
 
     # ----------------------------------------------------------------------------------- budget
