@@ -7,9 +7,10 @@ other is missing), so a decaying note decays through the gap. Then, by ``mode``:
 
 - ``replace``: that level, with phase continued through the gap for steady partials (a band near a
   peak that stands out of the context spectrum advances at the peak's measured rate, adjusted so
-  that it meets the phase after the gap) and random phase elsewhere (noise stays noise), except in
-  cells the damage raised less than 3 dB above the level (:data:`QUIET_RATIO`), which start the
-  phase reconstruction from their own phase, the music's;
+  that it meets the phase after the gap) and random phase elsewhere (noise stays noise): nothing
+  of the damaged cells is kept (starting the phase reconstruction from their own phase where the
+  music dominates them gains about 1 dB against the clean sound, but lets the click through,
+  only 27 to 29 dB down at 10 dB above the music);
 - ``partials``: as ``replace``, but a cell that stands :data:`KEEP_DB` above the damage around it
   (the median, over neighbouring bands, of what the cells have above the interpolated level) is
   kept as it was: a partial the click did not reach stays untouched;
@@ -50,9 +51,6 @@ DAMAGE_STRIDE = 4
 """``partials`` measures the damage around every this many bands."""
 KEEP_DB = 20.0
 """``partials`` keeps a cell that stands this far above the damage measured around it."""
-QUIET_RATIO = 2.0
-"""A gap's cell whose power is under this many times the interpolated level's keeps its phase as
-the starting point of :func:`reconstruct_phase` (random or continued phase elsewhere)."""
 TINY = 1e-30
 MOMENTUM = 0.99
 """The fast Griffin-Lim's momentum (Perraudin, Balazs and Sondergaard 2013): 6 iterations hold
@@ -309,10 +307,7 @@ def heal(
     advance_after = _measured_advance(phase, stop + 1, omega, healable)
     advance = omega + wrap(0.5 * wrap(advance_after - advance_before) + advance_before - omega)
     continued = _continued_phase(phase, first, stop, advance, owner)
-    # off the partials, a cell the damage raised little above the level (the music dominates it)
-    # starts from its own phase, the music's; the phase reconstruction then converges nearer it
-    quiet = magnitude**2 < QUIET_RATIO * level**2
-    random = torch.where(quiet, phase, _random_phase(phase.shape, seed, phase.device))
+    random = _random_phase(phase.shape, seed, phase.device)
     new_phase = torch.where(partial[..., None], continued, random)
     free = rows.expand_as(magnitude)
     if mode == "partials":

@@ -10,7 +10,12 @@ from spectropaint.brushes.history import History
 from spectropaint.brushes.operations import Clipboard, apply_plans, plan_operation
 from spectropaint.brushes.restoration import Click, click_selection
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.selection import Selection, rasterise, rasterise_blocks
+from spectropaint.transforms.selection import (
+    Selection,
+    rasterise,
+    rasterise_blocks,
+    selection_audio,
+)
 from spectropaint.transforms.shapes import Rectangle
 
 
@@ -114,3 +119,15 @@ def test_copy_and_paste_move_a_passage_on_an_nsgt_document():
             torch.stack((document.blocks[index].magnitude, document.blocks[index].phase)),
             before[index],
         )
+
+
+def test_auditioning_a_selection_on_an_nsgt_document_plays_every_block_it_reaches():
+    document = Document.from_samples(tones(), RATE, settings=SETTINGS, device="cpu")
+    masks = rasterise_blocks(Selection.of(Rectangle(3.0, 7.0, 300.0, 600.0)), document)
+    first, samples = selection_audio(document, masks)
+    t = np.arange(samples.shape[-1]) / RATE + first / RATE
+    middle = (t > 4.0) & (t < 6.0)
+    expected = 0.3 * np.sin(2 * np.pi * 440 * t[middle])  # the 440 Hz tone, not the 110 Hz one
+    error = samples[0, middle] - expected
+    assert 10 * np.log10(np.sum(expected**2) / np.sum(error**2)) > 25
+    assert level_db(samples[0], 110.0, 4.0 - first / RATE, 6.0 - first / RATE) < -60

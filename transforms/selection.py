@@ -324,20 +324,22 @@ def resolve(selection: Selection, document, *, block: int = 0) -> Selection:
     return replace(selection, terms=terms)
 
 
-def selection_audio(document, mask: Mask) -> tuple[int, np.ndarray]:
-    """What the selection alone sounds like: the edited coefficients of ``mask``'s cells times
-    their weight, every other cell silent, resynthesised. Returns ``(first_sample, samples [C, n])``
-    (float64) over the samples the selection's frames reach."""
-    region = mask.region
-    block = document.blocks[region.block]
-    magnitude, phase = document.read(region)
-    coefficients = torch.zeros(
-        (len(region.channels), block.n_bins, region.shape[1]),
-        dtype=torch.complex64,
-        device=document.device,
-    )
-    coefficients[:, region.bin0 : region.bin1] = torch.polar(magnitude * mask.weight, phase)
-    first, samples = document.transform.synthesise_frames(
-        coefficients, region.block, region.frame0, document.n_samples
-    )
+def selection_audio(document, masks: Mask | list[Mask]) -> tuple[int, np.ndarray]:
+    """What the selection alone sounds like: the edited coefficients of the cells of ``masks`` (one
+    per block: :func:`rasterise_blocks`) times their weight, every other cell silent,
+    resynthesised. Returns ``(first_sample, samples [C, n])`` (float64) over the samples the
+    selection's frames reach."""
+    pieces = []
+    for mask in [masks] if isinstance(masks, Mask) else masks:
+        region = mask.region
+        block = document.blocks[region.block]
+        magnitude, phase = document.read(region)
+        coefficients = torch.zeros(
+            (len(region.channels), block.n_bins, region.shape[1]),
+            dtype=torch.complex64,
+            device=document.device,
+        )
+        coefficients[:, region.bin0 : region.bin1] = torch.polar(magnitude * mask.weight, phase)
+        pieces.append((region.block, region.frame0, coefficients))
+    first, samples = document.transform.synthesise_many(pieces, document.n_samples)
     return first, samples.double().cpu().numpy()
