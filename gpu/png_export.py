@@ -188,7 +188,9 @@ def export_png(
                     label="png piece",
                     size=(piece_w, band_h, 1),
                     format=TARGET_FORMAT,
-                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
+                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT
+                    | wgpu.TextureUsage.COPY_SRC
+                    | wgpu.TextureUsage.COPY_DST,  # a compute pass's picture is copied in
                 )
             bands = _render_bands(renderer, target, view, (width, height), pieces, progress, path)
             try:
