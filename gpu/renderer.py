@@ -32,7 +32,7 @@ from spectropaint.gpu.colormaps import colormap_index, colormap_tables
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.frame_pass import STORAGE_PICTURE, WORKGROUP, draw_frame, use_compute
 from spectropaint.gpu.geometry import BlockGeometry
-from spectropaint.gpu.levels import pooled_columns
+from spectropaint.gpu.levels import ReducedLevels
 from spectropaint.gpu.tiles import (
     LEVEL_FACTOR,
     DirtyRects,
@@ -208,6 +208,8 @@ class SpectrogramRenderer:
         """Draw by compute pass (:mod:`~spectropaint.gpu.frame_pass`) where the target allows."""
         self._dirty = DirtyRects()
         self._missing = MissingColumns(self.grid.level_widths)
+        self._levels: ReducedLevels | None = None
+        """The shown channel's reduced levels, made as they are first needed."""
         self._staging = HostStaging()
         self._view_span: tuple[int, int, int] | None = None
         self.stream_bytes = STREAM_BYTES
@@ -312,6 +314,7 @@ class SpectrogramRenderer:
             self.shown_channel = channel
             self._dirty.take()
             self._missing.reset()
+            self._levels = None
             if self._phase is not None:  # made again, of the new channel, when the phase shows
                 self._phase.destroy()
                 self._phase, self._bind_group = None, None
@@ -337,11 +340,16 @@ class SpectrogramRenderer:
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
-        for level in range(len(self.grid.level_widths)):
-            for rect in merge_rects(rect.at_level(level) for rect in rects):
-                batch.add(
-                    self._magnitude, self.grid, level, rect, pooled_columns(magnitude, level, rect)
-                )
+        if self._levels is None:
+            self._levels = ReducedLevels(magnitude, self.grid.level_widths)
+        self._levels.rebase(magnitude)
+        boxes: dict[int, list[Rect]] = {}
+        for rect in rects:
+            for level, box in self._levels.update(rect):
+                boxes.setdefault(level, []).append(box)
+        for level, found in boxes.items():
+            for box in merge_rects(found):
+                batch.add(self._magnitude, self.grid, level, box, self._levels.columns(level, box))
         spans = []
         if self._view_span is not None:
             level, col0, col1 = self._view_span
@@ -353,9 +361,7 @@ class SpectrogramRenderer:
             spans += self._missing.take_next(stream_bytes // column_bytes)
         for level, col0, col1 in spans:
             rect = Rect(0, self.geometry.n_bins, col0, col1)
-            batch.add(
-                self._magnitude, self.grid, level, rect, pooled_columns(magnitude, level, rect)
-            )
+            batch.add(self._magnitude, self.grid, level, rect, self._levels.columns(level, rect))
         if self._phase is not None:
             phase = self._block.phase[self.shown_channel]
             for rect in rects:
