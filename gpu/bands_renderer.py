@@ -25,9 +25,10 @@ import wgpu
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.renderer import MASK_BINDING, SpectrogramRenderer, UploadStats, pipeline
+from spectropaint.gpu.renderer import MASK_BINDING, SpectrogramRenderer, pipeline
 from spectropaint.gpu.tiles import MAX_LEVELS, DirtyRects, Rect, TileGrid, level_widths, merge_rects
 from spectropaint.gpu.uniforms import VIEW_SIZE
+from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
@@ -126,6 +127,7 @@ class BandsRenderer(SpectrogramRenderer):
                 f"GPU allows {device.limits['max-texture-array-layers']}"
             )
         self.stats = UploadStats()
+        self._staging = HostStaging()
         self._phase = None
         self._combined: list[torch.Tensor | None] = [None] * len(self.grids)
         with gpu_errors(f"creating the textures of {len(self.grids)} groups of bands"):
@@ -251,24 +253,10 @@ class BandsRenderer(SpectrogramRenderer):
     def _ensure_phase(self) -> None:
         """No phase view for these documents (see the class)."""
 
-    def _write_group(self, group: int, level: int, rect: Rect, cells: torch.Tensor) -> None:
-        data = cells.detach().to("cpu", torch.float32).numpy()
-        grid, base = self.grids[group], int(self._layer0[group])
-        for piece in grid.pieces(0, level, rect):
-            row, col = piece.source
-            width, height, _ = piece.size
-            x, y, layer = piece.origin
-            part = np.ascontiguousarray(data[row : row + height, col : col + width])
-            self.device.queue.write_texture(
-                {"texture": self._magnitude, "origin": (x, y, base + layer)},
-                part,
-                {"bytes_per_row": 4 * width, "rows_per_image": height},
-                piece.size,
-            )
-            self.stats.count(part.nbytes)
-
     def _flush(self) -> None:
+        batch = UploadBatch()  # every group's rectangles off the device in one transfer
         for group, rects in self._dirty.take().items():
+            base = int(self._layer0[group])
             combined = self._combined[group]
             if combined is None:
                 frames = self.grids[group].level_widths[0]
@@ -284,7 +272,9 @@ class BandsRenderer(SpectrogramRenderer):
                     )
             for level in range(len(self.grids[group].level_widths)):
                 for rect in merge_rects(r.at_level(level) for r in rects):
-                    self._write_group(group, level, rect, pooled_columns(combined, level, rect))
+                    cells = pooled_columns(combined, level, rect)
+                    batch.add(self._magnitude, self.grids[group], level, rect, cells, layer0=base)
+        batch.write(self.device.queue, self.stats, self._staging)
 
     # ------------------------------------------------------------------------------- drawing
     def _uniform_values(self, view, full_size, offset) -> dict:
