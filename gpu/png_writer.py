@@ -49,12 +49,15 @@ def adler32_combine(first: int, second: int, second_length: int) -> int:
 
 
 def _filter_and_deflate(part: np.ndarray, level: int) -> tuple[bytes, int, int]:
-    """Rows ``[n, 3 * width]`` with the Sub filter, raw-deflated up to a sync flush; the compressed
-    bytes, the Adler-32 of the filtered bytes and their count."""
-    filtered = np.empty((len(part), part.shape[1] + 1), dtype=np.uint8)
+    """Rows ``[n, width, 3 or 4]`` (a 4th channel is left out) with the Sub filter, raw-deflated up
+    to a sync flush; the compressed bytes, the Adler-32 of the filtered bytes and their count."""
+    rows, width = part.shape[:2]
+    rgb = part[..., :3]
+    filtered = np.empty((rows, 3 * width + 1), dtype=np.uint8)
     filtered[:, 0] = _SUB_FILTER
-    filtered[:, 1:4] = part[:, :3]
-    np.subtract(part[:, 3:], part[:, :-3], out=filtered[:, 4:])  # wraps modulo 256, as PNG wants
+    filtered[:, 1:4] = rgb[:, 0]
+    differences = filtered[:, 4:].reshape(rows, width - 1, 3)  # a view: rows keep their filter byte
+    np.subtract(rgb[:, 1:], rgb[:, :-1], out=differences)  # wraps modulo 256, as PNG wants
     deflate = zlib.compressobj(level, zlib.DEFLATED, -15)
     data = deflate.compress(filtered) + deflate.flush(zlib.Z_SYNC_FLUSH)
     return data, zlib.adler32(filtered), filtered.size
@@ -106,17 +109,25 @@ class PngStreamWriter:
         self._emit(b"\x78\x01")  # zlib header: deflate, 32 KiB window, fastest
 
     def write_rows(self, rows: np.ndarray) -> None:
-        """Append ``rows``: uint8 ``[n, width, 3]``, top row first."""
-        if rows.dtype != np.uint8 or rows.shape[1:] != (self.width, 3):
+        """Append ``rows``: uint8 ``[n, width, 3]``, top row first (``[n, width, 4]`` too: the
+        fourth channel, a read-back's alpha, is left out)."""
+        if (
+            rows.dtype != np.uint8
+            or rows.ndim != 3
+            or rows.shape[1:]
+            not in (
+                (self.width, 3),
+                (self.width, 4),
+            )
+        ):
             raise ValueError(
                 f"rows must be uint8 [n, {self.width}, 3], not {rows.dtype} {rows.shape}"
             )
         if self.rows_written + len(rows) > self.height:
             raise ValueError(f"more than {self.height} rows written")
-        flat = np.ascontiguousarray(rows).reshape(len(rows), 3 * self.width)
-        group = max(1, self._group_bytes // (flat.shape[1] + 1))
-        for start in range(0, len(flat), group):
-            part = flat[start : start + group]
+        group = max(1, self._group_bytes // (3 * self.width + 1))
+        for start in range(0, len(rows), group):
+            part = rows[start : start + group]
             self._pending.append(self._pool.submit(_filter_and_deflate, part, self.compress_level))
             self._drain(len(self._pending) - 2 * self._workers)  # bounded work in flight
         self._drain(self._previous_call)  # the previous call's rows are free when this returns

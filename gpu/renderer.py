@@ -30,8 +30,9 @@ import wgpu
 
 from spectropaint.gpu.colormaps import colormap_index, colormap_tables
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
+from spectropaint.gpu.frame_pass import STORAGE_PICTURE, WORKGROUP, draw_frame, use_compute
 from spectropaint.gpu.geometry import BlockGeometry
-from spectropaint.gpu.levels import pooled_columns
+from spectropaint.gpu.levels import ReducedLevels
 from spectropaint.gpu.tiles import (
     LEVEL_FACTOR,
     DirtyRects,
@@ -73,7 +74,20 @@ BINDINGS = {
     # r32float binds as unfilterable (no float32-filterable needed)
     "2d-array": {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d-array"}},
     "2d": {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d"}},
+    "picture": STORAGE_PICTURE,
 }
+
+
+_TEXTURE_BINDINGS = ((0, "uniform"), (1, "2d-array"), (2, "2d-array"), (3, "2d"), (6, "2d"))
+
+
+def _layout(device: wgpu.GPUDevice, bindings, visibility) -> wgpu.GPUBindGroupLayout:
+    return device.create_bind_group_layout(
+        entries=[
+            {"binding": binding, "visibility": visibility, **BINDINGS[kind]}
+            for binding, kind in bindings
+        ]
+    )
 
 
 @functools.cache
@@ -83,22 +97,11 @@ def pipeline(
     *,
     entry_point: str = "fs_main",
     sources: tuple[str, ...] = ("spectrogram.wgsl", "overlay.wgsl"),
-    bindings: tuple[tuple[int, str], ...] = (
-        (0, "uniform"),
-        (1, "2d-array"),
-        (2, "2d-array"),
-        (3, "2d"),
-        (6, "2d"),
-    ),
+    bindings: tuple[tuple[int, str], ...] = _TEXTURE_BINDINGS,
 ) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
     """A bind group layout (explicit: ``(binding, kind of BINDINGS)``) and the render pipeline of
     ``entry_point`` in ``sources``, compiled once per device and target format."""
-    layout = device.create_bind_group_layout(
-        entries=[
-            {"binding": binding, "visibility": wgpu.ShaderStage.FRAGMENT, **BINDINGS[kind]}
-            for binding, kind in bindings
-        ]
-    )
+    layout = _layout(device, bindings, wgpu.ShaderStage.FRAGMENT)
     module = device.create_shader_module(label=entry_point, code=shader_source(*sources))
     render = device.create_render_pipeline(
         label=entry_point,
@@ -112,6 +115,24 @@ def pipeline(
         },
     )
     return layout, render
+
+
+@functools.cache
+def compute_pipeline(
+    device: wgpu.GPUDevice,
+) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPUComputePipeline]:
+    """The bind group layout (the render pipeline's and the picture, binding 7) and the compute
+    pipeline of ``cs_main`` (:mod:`spectropaint.gpu.frame_pass`), compiled once per device."""
+    layout = _layout(device, (*_TEXTURE_BINDINGS, (7, "picture")), wgpu.ShaderStage.COMPUTE)
+    module = device.create_shader_module(
+        label="cs_main", code=shader_source("spectrogram.wgsl", "overlay.wgsl")
+    )
+    compute = device.create_compute_pipeline(
+        label="cs_main",
+        layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
+        compute={"module": module, "entry_point": "cs_main"},
+    )
+    return layout, compute
 
 
 class SpectrogramRenderer:
@@ -182,8 +203,13 @@ class SpectrogramRenderer:
             )
             self._layout, self._pipeline = pipeline(device, target_format)
         self._bind_group: wgpu.GPUBindGroup | None = None
+        self._compute_group: tuple[wgpu.GPUTexture, wgpu.GPUBindGroup] | None = None
+        self.compute = use_compute(device)
+        """Draw by compute pass (:mod:`~spectropaint.gpu.frame_pass`) where the target allows."""
         self._dirty = DirtyRects()
         self._missing = MissingColumns(self.grid.level_widths)
+        self._levels: ReducedLevels | None = None
+        """The shown channel's reduced levels, made as they are first needed."""
         self._staging = HostStaging()
         self._view_span: tuple[int, int, int] | None = None
         self.stream_bytes = STREAM_BYTES
@@ -231,24 +257,36 @@ class SpectrogramRenderer:
         self._mask, self._mask_shown = self._mask_texture(mask.weights), mask
         self._bind_group = None
 
+    def _entries(self) -> list[dict]:
+        phase = self._phase or self._placeholder
+
+        def array_view(texture: wgpu.GPUTexture) -> wgpu.GPUTextureView:
+            return texture.create_view(dimension="2d-array")
+
+        return [
+            {"binding": 0, "resource": {"buffer": self._uniforms}},
+            {"binding": 1, "resource": array_view(self._magnitude)},
+            {"binding": 2, "resource": array_view(phase)},
+            {"binding": 3, "resource": self._colormaps.create_view()},
+            {"binding": MASK_BINDING, "resource": self._mask.create_view()},
+        ]
+
     def _get_bind_group(self) -> wgpu.GPUBindGroup:
         if self._bind_group is None:
-            phase = self._phase or self._placeholder
-
-            def array_view(texture: wgpu.GPUTexture) -> wgpu.GPUTextureView:
-                return texture.create_view(dimension="2d-array")
-
             self._bind_group = self.device.create_bind_group(
-                layout=self._layout,
-                entries=[
-                    {"binding": 0, "resource": {"buffer": self._uniforms}},
-                    {"binding": 1, "resource": array_view(self._magnitude)},
-                    {"binding": 2, "resource": array_view(phase)},
-                    {"binding": 3, "resource": self._colormaps.create_view()},
-                    {"binding": MASK_BINDING, "resource": self._mask.create_view()},
-                ],
+                layout=self._layout, entries=self._entries()
             )
+            self._compute_group = None
         return self._bind_group
+
+    def _get_compute_group(self, picture: wgpu.GPUTexture) -> wgpu.GPUBindGroup:
+        self._get_bind_group()  # drops the compute group when the textures changed
+        if self._compute_group is None or self._compute_group[0] is not picture:
+            layout, _ = compute_pipeline(self.device)
+            entries = [*self._entries(), {"binding": 7, "resource": picture.create_view()}]
+            group = self.device.create_bind_group(layout=layout, entries=entries)
+            self._compute_group = (picture, group)
+        return self._compute_group[1]
 
     # ------------------------------------------------------------------------------- uploads
     @property
@@ -276,6 +314,7 @@ class SpectrogramRenderer:
             self.shown_channel = channel
             self._dirty.take()
             self._missing.reset()
+            self._levels = None
             if self._phase is not None:  # made again, of the new channel, when the phase shows
                 self._phase.destroy()
                 self._phase, self._bind_group = None, None
@@ -301,11 +340,16 @@ class SpectrogramRenderer:
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
-        for level in range(len(self.grid.level_widths)):
-            for rect in merge_rects(rect.at_level(level) for rect in rects):
-                batch.add(
-                    self._magnitude, self.grid, level, rect, pooled_columns(magnitude, level, rect)
-                )
+        if self._levels is None:
+            self._levels = ReducedLevels(magnitude, self.grid.level_widths)
+        self._levels.rebase(magnitude)
+        boxes: dict[int, list[Rect]] = {}
+        for rect in rects:
+            for level, box in self._levels.update(rect):
+                boxes.setdefault(level, []).append(box)
+        for level, found in boxes.items():
+            for box in merge_rects(found):
+                batch.add(self._magnitude, self.grid, level, box, self._levels.columns(level, box))
         spans = []
         if self._view_span is not None:
             level, col0, col1 = self._view_span
@@ -317,9 +361,7 @@ class SpectrogramRenderer:
             spans += self._missing.take_next(stream_bytes // column_bytes)
         for level, col0, col1 in spans:
             rect = Rect(0, self.geometry.n_bins, col0, col1)
-            batch.add(
-                self._magnitude, self.grid, level, rect, pooled_columns(magnitude, level, rect)
-            )
+            batch.add(self._magnitude, self.grid, level, rect, self._levels.columns(level, rect))
         if self._phase is not None:
             phase = self._block.phase[self.shown_channel]
             for rect in rects:
@@ -425,15 +467,18 @@ class SpectrogramRenderer:
         view: ViewSettings | None = None,
         full_size: tuple[int, int] | None = None,
         offset: tuple[int, int] = (0, 0),
+        clip: tuple[int, int, int, int] | None = None,
     ) -> None:
         """Upload what changed and write the uniforms for a ``width`` x ``height`` target.
 
         ``full_size`` and ``offset`` make the target one piece of a larger picture: pixel (x, y) of
         the target is pixel (x + offset[0], y + offset[1]) of a ``full_size`` picture of ``view``.
+        ``clip`` (x, y, width, height; default the whole target) is the part a compute pass draws.
         """
         view = view or self.view
         self.stats.begin_frame()
         values = self._uniform_values(view, full_size or (width, height), offset)
+        values["clip"] = clip or (0, 0, width, height)
         level, scale = values["level"], LEVEL_FACTOR ** values["level"]
         self._view_span = (
             level,
@@ -454,6 +499,19 @@ class SpectrogramRenderer:
         render_pass.set_bind_group(0, self._get_bind_group())
         render_pass.draw(3)
 
+    def dispatch(
+        self,
+        compute_pass: wgpu.GPUComputePassEncoder,
+        picture: wgpu.GPUTexture,
+        clip: tuple[int, int, int, int],
+    ) -> None:
+        """Record the compute draw of ``clip`` into ``picture`` (after :meth:`prepare` with that
+        clip)."""
+        _, compute = compute_pipeline(self.device)
+        compute_pass.set_pipeline(compute)
+        compute_pass.set_bind_group(0, self._get_compute_group(picture))
+        compute_pass.dispatch_workgroups(-(-clip[2] // WORKGROUP[0]), -(-clip[3] // WORKGROUP[1]))
+
     def render(
         self,
         target: wgpu.GPUTextureView,
@@ -464,23 +522,9 @@ class SpectrogramRenderer:
         full_size: tuple[int, int] | None = None,
         offset: tuple[int, int] = (0, 0),
     ) -> None:
-        """:meth:`prepare`, then draw into ``target`` in a pass of its own and submit."""
+        """:meth:`prepare`, then draw into ``target`` and submit."""
         self.prepare(width, height, view=view, full_size=full_size, offset=offset)
-        with gpu_errors("drawing the spectrogram"):
-            encoder = self.device.create_command_encoder()
-            render_pass = encoder.begin_render_pass(
-                color_attachments=[
-                    {
-                        "view": target,
-                        "load_op": "clear",
-                        "store_op": "store",
-                        "clear_value": (0.0, 0.0, 0.0, 1.0),
-                    }
-                ]
-            )
-            self.encode(render_pass)
-            render_pass.end()
-            self.device.queue.submit([encoder.finish()])
+        draw_frame(self.device, target, [(self, (0, 0, width, height))], keep=False)
 
     def close(self) -> None:
         """Free the textures."""

@@ -40,6 +40,7 @@ VIEW_FIELDS: tuple[tuple[str, str], ...] = (
     ("level_width", "array<vec4<u32>, 4>"),
     ("selection", "vec4<f32>"),
     ("mask_box", "vec4<f32>"),
+    ("clip", "vec4<u32>"),
 )
 """``View`` in shaders/spectrogram.wgsl, in order, with WGSL types."""
 
@@ -49,6 +50,7 @@ _TYPES = {
     "u32": ("I", 1, 4),
     "vec2<f32>": ("f", 2, 8),
     "vec4<f32>": ("f", 4, 16),
+    "vec4<u32>": ("I", 4, 16),
     "array<vec4<u32>, 4>": ("I", 16, 16),
 }
 

@@ -42,6 +42,7 @@ struct View {
     level_width: array<vec4<u32>, 4>,   // columns of level L
     selection: vec4<f32>,       // frames [x, y), Hz [z, w)
     mask_box: vec4<f32>,        // selection mask: first frame, frames per texel, first bin, bins per texel
+    clip: vec4<u32>,            // compute pass: the target's pixels drawn, x, y, width, height
 };
 
 @group(0) @binding(0) var<uniform> view: View;
@@ -207,9 +208,9 @@ fn phase_colour(fp: Footprint) -> vec3<f32> {
     return lookup(view.phase_colormap, fract(load_phase(column, bin) / TAU + 0.5));
 }
 
-@fragment
-fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
-    let fp = footprint(position.xy);
+// The colour of the pixel whose centre is at `position` (target pixels, from the top left).
+fn shade(position: vec2<f32>) -> vec4<f32> {
+    let fp = footprint(position);
     var rgb: vec3<f32>;
     if (view.mode == 1u) {
         rgb = phase_colour(fp);
@@ -220,4 +221,23 @@ fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
         rgb = draw_overlays(rgb, fp);
     }
     return vec4<f32>(rgb, 1.0);
+}
+
+@fragment
+fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
+    return shade(position.xy);
+}
+
+// The same picture from a compute pass: GPUs built for compute (H100, H200) run fragment shaders
+// on a few of their cores only. Pixel id + the clip's origin of the target is written into
+// `picture` at that place; `clip` is (x, y, width, height) of the part drawn.
+@group(0) @binding(7) var picture: texture_storage_2d<rgba8unorm, write>;
+
+@compute @workgroup_size(16, 8)
+fn cs_main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= view.clip.z || id.y >= view.clip.w) {
+        return;
+    }
+    let pixel = id.xy + view.clip.xy;
+    textureStore(picture, pixel, shade(vec2<f32>(pixel) + 0.5));
 }

@@ -207,19 +207,20 @@ def test_adler32_of_joined_bytes_combines_from_the_parts(split):
     assert combined == zlib.adler32(data)
 
 
-def test_groups_compressed_in_parallel_decode_to_the_picture_while_bands_are_reused():
+@pytest.mark.parametrize("channels", [3, 4])
+def test_groups_compressed_in_parallel_decode_to_the_picture_while_bands_are_reused(channels):
     width, band_rows, n_bands = 100_000, 20, 5  # about three rows a group: seven groups a band
     rng = np.random.default_rng(11)
     picture = rng.integers(0, 256, (band_rows * n_bands, width, 3), dtype=np.uint8)
     picture[:, ::7] = 0  # something to compress
-    buffers = [np.empty((band_rows, width, 3), np.uint8) for _ in range(2)]
+    buffers = [rng.integers(0, 256, (band_rows, width, channels), np.uint8) for _ in range(2)]
     outputs = {}
     for workers in (1, 4):
         buffer = io.BytesIO()
         with PngStreamWriter(buffer, width, len(picture), workers=workers) as png:
             for index in range(n_bands):
                 band = buffers[index % 2]
-                band[:] = picture[index * band_rows : (index + 1) * band_rows]
+                band[..., :3] = picture[index * band_rows : (index + 1) * band_rows]  # alpha left
                 png.write_rows(band)
                 buffers[(index + 1) % 2][:] = 255  # the band before this one is free to reuse
         buffer.seek(0)

@@ -10,9 +10,10 @@ STFT (2048 / 512: 1025 bins, 5168 frames a minute) on ``--device`` (where its te
   streamed afterwards: the time to stream all of it is a row too), against a new renderer that
   uploads every cell of every level before its first frame (the previous behaviour);
 - one frame at 1920x1080 and 3840x2160 for three views (the whole file, which samples reduced levels;
-  a 10-second window; the whole file on a log axis), as render alone, as GPU time alone (timestamp
-  queries, where the adapter has them) and as render plus read-back of every pixel (what an
-  offscreen or Qt "bitmap" canvas does each frame);
+  a 10-second window; the whole file on a log axis), drawn by a render pass and by a compute pass
+  (wall time, and the GPU time of the pass alone from timestamp queries where the adapter has
+  them), and render plus read-back of every pixel (what an offscreen or Qt "bitmap" canvas does
+  each frame) by the pass the device prefers;
 - a 256x256 edit: the box and its reduced levels uploaded (upload and frame only, and with the
   document's read and write), against the same edit followed by a full re-upload, and a box the size
   of one whole texture tile;
@@ -39,6 +40,7 @@ import wgpu
 
 from spectropaint.gpu import png_writer
 from spectropaint.gpu.adapter import describe_adapter, request_adapter
+from spectropaint.gpu.frame_pass import picture_texture, use_compute
 from spectropaint.gpu.png_export import export_png
 from spectropaint.gpu.renderer import TARGET_FORMAT, SpectrogramRenderer
 from spectropaint.gpu.view import ViewSettings
@@ -65,7 +67,9 @@ class Target:
         self.texture = device.create_texture(
             size=(width, height, 1),
             format=TARGET_FORMAT,
-            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT
+            | wgpu.TextureUsage.COPY_SRC
+            | wgpu.TextureUsage.COPY_DST,
         )
         self.view = self.texture.create_view()
 
@@ -92,7 +96,7 @@ def open_device(adapter: wgpu.GPUAdapter) -> wgpu.GPUDevice:
 
 
 class GPUClock:
-    """GPU time of one frame's render pass, from timestamp queries (None without the feature)."""
+    """GPU time of one frame's pass (render or compute), from timestamp queries (None without)."""
 
     def __init__(self, device: wgpu.GPUDevice):
         self.device = device
@@ -102,27 +106,33 @@ class GPUClock:
             self.resolved = device.create_buffer(
                 size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC
             )
-            self.period_ns = 1.0  # wgpu reports timestamps in nanoseconds
 
     def frame_ms(self, renderer: SpectrogramRenderer, target: Target) -> float | None:
         if not self.enabled:
             return None
+        size = (0, 0, target.width, target.height)
         renderer.prepare(target.width, target.height)
+        stamps = {
+            "query_set": self.queries,
+            "beginning_of_pass_write_index": 0,
+            "end_of_pass_write_index": 1,
+        }
         encoder = self.device.create_command_encoder()
-        render_pass = encoder.begin_render_pass(
-            color_attachments=[{"view": target.view, "load_op": "clear", "store_op": "store"}],
-            timestamp_writes={
-                "query_set": self.queries,
-                "beginning_of_pass_write_index": 0,
-                "end_of_pass_write_index": 1,
-            },
-        )
-        renderer.encode(render_pass)
-        render_pass.end()
+        if renderer.compute:
+            compute_pass = encoder.begin_compute_pass(timestamp_writes=stamps)
+            renderer.dispatch(compute_pass, picture_texture(self.device, size[2:]), size)
+            compute_pass.end()
+        else:
+            render_pass = encoder.begin_render_pass(
+                color_attachments=[{"view": target.view, "load_op": "clear", "store_op": "store"}],
+                timestamp_writes=stamps,
+            )
+            renderer.encode(render_pass)
+            render_pass.end()
         encoder.resolve_query_set(self.queries, 0, 2, self.resolved, 0)
         self.device.queue.submit([encoder.finish()])
         start, stop = np.frombuffer(self.device.queue.read_buffer(self.resolved), np.uint64)
-        return (int(stop) - int(start)) * self.period_ns / 1e6
+        return (int(stop) - int(start)) / 1e6  # wgpu gives nanoseconds
 
 
 def timed(function, repeat: int) -> float:
@@ -210,19 +220,23 @@ def main(argv: list[str] | None = None) -> int:
         target = Target(device, width, height)
         for name, view in views.items():
             renderer.view = view
-            target.draw(renderer)  # warm-up
-            row(
-                f"frame: {name}",
-                f"{width}x{height}",
-                timed(lambda t=target: t.draw(renderer), args.repeat),
-            )
-            gpu_times = [clock.frame_ms(renderer, target) for _ in range(args.repeat)]
-            if None not in gpu_times:
+            for compute in (False, True):
+                renderer.compute = compute
+                kind = "compute pass" if compute else "render pass"
+                target.draw(renderer)  # warm-up
                 row(
-                    f"frame, GPU time only: {name}",
+                    f"frame ({kind}): {name}",
                     f"{width}x{height}",
-                    statistics.median(gpu_times),
+                    timed(lambda t=target: t.draw(renderer), args.repeat),
                 )
+                gpu_times = [clock.frame_ms(renderer, target) for _ in range(args.repeat)]
+                if None not in gpu_times:
+                    row(
+                        f"  GPU time of the pass ({kind})",
+                        f"{width}x{height}",
+                        statistics.median(gpu_times),
+                    )
+            renderer.compute = use_compute(device)
             row(
                 f"frame + read-back: {name}",
                 f"{width}x{height}",
