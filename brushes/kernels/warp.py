@@ -107,13 +107,13 @@ def warp(
         sources.append(prepared["drift"])
     flat = torch.cat([source.reshape(channels, -1) for source in sources])
     chunk = 4 if mask.numel() <= STACKED_CELLS else 1
-    out_magnitude, real, imag = 0.0, 0.0, 0.0
+    out_magnitude = real = imag = None
     for first in range(0, 4, chunk):
         taps = slice(first, first + chunk)
         rows_t, columns_t, weight = rows_4[taps], columns_4[taps], weights[taps]
         index = (rows_t * n_t + columns_t).long()
         found = _take(flat, index).view(len(sources), channels, chunk, *shape)
-        out_magnitude = out_magnitude + (weight * found[0]).sum(dim=1)
+        out_magnitude = _plus(out_magnitude, (weight * found[0]).sum(dim=1))
         demodulated = found[1]
         thetas = []
         for mode in modes:
@@ -123,8 +123,8 @@ def warp(
                 omega = prepared["omega"][:, 0]
                 thetas.append(demodulated + omega[rows_t.long()] * (source_t - dest_t))
         theta = torch.stack(thetas)  # [modes, C, taps, B, T]
-        real = real + (weight * torch.cos(theta)).sum(dim=2)
-        imag = imag + (weight * torch.sin(theta)).sum(dim=2)
+        real = _plus(real, (weight * torch.cos(theta)).sum(dim=2))
+        imag = _plus(imag, (weight * torch.sin(theta)).sum(dim=2))
     moved = torch.atan2(imag, real) + ramp[rows, columns]
     if params.phase != "auto":
         return out_magnitude, wrap(moved[0])
@@ -132,6 +132,10 @@ def warp(
     start = context.original[(slice(None), slice(None), rows, columns)]
     sure = continuation(start[0], start[1], out_magnitude, moved[0], moved[1])
     return out_magnitude, wrap(blend_phase(moved[1], moved[0], sure))
+
+
+def _plus(total: torch.Tensor | None, term: torch.Tensor) -> torch.Tensor:
+    return term if total is None else total + term
 
 
 def _take(flat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
