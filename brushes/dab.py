@@ -346,6 +346,9 @@ FUSE_SLACK = 2.0
 """Dabs join one box while it holds at most this many times the cells of their own boxes."""
 FUSE_CELLS = 1 << 22
 """And while their masks over the joint box (dabs times its cells) stay within this many values."""
+FUSE_BOX = 1 << 16
+"""And while the joint box holds at most this many cells, or one full-size dab's box where that is
+more: the memory a group takes stays what :func:`region_refusal` checked a dab for, or a few MB."""
 
 
 def apply_dabs(
@@ -367,7 +370,10 @@ def apply_dabs(
     changed: Region | Regions = EMPTY
     for stroke in state.blocks:
         block_dabs = [d for d in (_block_dab(state, stroke, dab) for dab in dabs) if d is not None]
-        groups = _groups(block_dabs) if fuse else [[d] for d in block_dabs]
+        grid = state.document.blocks[stroke.index]
+        bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
+        limit = max(FUSE_BOX, bins * frames)
+        groups = _groups(block_dabs, limit) if fuse else [[d] for d in block_dabs]
         for number, group in enumerate(groups):
             key = (stroke.index, number)
             if done is not None and key in done:
@@ -380,8 +386,9 @@ def apply_dabs(
     return changed
 
 
-def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
-    """Consecutive dabs with the same parameters whose joint box stays compact."""
+def _groups(dabs: list[_BlockDab], limit: int = FUSE_BOX) -> list[list[_BlockDab]]:
+    """Consecutive dabs with the same parameters whose joint box stays compact, of at most
+    ``limit`` cells."""
     groups: list[list[_BlockDab]] = []
     box, cells = EMPTY, 0
     for dab in dabs:
@@ -391,6 +398,7 @@ def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
             joint_area = joint.shape[0] * joint.shape[1]
             if (
                 joint_area <= FUSE_SLACK * (cells + area)
+                and joint_area <= limit
                 and joint_area * (len(groups[-1]) + 1) <= FUSE_CELLS
             ):
                 groups[-1].append(dab)

@@ -9,7 +9,7 @@ from test_nsgt_document import SETTINGS as NSGT_SETTINGS
 from test_nsgt_document import tones
 
 from spectropaint.brushes import dab as dab_module
-from spectropaint.brushes.dab import FUSE_CELLS, FUSE_SLACK, _BlockDab, _groups
+from spectropaint.brushes.dab import FUSE_BOX, FUSE_CELLS, FUSE_SLACK, _BlockDab, _groups
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.registry import BRUSHES
@@ -150,15 +150,18 @@ def test_far_apart_dabs_are_not_joined_into_one_huge_box():
         assert box.shape[0] * box.shape[1] <= FUSE_SLACK * cells
 
 
-def test_a_group_s_masks_stay_within_their_budget():
+@pytest.mark.parametrize("limit", [FUSE_BOX, 400])
+def test_a_group_s_box_and_masks_stay_within_their_budgets(limit):
     many = [block_dab(i) for i in range(0, 4000, 1)]
-    groups = _groups(many)
+    groups = _groups(many, limit)
     assert sum(len(group) for group in groups) == len(many)
+    assert max(len(group) for group in groups) > 1
     for group in groups:
         box = group[0].box
         for other in group[1:]:
             box = box.union(other.box)
         assert len(group) * box.shape[0] * box.shape[1] <= FUSE_CELLS
+        assert len(group) == 1 or box.shape[0] * box.shape[1] <= limit
 
 
 @pytest.mark.parametrize("brush", sorted(BRUSHES))
