@@ -339,3 +339,33 @@ def test_the_transport_resynthesises_a_stroke_when_it_ends_unless_playing(qapp):
     finally:
         transport.close()
         session.close()
+
+
+def test_a_stroke_beginning_pauses_a_long_resynthesis_between_chunks_until_it_ends():
+    signal = 0.2 * np.random.default_rng(6).standard_normal((1, 8000 * 40))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
+    lock = threading.Lock()
+    chunks = []
+    long_edit = Region(10, 60, 20, 20 + (3 * CHUNK_SAMPLES) // 64, (0,))
+    stroke = Region(10, 60, 4000, 4040, (0,))
+    for region in (long_edit, stroke):
+        magnitude, phase = document.read(region)
+        document.write(region, magnitude * 0.1, phase)
+
+    def on_span(start: int, stop: int) -> None:
+        chunks.append((start, stop))
+        if len(chunks) == 1:  # a stroke begins painting while the long edit is resynthesised
+            resynthesizer.schedule(stroke, defer=True)
+
+    resynthesizer = Resynthesizer(document, engine, lock, on_span=on_span)
+    try:
+        resynthesizer.schedule(long_edit)
+        assert resynthesizer.wait_idle(30)
+        assert len(chunks) == 1 and resynthesizer.held  # the rest waits for the stroke
+        resynthesizer.schedule(stroke)  # it ended
+        assert resynthesizer.wait_idle(30) and not resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        assert len(chunks) >= 4
+    finally:
+        resynthesizer.close()

@@ -100,6 +100,29 @@ class Resynthesizer:
         with self._condition:
             return self._held and bool(self._pending)
 
+    def _resynthesise(self, spans: list[tuple[int, int]]) -> None:
+        """Each span chunk by chunk into the engine; what is left goes back to wait when a stroke
+        begins deferring."""
+        for index, (start, stop) in enumerate(spans):
+            for chunk0 in range(start, stop, CHUNK_SAMPLES):
+                if self._yield_to_stroke([(chunk0, stop), *spans[index + 1 :]]):
+                    return
+                chunk1 = min(stop, chunk0 + CHUNK_SAMPLES)
+                with self.lock:
+                    samples = self.document.edited_between(chunk0, chunk1)
+                self.engine.update_span(chunk0, samples.astype(np.float32))
+                if self.on_span is not None:
+                    self.on_span(chunk0, chunk1)
+            self.spans_done += 1
+
+    def _yield_to_stroke(self, rest: list[tuple[int, int]]) -> bool:
+        """A stroke began deferring spans: put ``rest`` back with them (True) to go on after it."""
+        with self._condition:
+            if not self._held or self._closing:
+                return False
+            self._pending.extend(rest)
+            return True
+
     def _ready(self) -> bool:
         return bool(self._pending) and not self._held
 
@@ -124,15 +147,7 @@ class Resynthesizer:
                 spans, self._pending = merge_spans(self._pending), []
                 self._busy = True
             try:
-                for start, stop in spans:
-                    for chunk0 in range(start, stop, CHUNK_SAMPLES):
-                        chunk1 = min(stop, chunk0 + CHUNK_SAMPLES)
-                        with self.lock:
-                            samples = self.document.edited_between(chunk0, chunk1)
-                        self.engine.update_span(chunk0, samples.astype(np.float32))
-                        if self.on_span is not None:
-                            self.on_span(chunk0, chunk1)
-                    self.spans_done += 1
+                self._resynthesise(spans)
             except Exception as exc:  # shown by the window; playback keeps the previous samples
                 log.exception("resynthesis failed")
                 self.error = exc
