@@ -19,7 +19,6 @@ saving the project clears it (an audio export is a rendering of it, not a save).
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
