@@ -351,8 +351,7 @@ class Session:
         while (plan := self._settles.get()) is not None:
             region = EMPTY
             try:
-                # a plan the document moved past (another stroke wrote) would be dropped: skip it
-                result = None if plan.revision != self.document.revision else plan.compute()
+                result = plan.compute()
                 with self.lock:
                     region = apply_settle(self.document, self.history, result)
             except Exception:  # the edit stays as painted; painting goes on

@@ -212,34 +212,6 @@ def test_a_settle_that_arrives_after_an_undo_is_dropped():
     session.close()
 
 
-def test_a_settle_the_document_moved_past_before_it_began_is_not_computed(monkeypatch):
-    from spectropaint.brushes.settle import SettlePlan
-
-    computed, first_started, go_on = [], threading.Event(), threading.Event()
-    real = SettlePlan.compute
-
-    def compute(plan):
-        computed.append(plan.revision)
-        first_started.set()
-        go_on.wait(30)  # the first settle takes long; strokes go on meanwhile
-        return real(plan)
-
-    monkeypatch.setattr(SettlePlan, "compute", compute)
-    session = Session(small_document())
-    changes = heard(session)
-    drag(session, "erase", frames=(30, 60))
-    assert first_started.wait(30)
-    drag(session, "erase", frames=(100, 130))  # its plan waits behind the first settle ...
-    drag(session, "erase", frames=(160, 190))  # ... and this stroke writes before it begins
-    go_on.set()
-    assert session.wait_settled(60)
-    session.close()
-    # the first (stale once it finished) and the last were computed; the second was skipped
-    assert len(computed) == 2
-    settles = [change for change in changes if change.kind == "settle"]
-    assert len(settles) == 3 and [s.region.empty for s in settles] == [True, True, False]
-
-
 def test_the_settle_thread_runs_nicer_than_the_painting_threads():
     import os
 
