@@ -19,7 +19,6 @@ saving the project clears it (an audio export is a rendering of it, not a save).
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
@@ -213,8 +212,6 @@ class MainWindow(QMainWindow):
         A project's ``stored_view`` values and recorded ``strokes`` come with it; a ``recovered``
         document is one no file holds yet, so it starts modified.
         """
-        from spectropaint.gpu.adapter import shared_device
-
         base = self.canvas.view if self.canvas is not None else self.initial_view
         view = dataclasses.replace(
             base,
@@ -234,13 +231,26 @@ class MainWindow(QMainWindow):
             recovered=recovered,
             history_budget=self.store.history_mib * 2**20,
         )
+        self._show_session(session, view, stacked)
+
+    def _show_session(self, session: Session, view, stacked: bool) -> bool:
+        """Show ``session``'s document in new views (canvas, playback, panels); a new session
+        replaces the current one, the current one gets views of its new document. False, with
+        a message, when the GPU cannot show it (the current views stay)."""
+        from spectropaint.gpu.adapter import shared_device
+
+        document = session.document
         try:  # before closing the current document, which stays if the GPU cannot show this one
             canvas = SpectrogramCanvas(session, device=shared_device(), view=view, stacked=stacked)
         except GPUUnavailableError as exc:
-            name = os.path.basename(project_path or path or "") or "the demo sound"
+            name = session.name if session.path or session.project_path else "the demo sound"
             QMessageBox.critical(self, "Cannot show", f"cannot show {name}: {exc}")
-            return
-        self.close_document()
+            return False
+        same = session is self.session
+        if same:
+            self._close_views()
+        else:
+            self.close_document()
         self.session, self.canvas = session, canvas
         self.bridge = SessionBridge(session, self)
         canvas.setObjectName("canvas")
@@ -266,14 +276,34 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"{PLAYBACK_OFF}: {self.transport.reason}")
         if self.autosave is not None:
             self.bridge.changed.connect(self.autosave.session_changed)
-            self.autosave.document_changed()
+            if not same:
+                self.autosave.document_changed()
         self.selection_ui.attach(session, canvas, self.transport, self.bridge)
         self.bridge.start()
         self.document_loaded.emit()
+        return True
+
+    def document_replaced(self) -> None:
+        """The session holds another document (its analysis changed, or that was undone or
+        redone): show it in new views, at the same place in time and frequency."""
+        if self.session is None or self.canvas is None:
+            return
+        document = self.session.document
+        view = dataclasses.replace(
+            self.canvas.view, channel=min(self.canvas.view.channel, document.n_channels - 1)
+        )
+        if not self._show_session(self.session, view, self.stacked):
+            self.session.undo()  # back to the document the views show
 
     def close_document(self) -> None:
         if self.session is not None:
             self.session.close()
+        self._close_views()
+        self.history_panel.set_session(None)
+        self.session = None
+
+    def _close_views(self) -> None:
+        """Close what shows and plays the session's document (the session stays)."""
         self.selection_ui.detach()
         self.brushes.detach()
         if self.bridge is not None:
@@ -291,8 +321,6 @@ class MainWindow(QMainWindow):
             self.canvas.close()
             self.canvas.deleteLater()
             self.canvas = None
-        self.history_panel.set_session(None)
-        self.session = None
 
     @property
     def stacked(self) -> bool:

@@ -8,7 +8,7 @@ to playback, and the failures of playback and drawing.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QMessageBox
 
 from spectropaint.app.readout import level_db, readout_text
@@ -55,8 +55,10 @@ class WindowListeners:
 
     def session_changed(self, change: Change) -> None:
         """The title's modified mark, Undo/Redo and the readout under a still pointer follow the
-        session."""
-        if self._pointer is not None and not change.region.empty:
+        session; another document gets new views (once every listener has heard the change)."""
+        if change.kind == "document":
+            QTimer.singleShot(0, self.window.document_replaced)
+        elif self._pointer is not None and not change.region.empty:
             self.show_readout(self._pointer)
         if change.completes_edit or change.kind == "saved":
             self.update_title()
