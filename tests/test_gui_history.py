@@ -77,3 +77,31 @@ def test_a_b_switches_between_a_step_and_the_latest_state(window, qtbot):
     stroke(qtbot, window, "blur", 0.5)  # a new edit ends the comparison
     assert not panel.compare.isChecked()
     assert texts(panel)[-1].startswith("1. Blur")
+
+
+def test_undo_waits_for_a_slow_settle_without_blocking_the_window(window, qtbot, monkeypatch):
+    """The settle of a stroke across a long file takes tens of seconds and every step waits for
+    it: Ctrl+Z returns at once, says what it waits for, and undoes when the settle is done."""
+    import threading
+    import time
+
+    from spectropaint.brushes.settle import SettlePlan
+
+    release, real = threading.Event(), SettlePlan.compute
+    monkeypatch.setattr(SettlePlan, "compute", lambda plan: (release.wait(30), real(plan))[1])
+    from spectropaint.brushes.settings import BrushSettings
+    from spectropaint.brushes.stroke import InputEvent
+
+    opened, session = state(window), window.session
+    session.begin_stroke("erase", BrushSettings(), {}, InputEvent(0.0, 20.0, 40.0))
+    session.paint(InputEvent(0.1, 60.0, 40.0))
+    session.end_stroke()
+    assert session.settles_pending
+    started = time.perf_counter()
+    window.actions_by_name["undo"].trigger()
+    assert time.perf_counter() - started < 1.0  # the window's thread did not wait
+    assert "settle" in window.statusBar().currentMessage()
+    assert not torch.equal(state(window), opened)
+    release.set()
+    qtbot.waitUntil(lambda: torch.equal(state(window), opened), timeout=10000)
+    assert window.when_idle.pending == 0

@@ -57,7 +57,8 @@ def test_a_rectangle_drawn_on_the_canvas_is_outlined_healed_and_undone(qtbot, wi
     window.selection_ui.actions["heal"].trigger()
     assert not torch.equal(grids(session.document), before)
     assert session.strokes.done[-1].apply == "heal"
-    window.actions_by_name["undo"].trigger()
+    window.actions_by_name["undo"].trigger()  # once the heal has settled (the window never waits)
+    qtbot.waitUntil(lambda: window.when_idle.pending == 0, timeout=10000)
     assert torch.equal(grids(session.document), before)
     window.selection_ui.actions["select_none"].trigger()
     assert session.selection.empty and canvas.view.overlays.mask is None
@@ -87,7 +88,7 @@ def test_the_time_range_tool_selects_for_operations_and_for_the_loop(qtbot, wind
     assert window.transport.selection == pytest.approx((term.shape.t0, term.shape.t1))
 
 
-def test_import_image_places_a_picture_as_one_undo_step(tmp_path, window, monkeypatch):
+def test_import_image_places_a_picture_as_one_undo_step(tmp_path, window, qtbot, monkeypatch):
     warnings = []
     monkeypatch.setattr(
         QMessageBox, "warning", lambda parent, title, text: warnings.append((title, text))
@@ -100,7 +101,8 @@ def test_import_image_places_a_picture_as_one_undo_step(tmp_path, window, monkey
     after = grids(session.document)
     assert not torch.equal(before, after)
     assert session.strokes.done[-1].apply == "image"
-    window.actions_by_name["undo"].trigger()
+    window.actions_by_name["undo"].trigger()  # once the import has settled
+    qtbot.waitUntil(lambda: window.when_idle.pending == 0, timeout=10000)
     assert torch.equal(grids(session.document), before)
     window.selection_ui.import_image(str(tmp_path / "missing.png"), placement)
     assert torch.equal(grids(session.document), before)

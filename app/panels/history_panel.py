@@ -50,11 +50,11 @@ class HistoryPanel(QWidget):
     def set_session(
         self,
         session: Session | None,
-        settle: Callable[[], object] = lambda: None,
+        when_idle: Callable[[Callable[[], object], str], None] = lambda action, what: action(),
     ) -> None:
-        """Show ``session``'s history; ``settle()`` finishes the painting in progress before a
-        step is taken."""
-        self.session, self.settle = session, settle
+        """Show ``session``'s history; ``when_idle(action, what)`` runs a step once the painting
+        in progress is done (:class:`~spectropaint.app.window.when_idle.WhenIdle`)."""
+        self.session, self.when_idle = session, when_idle
         self._b = None
         self.compare.blockSignals(True)
         self.compare.setChecked(False)
@@ -95,10 +95,15 @@ class HistoryPanel(QWidget):
 
     def go_to(self, position: int) -> None:
         """Make the document what it was at ``position`` (0: as opened)."""
-        if self.session is not None:
-            self.settle()
-            go_to(self.session, position)
-            self.refresh()
+        session = self.session
+        if session is not None:
+
+            def step() -> None:
+                if self.session is session:
+                    go_to(session, position)
+                    self.refresh()
+
+            self.when_idle(step, "going back in the history")
 
     def _clicked(self, item: QListWidgetItem) -> None:
         """Go to the clicked state; it becomes what A/B compares with the latest."""

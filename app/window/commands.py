@@ -47,14 +47,15 @@ class Commands:
         self.window.close()
 
     def on_undo(self) -> None:
-        if self.window.session is not None:
-            self.window.canvas.finish_painting()
-            self.window.session.undo()
+        """Undo once painting and settling are done (:mod:`.when_idle`: the window never waits)."""
+        session = self.window.session
+        if session is not None:
+            self.window.when_idle.run(session.undo, "undo")
 
     def on_redo(self) -> None:
-        if self.window.session is not None:
-            self.window.canvas.finish_painting()
-            self.window.session.redo()
+        session = self.window.session
+        if session is not None:
+            self.window.when_idle.run(session.redo, "redo")
 
     def on_preferences(self) -> None:
         from spectropaint.app.window.preferences import PreferencesDialog

@@ -49,6 +49,7 @@ from spectropaint.app.window.space_key import SpaceKey
 from spectropaint.app.window.status_line import StatusLine
 from spectropaint.app.window.transport_bar import TransportBar
 from spectropaint.app.window.transport_view import TransportView
+from spectropaint.app.window.when_idle import WhenIdle
 from spectropaint.app.window.window_listeners import PLAYBACK_OFF, WindowListeners
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.listeners = WindowListeners(self)
+        self.when_idle = WhenIdle(self._painting_or_settling, self.statusBar().showMessage, self)
         self.setWindowTitle("SpectroPaint")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
@@ -268,7 +270,7 @@ class MainWindow(QMainWindow):
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
         )
-        self.history_panel.set_session(session, canvas.finish_painting)
+        self.history_panel.set_session(session, self.when_idle.run)
         self.set_document_actions(True)
         self.listeners.update_title()
         canvas.setFocus()
@@ -295,7 +297,14 @@ class MainWindow(QMainWindow):
         if not self._show_session(self.session, view, self.stacked):
             self.session.undo()  # back to the document the views show
 
+    def _painting_or_settling(self) -> bool:
+        """Pointer events are still being painted, or finished strokes settled."""
+        return self.session is not None and (
+            self.canvas.painter.busy or self.session.settles_pending
+        )
+
     def close_document(self) -> None:
+        self.when_idle.clear()
         if self.session is not None:
             self.session.close()
         self._close_views()
