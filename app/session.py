@@ -349,10 +349,10 @@ class Session:
                     region = apply_settle(self.document, self.history, result)
             except Exception:  # the edit stays as painted; painting goes on
                 log.exception("settling an edit failed")
-            with self._settled:
+            self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
+            with self._settled:  # after telling: who waits for it finds the listeners told
                 self._pending_settles -= 1
                 self._settled.notify_all()
-            self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
 
     @property
     def settles_pending(self) -> bool:
@@ -360,7 +360,8 @@ class Session:
         return self._pending_settles > 0
 
     def wait_settled(self, timeout: float | None = None) -> bool:
-        """Block until every finished stroke has settled; False if ``timeout`` passed first."""
+        """Block until every finished edit has settled and ``changed`` has told it; False if
+        ``timeout`` passed first."""
         with self._settled:
             return self._settled.wait_for(lambda: self._pending_settles == 0, timeout)
 
