@@ -13,7 +13,9 @@ through one event, :attr:`Session.changed`, which carries a :class:`Change`:
   (:mod:`spectropaint.brushes.settle`), computed on the session's worker thread and recorded into
   its undo step (``region`` EMPTY when the result was dropped because the document moved on);
 - ``selection``: the selection changed (:attr:`Session.selection`; no coefficients changed);
-- ``saved``: the document is now held by a project file (no coefficients changed).
+- ``saved``: the document is now held by a project file (no coefficients changed);
+- ``document``: :attr:`Session.document` is another document (:meth:`Session.change_analysis`, or
+  an undo or redo of that step): whoever shows or plays it starts again from the new one.
 
 The renderer uploads every non-empty ``region``, playback resynthesises it, and autosave counts the
 changes that complete an edit (:attr:`Change.completes_edit`). Callbacks run on the thread that
@@ -40,6 +42,7 @@ from typing import Any
 
 import torch
 
+from spectropaint.app.analysis_change import AnalysisChange, change_analysis
 from spectropaint.brushes.actions import RecordedAction, plan_action
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History
@@ -48,14 +51,16 @@ from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.settle import SettlePlan, apply_settle, plan_operation_settle
 from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Selection, resolve
+from spectropaint.transforms.thread_priority import lower_this_thread
 from spectropaint.transforms.transform import Progress
 
-EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo"})
+EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo", "document"})
 """Changes that complete an edit: the document differs from what it was, for good."""
 log = logging.getLogger(__name__)
 _settling: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -88,7 +93,7 @@ class BrushFailed(RuntimeError):
     """A brush raised while painting; its stroke was undone (the message says which brush)."""
 
 
-Entry = RecordedStroke | RecordedAction
+Entry = RecordedStroke | RecordedAction | AnalysisChange
 
 
 class StrokeLog:
@@ -137,7 +142,8 @@ class StrokeLog:
                 self._undoable.append(self._undone_undoable.pop())
 
     def to_dicts(self) -> list[dict[str, Any]]:
-        return [entry.to_dict() for entry in self.done]
+        """The strokes and operations (a change of analysis is the project's, not replayed)."""
+        return [entry.to_dict() for entry in self.done if not isinstance(entry, AnalysisChange)]
 
 
 @dataclass(frozen=True)
@@ -341,6 +347,7 @@ class Session:
         self._settles.put(plan)
 
     def _settle_loop(self) -> None:
+        lower_this_thread()  # the next stroke's painting and the window come first
         while (plan := self._settles.get()) is not None:
             region = EMPTY
             try:
@@ -465,11 +472,38 @@ class Session:
         self.finish_settles()
         with self.lock:
             region = step()
+            replaced = self.history.document is not self.document
+            self.document = self.history.document
         if region is None:
             return None
         log_step()
-        self._emit(region, kind)
+        self._emit(region, "document" if replaced else kind)
         return region
+
+    # --------------------------------------------------------------------------------- analysis
+    def change_analysis(
+        self,
+        settings: AnalysisSettings,
+        *,
+        progress: Progress | None = None,
+        reserve_bytes: int = 0,
+    ) -> None:
+        """Analyse the edited sound anew with ``settings`` (STFT or NSGT settings) as one undo step
+        (:mod:`spectropaint.app.analysis_change`), and tell it as ``document``.
+
+        Raises ``SettingsError`` for settings the sample rate cannot have, ``Cancelled`` when
+        ``progress`` returns False, and what opening a document raises for memory; nothing
+        changes then.
+        """
+        if self._stroke is not None:
+            raise RuntimeError("the analysis cannot change while a stroke is in progress")
+        self.wait_settled()
+        with self.lock:
+            before = self.document.settings
+            change_analysis(self.history, settings, progress=progress, reserve_bytes=reserve_bytes)
+            self.document = self.history.document
+        self.strokes.add(AnalysisChange(before, settings))
+        self._emit(EMPTY, "document")
 
     # ----------------------------------------------------------------------------------- saving
     def snapshot(self, view: Mapping[str, Any]) -> Snapshot:

@@ -53,7 +53,7 @@ from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.image_file import load_image
 from spectropaint.transforms.regions import EMPTY, Region
-from spectropaint.transforms.selection import Selection, rasterise, resolve
+from spectropaint.transforms.selection import Selection, rasterise_blocks, resolve
 
 ACTIONS_VERSION = 2
 """The strokes file version whose ``actions`` list mixes strokes and operations."""
@@ -252,18 +252,17 @@ def plan_action(
             count=params.count,
             width_cents=params.width_cents,
         )
-        mask = rasterise(resolve(selection, document), document, channels=channels)
-        plan = plan_operation(
-            document, mask, "gain", {"gain_db": params.gain_db}, clipboard=clipboard
+        masks = rasterise_blocks(resolve(selection, document), document, channels=channels)
+        plans = plan_operation(
+            document, masks, "gain", {"gain_db": params.gain_db}, clipboard=clipboard
         )
-        return "de-hum", [] if plan is None else [plan]
+        return "de-hum", plans
     if action.apply == "image":
         placement = ImagePlacement(**params.placement)
         plan = plan_image(document, load_image(params.path), placement, channels=channels)
         return f"import image {os.path.basename(params.path)}", [] if plan is None else [plan]
-    mask = None if selection is None else rasterise(selection, document, channels=channels)
-    plan = plan_operation(document, mask, action.apply, params, clipboard=clipboard)
-    return action.apply, [] if plan is None else [plan]
+    masks = None if selection is None else rasterise_blocks(selection, document, channels=channels)
+    return action.apply, plan_operation(document, masks, action.apply, params, clipboard=clipboard)
 
 
 def _time_span(document, selection: Selection | None) -> tuple[float, float]:

@@ -27,6 +27,7 @@ from typing import NoReturn, TypeVar
 import numpy as np
 import torch
 
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.analysis import AnalysisSettings, make_transform
 from spectropaint.transforms.errors import AudioFileError, Cancelled, SettingsError
 from spectropaint.transforms.events import Event
@@ -170,9 +171,7 @@ def resynthesise(
         a0, a1 = transform.samples_read(block, frame0, frame1, n)
         reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
         magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
-        delta = polar_to_complex(magnitude, phase) - polar_to_complex(
-            reference.abs(), reference.angle()
-        )
+        delta = polar_to_complex(magnitude, phase) - polar_to_complex(*fft_ops.polar(reference))
         pieces.append((block, frame0, torch.where(flags, delta, torch.zeros_like(delta))))
     if not pieces:
         return out
@@ -547,7 +546,7 @@ class Document:
         edited = polar_to_complex(
             block.magnitude[:, :, frame0:frame1], block.phase[:, :, frame0:frame1]
         )
-        reference = polar_to_complex(original.abs(), original.angle())
+        reference = polar_to_complex(*fft_ops.polar(original))
         return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_run(
