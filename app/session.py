@@ -23,9 +23,10 @@ made the change; a GUI bridges them to its own thread.
 
 The session's :attr:`lock` is held while it writes the document; whoever reads the document from
 another thread (playback's resynthesis, a save's snapshot) takes it too.
-The generation is counted under it too (edits only, on the thread that makes them). A new stroke, an operation, an undo, a redo and a snapshot
-first wait for the pending settles (:meth:`Session.finish_settles`; an export in the window does
-too), so none captures a state before a settle and no settle lands on a later edit.
+The generation is counted under it too (edits only, on the thread that makes them). A new stroke,
+an operation, an undo, a redo, a change of analysis and a snapshot first wait for the pending
+settles (:meth:`Session.finish_settles`; an export in the window does too), so none captures a
+state before a settle and no settle lands on a later edit.
 """
 
 from __future__ import annotations
@@ -497,7 +498,7 @@ class Session:
         """
         if self._stroke is not None:
             raise RuntimeError("the analysis cannot change while a stroke is in progress")
-        self.wait_settled()
+        self.finish_settles()
         with self.lock:
             before = self.document.settings
             change_analysis(self.history, settings, progress=progress, reserve_bytes=reserve_bytes)
