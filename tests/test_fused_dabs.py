@@ -182,4 +182,3 @@ def test_fusing_applies_far_fewer_groups_than_dabs(monkeypatch, brush):
         paint(small_document(), brush, fuse, settings, events(0))
         counts[fuse] = calls["count"]
     assert counts[False] >= 40 and counts[True] <= counts[False] / 3
-
