@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spectropaint.app.analysis_change import AnalysisStep
 from spectropaint.app.session import Session
 from spectropaint.gpu.axis_ticks import format_hz
+from spectropaint.transforms.analysis import make_transform
 from spectropaint.transforms.regions import Region, Regions
 
 
@@ -36,15 +38,52 @@ def describe_region(region: Region | Regions, document) -> str:
     return f"{min(times):.2f}-{max(times):.2f} s, {format_hz(round(low))}-{format_hz(round(high))}"
 
 
+class _Grid:
+    """What :func:`describe_region` reads of a document, for an analysis that no document holds
+    now (the one before or after a change of analysis)."""
+
+    def __init__(self, settings, document):
+        self.sample_rate, self.n_samples = document.sample_rate, document.n_samples
+        self.transform = make_transform(settings, self.sample_rate)
+        self.blocks = self.transform.layout(self.n_samples, self.sample_rate)
+
+    def samples_of(self, region: Region) -> tuple[int, int]:
+        return self.transform.samples_reached(
+            region.block, region.frame0, region.frame1, self.n_samples
+        )
+
+
+def _step_documents(session: Session, done: tuple, undone: tuple) -> list:
+    """The document (or its :class:`_Grid`) each step's region is in: a change of analysis
+    separates the steps made on the analysis before it from those made after it."""
+    grids = []
+    grid = session.document
+    for step in reversed(done):
+        grids.append(grid)
+        if isinstance(step, AnalysisStep):
+            grid = _Grid(step.before, session.document)
+    grids.reverse()
+    grid = session.document
+    for step in undone:
+        if isinstance(step, AnalysisStep):
+            grid = _Grid(step.after, session.document)
+        grids.append(grid)
+    return grids
+
+
 def history_entries(session: Session) -> list[Entry]:
     """Every state the history can reach, oldest first; :func:`current_position` is the shown one."""
     history = session.history
     done, undone = history.undo_steps, tuple(reversed(history.redo_steps))
     first = "Opened" if len(done) == len(session.strokes.done) else "Oldest kept state"
     entries = [Entry(0, first, False)]
-    for index, step in enumerate(done + undone, start=1):
-        name = step.label.replace("_", " ").capitalize() or "Edit"
-        text = f"{name}: {describe_region(step.region, session.document)}"
+    grids = _step_documents(session, done, undone)
+    for index, (step, grid) in enumerate(zip(done + undone, grids, strict=True), start=1):
+        if isinstance(step, AnalysisStep):
+            text = step.label
+        else:
+            name = step.label.replace("_", " ").capitalize() or "Edit"
+            text = f"{name}: {describe_region(step.region, grid)}"
         entries.append(Entry(index, text, index > len(done)))
     return entries
 

@@ -58,11 +58,11 @@ def band_edges(centres: np.ndarray, nyquist: float) -> np.ndarray:
     return np.concatenate(([0.0], inner, [nyquist]))
 
 
-def combined_magnitude(
+def combined_coefficients(
     document, block: int, channel: int, frame0: int, frame1: int
 ) -> torch.Tensor:
-    """``|even + odd|`` of the pair holding ``block`` over the even block's frames ``[frame0,
-    frame1)``: ``[bins, frames]`` float32 (the odd block's frame at the same time is ``M / 2``
+    """``even + odd`` of the pair holding ``block`` over the even block's frames ``[frame0,
+    frame1)``: ``[bins, frames]`` complex64 (the odd block's frame at the same time is ``M / 2``
     before)."""
     even, odd = document.blocks[block & ~1], document.blocks[block | 1]
     lag = document.transform.slice_length // 2 // even.hop
@@ -74,14 +74,22 @@ def combined_magnitude(
     lo, hi = max(frame0, lag), min(frame1, odd.n_frames + lag)
     if hi > lo:
         total[:, lo - frame0 : hi - frame0] += coefficients(odd, lo - lag, hi - lag)
-    return total.abs()
+    return total
+
+
+def combined_magnitude(
+    document, block: int, channel: int, frame0: int, frame1: int
+) -> torch.Tensor:
+    """``|even + odd|``: see :func:`combined_coefficients`; ``[bins, frames]`` float32."""
+    return combined_coefficients(document, block, channel, frame0, frame1).abs()
 
 
 class BandsRenderer(SpectrogramRenderer):
     """Draws an NSGT document (every group of bands); the interface is :class:`SpectrogramRenderer`'s.
 
-    Magnitude only: the phase view of these documents is not drawn (``mode='phase'`` draws the
-    magnitude).
+    The phase view (``mode='phase'``) shows the angle of the pair's sum, at level 0 of the same
+    tiles (in a texture made when first asked for), through the cyclic colour map, as the
+    STFT's does: per pixel, the band and frame under its centre.
     """
 
     def __init__(
@@ -130,14 +138,10 @@ class BandsRenderer(SpectrogramRenderer):
         self._staging = HostStaging()
         self._phase = None
         self._combined: list[torch.Tensor | None] = [None] * len(self.grids)
+        self._tile_size = (tile_width, tile_height, layers)
         with gpu_errors(f"creating the textures of {len(self.grids)} groups of bands"):
-            self._magnitude = device.create_texture(
-                label="band tiles",
-                size=(tile_width, tile_height, layers),
-                format="r32float",
-                usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
-            )
-            self._placeholder = None
+            self._magnitude = self._tile_texture("band tiles", self._tile_size)
+            self._placeholder = self._tile_texture("no band phase", (1, 1, 1))
             self._colormaps = self._colormap_texture()
             self._uniforms = device.create_buffer(
                 size=VIEW_SIZE, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
@@ -151,6 +155,7 @@ class BandsRenderer(SpectrogramRenderer):
                 bindings=(
                     (0, "uniform"),
                     (1, "2d-array"),
+                    (2, "2d-array"),
                     (3, "2d"),
                     (4, "storage"),
                     (5, "storage"),
@@ -165,6 +170,14 @@ class BandsRenderer(SpectrogramRenderer):
             self._dirty.add(index, grid.full_rect())
 
     # ------------------------------------------------------------------------------- set-up
+    def _tile_texture(self, label: str, size: tuple[int, int, int]) -> wgpu.GPUTexture:
+        return self.device.create_texture(
+            label=label,
+            size=size,
+            format="r32float",
+            usage=wgpu.TextureUsage.TEXTURE_BINDING | wgpu.TextureUsage.COPY_DST,
+        )
+
     def _group_buffers(self) -> tuple[wgpu.GPUBuffer, wgpu.GPUBuffer]:
         document, geometry = self.document, self.geometry
         centres = np.concatenate([block.band_hz for block in document.blocks[::2]])
@@ -215,6 +228,12 @@ class BandsRenderer(SpectrogramRenderer):
                         "binding": 1,
                         "resource": self._magnitude.create_view(dimension="2d-array"),
                     },
+                    {
+                        "binding": 2,
+                        "resource": (self._phase or self._placeholder).create_view(
+                            dimension="2d-array"
+                        ),
+                    },
                     {"binding": 3, "resource": self._colormaps.create_view()},
                     {"binding": 4, "resource": {"buffer": self._groups}},
                     {"binding": 5, "resource": {"buffer": self._edges}},
@@ -251,7 +270,24 @@ class BandsRenderer(SpectrogramRenderer):
                 self._dirty.add(index, grid.full_rect())
 
     def _ensure_phase(self) -> None:
-        """No phase view for these documents (see the class)."""
+        if self._phase is not None:
+            return
+        with gpu_errors("creating the phase textures of the groups of bands"):
+            self._phase = self._tile_texture("band phase tiles", self._tile_size)
+        self._bind_group = None
+        batch = UploadBatch()
+        for group, grid in enumerate(self.grids):
+            if self._combined[group] is not None:  # else the next flush writes it whole
+                self._write_phase(batch, group, grid.full_rect())
+        batch.write(self.device.queue, self.stats, self._staging)
+
+    def _write_phase(self, batch: UploadBatch, group: int, rect: Rect) -> None:
+        """Add the angle of the pair's sum over ``rect`` (bins, level-0 frames) of ``group``."""
+        total = combined_coefficients(
+            self.document, 2 * group, self.shown_channel, rect.col0, rect.col1
+        )
+        angle = total[rect.row0 : rect.row1].angle()
+        batch.add(self._phase, self.grids[group], 0, rect, angle, layer0=int(self._layer0[group]))
 
     def _flush(self) -> None:
         batch = UploadBatch()  # every group's rectangles off the device in one transfer
@@ -274,17 +310,27 @@ class BandsRenderer(SpectrogramRenderer):
                 for rect in merge_rects(r.at_level(level) for r in rects):
                     cells = pooled_columns(combined, level, rect)
                     batch.add(self._magnitude, self.grids[group], level, rect, cells, layer0=base)
+            if self._phase is not None:
+                for rect in merge_rects(rects):
+                    self._write_phase(batch, group, rect)
         batch.write(self.device.queue, self.stats, self._staging)
 
     # ------------------------------------------------------------------------------- drawing
     def _uniform_values(self, view, full_size, offset) -> dict:
         values = super()._uniform_values(view, full_size, offset)
-        values.update(hz0=0.0, hz_step=1.0, col_shift=self.grid.column_shift, mode=0)
+        values.update(hz0=0.0, hz_step=1.0, col_shift=self.grid.column_shift)
         values["row_shift"], values["row_mask"] = self.grid.row_shift_and_mask
         return values
 
     def close(self) -> None:
-        for texture in (self._magnitude, self._colormaps, self._mask):
-            texture.destroy()
+        for texture in (
+            self._magnitude,
+            self._phase,
+            self._placeholder,
+            self._colormaps,
+            self._mask,
+        ):
+            if texture is not None:
+                texture.destroy()
         for buffer in (self._uniforms, self._groups, self._edges):
             buffer.destroy()

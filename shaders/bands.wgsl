@@ -3,8 +3,10 @@
 // colour_of, draw_overlays); entry point fs_bands. The view's time axis is a reference grid (texels
 // of view.t0..t1); group g's frame position is frame_a * texel + frame_b. Each pixel takes the
 // largest magnitude of every group whose bands its footprint meets, over the bands (edges[] in Hz,
-// searched) and frames (in the reduced level about a pixel wide) it covers.
-// The numpy oracle in tests/test_render_bands.py mirrors this.
+// searched) and frames (in the reduced level about a pixel wide) it covers. In the phase view
+// (view.mode 1) a pixel shows the phase of the band and level-0 frame under its centre, from the
+// phase texture, whose tiles are laid out as the magnitude's.
+// The numpy oracles in tests/test_render_bands.py mirror this.
 
 struct Group {
     hz_lo: f32,                 // lower edge of the first band, upper edge of the last, Hz
@@ -60,6 +62,33 @@ fn load_band(g: Group, level: u32, column: i32, bin: i32) -> f32 {
     return textureLoad(magnitude, texel, layer, 0).r;
 }
 
+fn load_band_phase(g: Group, column: i32, bin: i32) -> f32 {
+    let v = g.level_offset[0][0] + u32(column);
+    let row = u32(bin) >> view.row_shift;
+    let layer = g.layer0 + row * g.cols + (v >> view.col_shift);
+    let texel = vec2<u32>(v & ((1u << view.col_shift) - 1u), u32(bin) & view.row_mask);
+    return textureLoad(phase, texel, layer, 0).r;
+}
+
+// The phase colour of the cell under the footprint's centre (the background outside every group).
+fn bands_phase_colour(fp: Footprint) -> vec3<f32> {
+    let hz = unwarp(0.5 * (fp.wa + fp.wb));
+    let t = 0.5 * (fp.ta + fp.tb);
+    for (var k = 0u; k < arrayLength(&groups); k++) {
+        let g = groups[k];
+        if (hz < g.hz_lo || hz >= g.hz_hi) {
+            continue;
+        }
+        let bin = min(i32(floor(band_position(g, hz))), i32(g.n_bins) - 1);
+        let column = i32(floor(t * g.frame_a + g.frame_b));
+        if (column < 0 || column >= i32(g.level_width[0][0])) {
+            return BACKGROUND;
+        }
+        return lookup(view.phase_colormap, fract(load_band_phase(g, column, bin) / TAU + 0.5));
+    }
+    return BACKGROUND;
+}
+
 // Largest magnitude of group g under the footprint, or -1 when it covers none of its cells.
 fn group_magnitude(g: Group, fp: Footprint, ha: f32, hb: f32) -> f32 {
     if (hb <= g.hz_lo || ha >= g.hz_hi) {
@@ -101,13 +130,18 @@ fn group_magnitude(g: Group, fp: Footprint, ha: f32, hb: f32) -> f32 {
 @fragment
 fn fs_bands(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
     let fp = footprint(position.xy);
-    let ha = unwarp(fp.wa);
-    let hb = unwarp(fp.wb);
-    var m = -1.0;
-    for (var g = 0u; g < arrayLength(&groups); g++) {
-        m = max(m, group_magnitude(groups[g], fp, ha, hb));
+    var rgb: vec3<f32>;
+    if (view.mode == 1u) {
+        rgb = bands_phase_colour(fp);
+    } else {
+        let ha = unwarp(fp.wa);
+        let hb = unwarp(fp.wb);
+        var m = -1.0;
+        for (var g = 0u; g < arrayLength(&groups); g++) {
+            m = max(m, group_magnitude(groups[g], fp, ha, hb));
+        }
+        rgb = colour_of(m);
     }
-    var rgb = colour_of(m);
     if (view.overlay_flags != 0u) {
         rgb = draw_overlays(rgb, fp);
     }

@@ -1,13 +1,19 @@
 """The Analysis dialog: switching the open document to the NSGT and back keeps its edits, the
-window paints on the NSGT, and bad settings are refused in the dialog with the reason."""
+window paints on the NSGT, the switch is one undo step (Ctrl+Z shows the STFT again), and bad
+settings are refused in the dialog with the reason."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from gui_fixtures import canvas_pixels, drag, open_window, wait_for_fresh_frame, write_test_sound
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from spectropaint.app.panels.analysis_dialog import AnalysisDialog
+from spectropaint.gpu.bands_renderer import BandsRenderer
 from spectropaint.transforms.nsgt_design import NSGTSettings
 from spectropaint.transforms.stft import STFTSettings
 
@@ -60,6 +66,58 @@ def test_switching_to_the_nsgt_and_back_keeps_the_edits_and_paints(window, qtbot
     assert window.session.document.settings == STFTSettings(n_fft=1024, hop=256)
     error = np.linalg.norm(window.session.document.edited_samples() - document.edited_samples())
     assert 20 * np.log10(error / np.linalg.norm(edited)) < -100
+
+
+def picture(qtbot, canvas) -> np.ndarray:
+    """The canvas once drawn in full (a new canvas shows a coarse picture first)."""
+    for _ in range(2):
+        wait_for_fresh_frame(qtbot, canvas)
+    return canvas_pixels(canvas)
+
+
+def differing(picture: np.ndarray, other: np.ndarray) -> float:
+    """The share of pixels more than 8 levels apart (the brush outline at the pointer is not
+    drawn on a new canvas until the pointer moves)."""
+    return float((np.abs(picture.astype(int) - other).max(-1) > 8).mean())
+
+
+def coefficients(document) -> list[torch.Tensor]:
+    return [torch.stack((b.magnitude, b.phase)).clone() for b in document.blocks]
+
+
+def test_the_change_is_one_undo_step_and_ctrl_z_shows_the_stft_again(window, qtbot):
+    canvas = window.canvas
+    width, height = canvas.width(), canvas.height()
+    drag(qtbot, canvas, [(width * 0.3, height * 0.5), (width * 0.6, height * 0.5)])
+    stft = window.session.document
+    before = coefficients(stft)
+    stft_picture = picture(qtbot, canvas)
+    assert type(canvas.renderer) is not BandsRenderer
+
+    choose(window, qtbot, 1, scale="log", bins_per_octave=24, fmin=55.0)
+    assert window.session.document.transform.name == "nsgt"
+    assert window.canvas is not canvas and type(window.canvas.renderer) is BandsRenderer
+    assert window.canvas.renderer.document is window.session.document
+    nsgt_picture = picture(qtbot, window.canvas)
+    assert differing(nsgt_picture, stft_picture) > 0.2  # another picture
+    history = window.history_panel.list
+    assert "Analysis: NSGT log" in history.item(history.count() - 1).text()
+
+    control = Qt.KeyboardModifier.ControlModifier
+    window.activateWindow()  # from the dialog
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    with qtbot.waitSignal(window.document_loaded, timeout=30000):
+        QTest.keyClick(window.canvas, Qt.Key.Key_Z, control)
+    document = window.session.document
+    assert document.settings == stft.settings and type(window.canvas.renderer) is not BandsRenderer
+    for ours, theirs in zip(coefficients(document), before, strict=True):
+        assert torch.equal(ours, theirs)
+    wait_for_fresh_frame(qtbot, window.canvas)
+    assert differing(picture(qtbot, window.canvas), stft_picture) < 0.01
+    with qtbot.waitSignal(window.document_loaded, timeout=30000):
+        QTest.keyClick(window.canvas, Qt.Key.Key_Z, control | Qt.KeyboardModifier.ShiftModifier)
+    assert type(window.canvas.renderer) is BandsRenderer and window.isWindowModified()
+    assert differing(picture(qtbot, window.canvas), nsgt_picture) < 0.01
 
 
 def test_bad_settings_stay_in_the_dialog_with_the_reason(qtbot):

@@ -112,6 +112,59 @@ def oracle_bands(document, view: ViewSettings, width: int, height: int) -> np.nd
     return np.where((magnitude >= 0)[..., None], rgb, 0).astype(np.uint8)
 
 
+def pair_sum(document, group: int, channel: int) -> np.ndarray:
+    """``even + odd`` on the even block's frames (complex128), from the coefficients."""
+    even, odd = document.blocks[2 * group], document.blocks[2 * group + 1]
+    lag = document.transform.slice_length // 2 // even.hop
+
+    def coefficients(block):
+        magnitude = block.magnitude[channel].double().numpy()
+        return magnitude * np.exp(1j * block.phase[channel].double().numpy())
+
+    total = coefficients(even)
+    total[:, lag:] += coefficients(odd)[:, : total.shape[1] - lag]
+    return total
+
+
+def oracle_phase(document, view: ViewSettings, width: int, height: int):
+    """What fs_bands draws in the phase view, and where the phase is defined: per pixel, the
+    angle of the pair's sum at the band (between edges at the geometric means of neighbouring
+    centres) and frame (each group's own rate) under the pixel's centre, through the cyclic colour
+    map; ``defined`` is False where that sum is 100 dB below the loudest (its angle is noise)."""
+    geometry = reference_geometry(document)
+    t0, t1, low, high = view.visible(geometry)
+    w_lo, w_hi = _warp(low, view.freq_scale), _warp(high, view.freq_scale)
+    up = height - np.arange(height)
+    hz = _unwarp(w_lo + (up - 0.5) * (w_hi - w_lo) / height, view.freq_scale)
+    seconds = (t0 + (np.arange(width) + 0.5) * (t1 - t0) / width - 0.5) * geometry.step_seconds
+    centres = np.concatenate([block.band_hz for block in document.blocks[::2]])
+    edges = band_edges(centres, RATE / 2)
+    angle = np.zeros((height, width))
+    inside = np.zeros((height, width), dtype=bool)
+    defined = np.ones((height, width), dtype=bool)
+    loudest = max(
+        np.abs(pair_sum(document, g, view.channel)).max() for g in range(len(document.blocks) // 2)
+    )
+    first = 0
+    for group in range(len(document.blocks) // 2):
+        block = document.blocks[2 * group]
+        n_bins = block.n_bins
+        mine = edges[first : first + n_bins + 1]
+        first += n_bins
+        total = pair_sum(document, group, view.channel)
+        frames = np.floor((seconds - block.frame_seconds[0]) * RATE / block.hop + 0.5).astype(int)
+        rows = (hz >= mine[0]) & (hz < mine[-1])
+        bins = np.minimum(np.searchsorted(mine, hz, side="right") - 1, n_bins - 1)
+        columns = (frames >= 0) & (frames < total.shape[1])
+        cells = total[np.clip(bins, 0, n_bins - 1)][:, np.clip(frames, 0, total.shape[1] - 1)]
+        here = rows[:, None] & columns[None, :]
+        angle = np.where(here, np.angle(cells), angle)
+        inside |= here
+        defined &= ~(rows[:, None] & (np.abs(cells) < 1e-5 * loudest))
+    rgb = _colours(view.phase_colormap, np.mod(angle / (2 * np.pi) + 0.5, 1.0))
+    return np.where(inside[..., None], rgb, 0).astype(np.uint8), defined
+
+
 @pytest.fixture(scope="module")
 def renderer(document):
     renderer = renderer_for(shared_device(), document, max_texture_dim=64)
@@ -140,6 +193,31 @@ def test_zoomed_in_the_other_channel_matches_the_oracle(renderer, document):
     assert_pixels_match(picture, oracle_bands(document, view, 100, 80))
 
 
+@pytest.mark.parametrize("scale", ["linear", "log"])
+def test_the_phase_view_matches_the_angle_of_the_pair_sum_through_the_cyclic_map(
+    renderer, document, scale
+):
+    geometry = reference_geometry(document)
+    view = ViewSettings(
+        freq_scale=scale,
+        channel=0,
+        mode="phase",
+        time_range=(0.2 * geometry.n_frames, 0.5 * geometry.n_frames),
+    )
+    picture = render_offscreen(renderer, 96, 80, view)
+    expected, defined = oracle_phase(document, view, 96, 80)
+    assert defined.mean() > 0.9
+    assert_pixels_match(
+        np.where(defined[..., None], picture, 0), np.where(defined[..., None], expected, 0)
+    )
+    magnitude = render_offscreen(
+        renderer, 96, 80, ViewSettings(freq_scale=scale, channel=0, time_range=view.time_range)
+    )
+    assert (np.abs(picture.astype(int) - magnitude).max(-1) > 30).mean() > 0.5  # not the magnitude
+    hues = np.unique(picture.reshape(-1, 3), axis=0)
+    assert len(hues) > 200  # phases all round the circle, not one colour
+
+
 def test_a_stroke_uploads_only_what_it_reached_and_draws_as_the_oracle_says():
     document = Document.from_samples(
         music(3.0), RATE, settings=NSGTSettings(bins_per_octave=12, fmin=50.0), device="cpu"
@@ -156,6 +234,27 @@ def test_a_stroke_uploads_only_what_it_reached_and_draws_as_the_oracle_says():
     picture = render_offscreen(renderer, 100, 80, view)
     assert 0 < renderer.stats.frame_bytes < full / 5
     assert_pixels_match(picture, oracle_bands(document, view, 100, 80))
+    renderer.close()
+
+
+def test_a_stroke_shown_in_the_phase_view_uploads_its_phase_and_draws_as_the_oracle_says():
+    document = Document.from_samples(
+        music(3.0), RATE, settings=NSGTSettings(bins_per_octave=12, fmin=50.0), device="cpu"
+    )
+    renderer = BandsRenderer(shared_device(), document, max_texture_dim=64)
+    view = ViewSettings(freq_scale="log", channel=0, mode="phase")
+    before = render_offscreen(renderer, 100, 80, view)
+    settings = BrushSettings(radius_seconds=0.15, radius_semitones=2.0, hardness=1.0)
+    changed = paint(
+        document, "warp", [InputEvent(0.0, 1.0, 440.0), InputEvent(0.1, 1.4, 520.0)], settings
+    )
+    renderer.mark_dirty(changed)
+    picture = render_offscreen(renderer, 100, 80, view)
+    expected, defined = oracle_phase(document, view, 100, 80)
+    assert_pixels_match(
+        np.where(defined[..., None], picture, 0), np.where(defined[..., None], expected, 0)
+    )
+    assert (np.abs(picture.astype(int) - before).max(-1) > 8).any()  # the stroke shows
     renderer.close()
 
 

@@ -4,7 +4,7 @@ Everything here is computed from shapes, never measured, so it can run on a file
 
 - :func:`document_bytes`: what a :class:`~spectropaint.transforms.document.Document` holds (float64
   audio, float32 magnitude and phase of every coefficient block, exactly as the transform lays them
-  out) plus the working memory of one analysis chunk;
+  out) plus the working memory of its analysis;
 - what the window adds (textures, playback buffers) is estimated where those live
   (:mod:`spectropaint.gpu.texture_memory`, :mod:`spectropaint.app.files.file_actions`) and passed
   in as a reserve;
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.transforms.analysis import AnalysisSettings, make_transform
+from spectropaint.transforms.fft_ops import cpu_workers
 from spectropaint.transforms.files.audio_file import format_bytes, too_large
 from spectropaint.transforms.nsgt_design import NSGTSettings, frame_design
 from spectropaint.transforms.stft import STFT
@@ -98,8 +99,10 @@ def analysis_bytes(
     *,
     sample_rate: int | None = None,
     n_samples: int | None = None,
+    workers: int = 1,
 ) -> int:
-    """Working memory of analysing one chunk (an upper estimate, not a measurement).
+    """Working memory of analysing ``workers`` chunks at once (an upper estimate, not a
+    measurement; the NSGT analyses a chunk per thread on the CPU, the STFT one chunk).
 
     STFT: the chunk's padded float32 input, its windowed frames, the complex64 result, and its
     magnitude and phase before they are copied into the document's tensors. NSGT: a chunk of
@@ -117,7 +120,8 @@ def analysis_bytes(
         )
         group = max(g.n_bands * g.m for g in design.groups)
         per_parity = -(-slices // 2)
-        return channels * (slices * (2 * n + 4 * n + 4 * n) + per_parity * group * (8 + 8 + 4 + 4))
+        chunk = channels * (slices * (2 * n + 4 * n + 4 * n) + per_parity * group * (8 + 8 + 4 + 4))
+        return workers * chunk
     frames = STFT.chunk_frames
     n_fft, n_bins = settings.n_fft, settings.n_fft // 2 + 1
     span = (frames - 1) * settings.hop + n_fft
@@ -130,7 +134,7 @@ def document_bytes(
     """What a document of ``n_samples`` x ``channels`` analysed with ``settings`` holds in memory.
 
     Parts ``audio`` (float64 samples), ``spectrogram`` (float32 magnitude and phase, exactly the
-    ``nbytes`` of the document's tensors) and ``analysis`` (one chunk of work while opening).
+    ``nbytes`` of the document's tensors) and ``analysis`` (the work of opening it on the CPU).
     ``sample_rate`` is needed for the NSGT, whose bands are designed for it.
     """
     rate = sample_rate
@@ -138,7 +142,16 @@ def document_bytes(
         (
             ("audio", audio_bytes(n_samples, channels)),
             ("spectrogram", spectrogram_bytes(n_samples, channels, settings, sample_rate=rate)),
-            ("analysis", analysis_bytes(channels, settings, sample_rate=rate, n_samples=n_samples)),
+            (
+                "analysis",
+                analysis_bytes(
+                    channels,
+                    settings,
+                    sample_rate=rate,
+                    n_samples=n_samples,
+                    workers=cpu_workers(torch.device("cpu")),
+                ),
+            ),
         )
     )
 

@@ -17,16 +17,20 @@ reads.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import contextlib
+import itertools
 import threading
 from collections.abc import Iterator
 
 import numpy as np
 import torch
 
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSettings, frame_design
-from spectropaint.transforms.transform import BlockLayout, Progress, Transform
+from spectropaint.transforms.transform import BlockLayout, Progress, Store, Transform
 
 CHUNK_SLICES = 8
 """Slices analysed per call (even); partial re-analyses use the same chunk grid, so they match."""
@@ -147,6 +151,48 @@ class NSGT(Transform):
         r1 = min(self._slices_of_parity(parity, n_samples), -(-(s1 - parity) // 2))
         return r0 * m, max(r0, r1) * m
 
+    # Settling: an edit's slices are resynthesised and every slice that overlaps them re-analysed
+    # (spectropaint.brushes.settle); a slice's analysis reads its own samples only.
+    supports_settle = True
+
+    def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
+        return self.samples_reached(block, frame0, frame1, n_samples)
+
+    def analyse_span(
+        self,
+        span: torch.Tensor,
+        start: int,
+        block: int,
+        frame0: int,
+        frame1: int,
+        n_samples: int,
+    ) -> torch.Tensor:
+        group, _ = self.group_of(block)
+        parity, r0, r1 = self._slice_range(block, frame0, frame1)
+        s0 = (2 * r0 + parity) // 2 * 2  # an even first slice, as _group_coefficients wants
+        s1 = 2 * (r1 - 1) + parity + 1
+        length, hop = self.slice_length, self.design.slice_hop
+        first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
+        read = self.samples_read(block, frame0, frame1, n_samples)
+        if read[0] < start or read[1] > start + span.shape[-1]:
+            raise ValueError(
+                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
+                f"[{start}, {start + span.shape[-1]})"
+            )
+        # the even slice before an odd first one is only a placeholder: what it reads is not used
+        lo, hi = max(first, start), min(last, start + span.shape[-1])
+        segment = torch.zeros(
+            (span.shape[0], last - first), dtype=torch.float32, device=self.device
+        )
+        segment[:, lo - first : hi - first] = span[:, lo - start : hi - start].to(
+            self.device, torch.float32
+        )
+        spectra = torch.fft.rfft(segment.unfold(-1, length, hop) * self._window)
+        slices = self._group_coefficients(spectra, group, parity)  # [C, R, B, M] from slice s0
+        frames = slices.permute(0, 2, 1, 3).flatten(2)
+        offset = s0 // 2 * self._m(block)
+        return frames[:, :, frame0 - offset : frame1 - offset]
+
     # ------------------------------------------------------------------------------------ forward
     @contextlib.contextmanager
     def sharing_work(self) -> Iterator[None]:
@@ -170,35 +216,22 @@ class NSGT(Transform):
         return shared[key]
 
     def _compute_spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
-        n, length, hop = samples.shape[-1], self.slice_length, self.design.slice_hop
-        first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
-        lo, hi = max(0, first), min(n, last)
-        segment = torch.zeros(
-            (samples.shape[0], last - first), dtype=torch.float32, device=self.device
-        )
-        if hi > lo:
-            segment[:, lo - first : hi - first] = samples[:, lo:hi].to(self.device, torch.float32)
-        slices = segment.unfold(-1, length, hop) * self._window
-        return torch.fft.rfft(slices)
+        first = self.design.slice_start(s0)
+        return fft_ops.slice_spectra(samples, first, s1 - s0, self.slice_length, self._window)
 
     def _group_coefficients(self, spectra: torch.Tensor, group: int, parity: int) -> torch.Tensor:
         """Coefficients ``[C, S, B, M]`` of one group in the slices of one parity among slice
-        spectra ``[C, S_all, N/2 + 1]`` (the chunk starts at an even slice)."""
+        spectra ``[C, S_all, N/2 + 1]`` (the chunk starts at an even slice): one weighted gather
+        of the bands' bins and one ``ifft`` of ``M`` points for all bands and slices."""
         tensors = self._groups[group]
-        mine = spectra[:, parity::2]
-        rows = torch.index_select(mine.unfold(-1, tensors.m, 1), 2, tensors.row_start)
-        if len(tensors.special_rows):
-            special = torch.index_select(mine, -1, tensors.special_index)
-            special[..., tensors.special_conjugate] = special[..., tensors.special_conjugate].conj()
-            rows[:, :, tensors.special_rows] = special.view(*mine.shape[:2], -1, tensors.m)
-        torch.view_as_real(rows).mul_(tensors.analysis)  # real weights: no complex promotion
-        coefficients = torch.fft.ifft(rows, dim=-1)
-        return coefficients.mul_(tensors.ramp)
+        rows = fft_ops.take_scaled(spectra[:, parity::2], tensors.index, tensors.analysis)
+        return fft_ops.fft_(rows.unflatten(-1, (-1, tensors.m)), inverse=True)
 
-    def _chunk_grid(self, s0: int, s1: int) -> Iterator[tuple[int, int]]:
-        """Chunks ``[c0, c1)`` of the fixed slice grid that hold slices ``[s0, s1)``."""
+    def _chunk_grid(self, s0: int, s1: int, total: int) -> Iterator[tuple[int, int]]:
+        """Chunks ``[c0, c1)`` of the fixed grid over ``total`` slices that hold slices
+        ``[s0, s1)``."""
         for c0 in range((s0 // CHUNK_SLICES) * CHUNK_SLICES, s1, CHUNK_SLICES):
-            yield c0, min(c0 + CHUNK_SLICES, self._total)
+            yield c0, min(c0 + CHUNK_SLICES, total)
 
     def analyse_frames(
         self, samples: torch.Tensor, block: int, frame0: int, frame1: int
@@ -208,35 +241,70 @@ class NSGT(Transform):
             raise ValueError(f"frames [{frame0}, {frame1}) are outside [0, {total})")
         group, _ = self.group_of(block)
         parity, r0, r1 = self._slice_range(block, frame0, frame1)
-        self._total = self.design.n_slices(samples.shape[-1])
+        slices = self.design.n_slices(samples.shape[-1])
         pieces = []
-        for c0, c1 in self._chunk_grid(2 * r0 + parity, 2 * (r1 - 1) + parity + 1):
+        for c0, c1 in self._chunk_grid(2 * r0 + parity, 2 * (r1 - 1) + parity + 1, slices):
             spectra = self._spectra(samples, c0, c1)
             pieces.append(self._group_coefficients(spectra, group, parity))
-        slices = torch.cat(pieces, dim=1)  # [C, R, B, M]
-        frames = slices.permute(0, 2, 1, 3).flatten(2)
+        frames = torch.cat(pieces, dim=1).permute(0, 2, 1, 3).flatten(2)  # [C, B, R * M]
         first_chunk = (2 * r0 + parity) // CHUNK_SLICES * CHUNK_SLICES  # even: its slice r is c/2
         offset = first_chunk // 2 * self.design.groups[group].m
         return frames[:, :, frame0 - offset : frame1 - offset]
 
+    def _chunk_pieces(
+        self, samples: torch.Tensor, c0: int, c1: int
+    ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
+        """Every block's frames in slices ``[c0, c1)`` (one ``rfft`` for all groups), as
+        ``[C, B, R, M]`` views (``R`` slices of ``M`` frames)."""
+        spectra = self._spectra(samples, c0, c1)
+        for group, info in enumerate(self.design.groups):
+            for parity in (0, 1):
+                if c1 - c0 <= parity:
+                    continue
+                slices = self._group_coefficients(spectra, group, parity)
+                frame0 = (c0 + 1 - parity) // 2 * info.m
+                frame1 = frame0 + slices.shape[1] * info.m
+                yield 2 * group + parity, frame0, frame1, slices.permute(0, 2, 1, 3)
+
     def _chunks(
         self, samples: torch.Tensor, progress: Progress | None
     ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
-        """Every block's frames, a chunk of slices at a time (one ``rfft`` for all groups), as
-        ``[C, B, R, M]`` views (``R`` slices of ``M`` frames) that the caller stores in place."""
-        self._total = self.design.n_slices(samples.shape[-1])
-        for c0, c1 in self._chunk_grid(0, self._total):
-            spectra = self._spectra(samples, c0, c1)
-            for group, info in enumerate(self.design.groups):
-                for parity in (0, 1):
-                    if c1 - c0 <= parity:
-                        continue
-                    slices = self._group_coefficients(spectra, group, parity)
-                    frame0 = (c0 + 1 - parity) // 2 * info.m
-                    frame1 = frame0 + slices.shape[1] * info.m
-                    yield 2 * group + parity, frame0, frame1, slices.permute(0, 2, 1, 3)
-            if progress is not None and progress(c1 / self._total) is False:
+        total = self.design.n_slices(samples.shape[-1])
+        for c0, c1 in self._chunk_grid(0, total, total):
+            yield from self._chunk_pieces(samples, c0, c1)
+            if progress is not None and progress(c1 / total) is False:
                 raise Cancelled("analysis cancelled")
+
+    def _analyse_into(self, samples: torch.Tensor, store: Store, progress: Progress | None) -> None:
+        """Chunks of slices on :func:`~.fft_ops.cpu_workers` threads, each storing its own
+        pieces (they are disjoint); ``progress`` is called on this thread, in order."""
+        total = self.design.n_slices(samples.shape[-1])
+        workers = fft_ops.cpu_workers(self.device)
+        if workers == 1:
+            super()._analyse_into(samples, store, progress)
+            return
+
+        def work(c0: int, c1: int) -> int:
+            for piece in self._chunk_pieces(samples, c0, c1):
+                store(*piece)
+            return c1
+
+        chunks = iter(self._chunk_grid(0, total, total))
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            pending = collections.deque(
+                pool.submit(work, *chunk) for chunk in itertools.islice(chunks, workers)
+            )
+            try:
+                while pending:
+                    done = pending.popleft().result()
+                    pending.extend(
+                        pool.submit(work, *chunk) for chunk in itertools.islice(chunks, 1)
+                    )
+                    if progress is not None and progress(done / total) is False:
+                        raise Cancelled("analysis cancelled")
+            finally:
+                for future in pending:
+                    future.cancel()
 
     # ------------------------------------------------------------------------------------ inverse
     def synthesise_frames(
@@ -266,7 +334,7 @@ class NSGT(Transform):
             )
             for block, frame0, coefficients in mine:
                 self._add_spectra(spectra, block, frame0 - r0 * self._m(block), coefficients)
-            signal = torch.fft.irfft(spectra, n=length).reshape(channels, -1)
+            signal = fft_ops.irfft(spectra, length).reshape(channels, -1)
             outputs.append((self.design.slice_start(2 * r0 + parity), signal))
         start = min(s for s, _ in outputs)
         stop = max(s + x.shape[-1] for s, x in outputs)
@@ -295,17 +363,10 @@ class NSGT(Transform):
         after = slices * m - frame0 - coefficients.shape[-1]
         if frame0 or after:
             coefficients = torch.nn.functional.pad(coefficients, (frame0, after))
-        rows = coefficients.view(channels, -1, slices, m) * tensors.ramp_conjugate
-        rows = torch.fft.fft(rows, dim=-1)  # [C, B, R, M]
-        torch.view_as_real(rows).mul_(tensors.synthesis_rows)
-        for band, start in enumerate(tensors.starts):
-            if start is not None:  # a plain slice of the rfft
-                spectra[:, :, start : start + m] += rows[:, band]
-            else:
-                index, mirrored = tensors.scatter[band]
-                values = rows[:, band].clone()
-                values[..., mirrored] = values[..., mirrored].conj()
-                spectra.index_add_(-1, index, values)
+        rows = coefficients.view(channels, -1, slices, m).transpose(1, 2)
+        rows = rows.clone(memory_format=torch.contiguous_format)  # fft_ overwrites it
+        rows = fft_ops.scale_(fft_ops.fft_(rows).flatten(-2), tensors.synthesis)  # [C, R, B * M]
+        spectra.index_add_(-1, tensors.index, rows)
 
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
         """The full inverse, a chunk of slices at a time."""
@@ -325,7 +386,13 @@ class NSGT(Transform):
 
 
 class _GroupTensors:
-    """A :class:`BandGroup`'s arrays as tensors on the transform's device, plus its phase ramp."""
+    """A :class:`BandGroup`'s gather index and weights on the transform's device.
+
+    Each band's ``M`` bins go to the columns ``bin mod M`` (its taps cover at most ``M`` bins, so
+    they do not collide): the ``ifft`` of such a row is then the band's coefficients in absolute
+    time, with no phase ramp to apply, and the ``fft`` of coefficients gives the bins back there.
+    Weights are pairs (real, imaginary) that also conjugate mirrored bins.
+    """
 
     def __init__(
         self,
@@ -338,27 +405,19 @@ class _GroupTensors:
             return torch.from_numpy(np.ascontiguousarray(array)).to(device, dtype)
 
         self.m = m = group.m
-        highest = slice_length // 2 + 1 - m  # the last start of a whole row of the rfft
-        self.row_start = tensor(np.clip(group.start, 0, highest))
-        special = np.flatnonzero(~group.regular)
-        self.special_rows = tensor(special)
-        self.special_index = tensor(group.index[special].ravel())
-        flags = np.zeros(group.index.shape, dtype=bool).ravel()
-        flags[group.conjugate] = True
-        self.special_conjugate = tensor(
-            np.flatnonzero(flags.reshape(group.index.shape)[special].ravel())
-        )
-        self.analysis = tensor(group.analysis[..., None], torch.float32)  # [B, M, 1]
-        self.synthesis_rows = tensor(group.synthesis[:, None, :, None], torch.float32)
-        self.starts = [
-            int(a) if ok else None for a, ok in zip(group.start, group.regular, strict=True)
-        ]
-        mirrored = flags.reshape(group.index.shape)
-        self.scatter = {
-            band: (tensor(group.index[band]), tensor(np.flatnonzero(mirrored[band])))
-            for band in special
-        }
+        columns = np.mod(group.start[:, None] + np.arange(m), m)  # [B, M]: tap j's column
+        rows = np.arange(group.n_bands)[:, None]
+
+        def circular(array: np.ndarray) -> np.ndarray:
+            placed = np.empty_like(array)
+            placed[rows, columns] = array
+            return placed.ravel()
+
+        sign = np.ones(group.index.size)
+        sign[group.conjugate] = -1.0
+        sign = circular(sign.reshape(group.index.shape))
+        self.index = tensor(circular(group.index))  # [B * M] rfft bins
+        analysis, synthesis = circular(group.analysis), circular(group.synthesis)
+        self.analysis = tensor(np.stack((analysis, analysis * sign), -1), torch.float32)
+        self.synthesis = tensor(np.stack((synthesis, synthesis * sign), -1), torch.float32)
         self.frame_weight = tensor(slice_window[:: slice_length // m], torch.float32)
-        turns = np.mod(np.outer(group.start, np.arange(m)), m) / m  # exact: integers mod m
-        self.ramp = tensor(np.exp(2j * np.pi * turns), torch.complex64)
-        self.ramp_conjugate = self.ramp.conj().resolve_conj()[:, None, :]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.document import Document, edited_runs
 from spectropaint.transforms.transform import Progress
@@ -67,6 +68,9 @@ def _write_blocks(document: Document, samples: torch.Tensor, spans, n: int) -> N
             reached[lo:hi] = True
         for frame0, frame1 in edited_runs(reached):
             coefficients = document.transform.analyse_frames(samples, index, frame0, frame1)
-            block.magnitude[:, :, frame0:frame1] = coefficients.abs()
-            block.phase[:, :, frame0:frame1] = coefficients.angle()
+            fft_ops.polar_into(
+                coefficients,
+                block.magnitude[:, :, frame0:frame1],
+                block.phase[:, :, frame0:frame1],
+            )
             block.edited_frames[frame0:frame1] = True

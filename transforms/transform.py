@@ -21,11 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.geometry import frames_to_seconds
 
 Progress = Callable[[float], object]
 """Called with the fraction done (0..1); returning ``False`` cancels the work."""
+Store = Callable[[int, int, int, torch.Tensor], None]
+"""Takes ``(block, frame0, frame1, coefficients)`` of one chunk of an analysis."""
 
 
 @dataclass(frozen=True)
@@ -191,9 +194,11 @@ class Transform(ABC):
         return None
 
     # Settling (spectropaint.brushes.settle) re-analyses an edit's reach from part of the signal;
-    # a transform that supports it implements these, with analyse_span, coefficient_weights and
-    # synthesise_frames(adjoint=True) (the STFT does; the NSGT does not yet).
+    # a transform that supports it implements analyse_span and samples_read (the STFT and the
+    # NSGT do). One that also has coefficient_weights and synthesise_frames(adjoint=True) settles
+    # complex targets by least squares (the STFT), the others by alternating projections.
     supports_settle = False
+    least_squares_settle = False
 
     def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
         """The half-open sample span the analysis of frames ``[frame0, frame1)`` reads (with any
@@ -215,8 +220,11 @@ class Transform(ABC):
     ) -> list[torch.Tensor]:
         """Every block of a whole signal as complex64 ``[C, F, T]``; see :meth:`analyse_frames`."""
         blocks = self._empty_blocks(samples, torch.complex64, 1)
-        for index, frame0, frame1, chunk in self._chunks(samples, progress):
-            _store(blocks[index][0], frame0, frame1, chunk)
+
+        def store(index: int, frame0: int, frame1: int, chunk: torch.Tensor) -> None:
+            fft_ops.copy_into(_region(blocks[index][0], frame0, frame1, chunk), chunk)
+
+        self._analyse_into(samples, store, progress)
         return [complex_block for (complex_block,) in blocks]
 
     def analyse_polar(
@@ -224,15 +232,27 @@ class Transform(ABC):
     ) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Every block of a whole signal as float32 magnitude and phase ``[C, F, T]``.
 
-        Each chunk's ``abs()`` and ``angle()`` go straight into the two tensors, so the memory
-        taken is theirs plus one chunk's work, never a complex copy of the whole block.
+        Each chunk's magnitude and phase (:func:`~.fft_ops.polar_into`) go straight into the two
+        tensors, so the memory taken is theirs plus one chunk's work per thread, never a complex
+        copy of the whole block.
         """
         blocks = self._empty_blocks(samples, torch.float32, 2)
-        for index, frame0, frame1, chunk in self._chunks(samples, progress):
+
+        def store(index: int, frame0: int, frame1: int, chunk: torch.Tensor) -> None:
             magnitude, phase = blocks[index]
-            _store(magnitude, frame0, frame1, chunk.abs())
-            _store(phase, frame0, frame1, chunk.angle())
+            fft_ops.polar_into(
+                chunk,
+                _region(magnitude, frame0, frame1, chunk),
+                _region(phase, frame0, frame1, chunk),
+            )
+
+        self._analyse_into(samples, store, progress)
         return [(magnitude, phase) for magnitude, phase in blocks]
+
+    def _analyse_into(self, samples: torch.Tensor, store: Store, progress: Progress | None) -> None:
+        """``store`` every chunk of :meth:`_chunks`, then report progress."""
+        for index, frame0, frame1, chunk in self._chunks(samples, progress):
+            store(index, frame0, frame1, chunk)
 
     def _empty_blocks(
         self, samples: torch.Tensor, dtype: torch.dtype, count: int
@@ -270,9 +290,8 @@ class Transform(ABC):
                     raise Cancelled("analysis cancelled")
 
 
-def _store(target: torch.Tensor, frame0: int, frame1: int, values: torch.Tensor) -> None:
-    """``target[:, :, frame0:frame1] = values``, for ``[C, F, T]`` or ``[C, F, R, M]`` values."""
+def _region(target: torch.Tensor, frame0: int, frame1: int, values: torch.Tensor) -> torch.Tensor:
+    """The view of ``target [C, F, T]`` that ``values`` ``[C, F, frame1 - frame0]`` or
+    ``[C, F, R, M]`` fill."""
     region = target[:, :, frame0:frame1]
-    if values.dim() == 4:
-        region = region.unflatten(-1, values.shape[-2:])
-    region.copy_(values)
+    return region.unflatten(-1, values.shape[-2:]) if values.dim() == 4 else region

@@ -1,9 +1,8 @@
 """The Analysis dialog: which transform the document is edited in, and its settings.
 
 STFT (FFT size, hop, window) or NSGT (scale, bins per octave, fmin, fmax). Accepting re-analyses the
-open document keeping its edits (:func:`spectropaint.transforms.reanalyse.reanalyse`) and shows the
-new document; the window's history starts afresh there (making the change one undoable step needs
-the session's history, which the window does not have yet).
+open document keeping its edits, as one step of the session's undo history
+(:mod:`spectropaint.app.analysis_change`); undo brings the previous analysis back.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from spectropaint.transforms.analysis import AnalysisSettings, describe, transform_name
-from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.errors import AudioFileError, SettingsError
 from spectropaint.transforms.nsgt_design import SCALES, NSGTSettings
 from spectropaint.transforms.stft import WINDOWS, STFTSettings
 
@@ -128,34 +127,25 @@ class AnalysisDialog(QDialog):
 
 
 def change_analysis(window) -> AnalysisDialog | None:
-    """Open the dialog for ``window``'s document (not blocking); on OK, show the document
-    re-analysed with the edits kept. Returns the dialog, or None without a document."""
-    from spectropaint.transforms.reanalyse import reanalyse
-
+    """Open the dialog for ``window``'s document (not blocking); on OK, the session analyses the
+    edited sound anew as one undoable step (:meth:`~spectropaint.app.session.Session.
+    change_analysis`), and the window shows the new document when the session tells it
+    (``document``). Returns the dialog, or None without a document."""
     session = window.session
     if session is None:
         return None
-    document = session.document
-    dialog = AnalysisDialog(document.settings, window)
+    dialog = AnalysisDialog(session.document.settings, window)
 
     def accepted() -> None:
         settings = dialog.settings()
-        if settings == document.settings:
+        if settings == session.document.settings:
             return
+        window.canvas.finish_painting()
         try:
-            with session.lock:
-                new = reanalyse(document, settings)
-        except SettingsError as err:  # settings the file's sample rate cannot have
+            session.change_analysis(settings)
+        except (SettingsError, AudioFileError) as err:  # a sample rate or memory that refuses
             window.statusBar().showMessage(str(err))
             return
-        modified = session.modified or document.is_edited
-        window.set_document(
-            new,
-            session.path,
-            project_path=session.project_path,
-            strokes=list(session.strokes.done),
-            recovered=modified,
-        )
         window.statusBar().showMessage(f"Analysis: {describe(settings)}")
 
     dialog.accepted.connect(accepted)

@@ -25,8 +25,9 @@ class SessionBridge(QObject):
     def start(self) -> None:
         """Begin relaying (connect the receivers first: notices made earlier are replayed now)."""
         self.session.changed.connect(self.changed.emit)
-        self.session.notices.connect(self.notice.emit)
+        self._notices = self.session.notices  # the document's: the session may get another
+        self._notices.connect(self.notice.emit)
 
     def close(self) -> None:
         self.session.changed.disconnect(self.changed.emit)
-        self.session.notices.disconnect(self.notice.emit)
+        self._notices.disconnect(self.notice.emit)
