@@ -58,7 +58,6 @@ from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Selection, resolve
-from spectropaint.transforms.thread_priority import lower_this_thread
 from spectropaint.transforms.transform import Progress
 
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo", "document"})
@@ -348,7 +347,6 @@ class Session:
         self._settles.put(plan)
 
     def _settle_loop(self) -> None:
-        lower_this_thread()  # the next stroke's painting and the window come first
         while (plan := self._settles.get()) is not None:
             region = EMPTY
             try:
