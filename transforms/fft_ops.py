@@ -118,6 +118,16 @@ def scale_(x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def zeros(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A new tensor of zeros."""
+    if device.type != "cpu":
+        return torch.zeros(shape, dtype=dtype, device=device)
+    return torch.from_numpy(np.zeros(shape, dtype=_NUMPY_TYPES[dtype]))
+
+
+_NUMPY_TYPES = {torch.float32: np.float32, torch.complex64: np.complex64}
+
+
 def copy_into(target: torch.Tensor, values: torch.Tensor) -> None:
     """``target[...] = values`` (same shape, any strides)."""
     if target.device.type != "cpu" or values.device.type != "cpu":
