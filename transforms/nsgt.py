@@ -320,7 +320,7 @@ class NSGT(Transform):
             padded = fft_ops.zeros((channels, bands, slices * m), torch.complex64, self.device)
             fft_ops.copy_into(padded[:, :, frame0 : frame0 + frames], coefficients)
             coefficients = padded
-        rows = torch.empty((channels, slices, bands, m), dtype=torch.complex64, device=self.device)
+        rows = fft_ops.empty((channels, slices, bands, m), torch.complex64, self.device)
         fft_ops.copy_into(rows, coefficients.view(channels, bands, slices, m).transpose(1, 2))
         rows = fft_ops.scale_(fft_ops.fft_(rows).flatten(-2), tensors.synthesis)  # [C, R, B * M]
         spectra.index_add_(-1, tensors.index, rows)
