@@ -1,8 +1,8 @@
 """The sliced non-stationary Gabor transform in torch (CUDA, MPS or CPU), behind :class:`Transform`.
 
 The frame comes from ``nsgt`` (:mod:`.nsgt_design`); the transform here is torch: per chunk of
-slices, one windowing, one ``rfft``, and per group of bands a gather of bins, a weighting and an
-``ifft`` of ``M`` points. Blocks are ``(group, parity)``: the coefficients of one group in the even
+slices, one windowing, one ``rfft``, and per group of bands one weighted gather of bins and one
+``ifft`` of ``M`` points (on the CPU through :mod:`.fft_ops`, chunks on several threads). Blocks are ``(group, parity)``: the coefficients of one group in the even
 (or odd) slices. Same-parity slices tile time, so a block's frames are evenly spaced (``N / M``
 samples) with no gaps and no overlaps; the other parity's frames cover the same times, shifted by
 half a slice (``M / 2`` frames). Block ``2 g + p`` is group ``g``, parity ``p``.
