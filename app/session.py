@@ -9,9 +9,9 @@ through one event, :attr:`Session.changed`, which carries a :class:`Change`:
 - ``operation``: one undoable operation on a region (:meth:`Session.apply`);
 - ``undo`` / ``redo``: a step was taken back or put back;
 - ``cancel``: a stroke in progress was undone before it ended (Escape, or a failing brush);
-- ``settle``: a finished stroke's coefficients became what is heard (:mod:`spectropaint.brushes.
-  settle`), computed on the session's worker thread and recorded into the stroke's undo step
-  (``region`` EMPTY when the result was dropped because the document moved on);
+- ``settle``: a finished stroke's or operation's coefficients became what is heard
+  (:mod:`spectropaint.brushes.settle`), computed on the session's worker thread and recorded into
+  its undo step (``region`` EMPTY when the result was dropped because the document moved on);
 - ``selection``: the selection changed (:attr:`Session.selection`; no coefficients changed);
 - ``saved``: the document is now held by a project file (no coefficients changed);
 - ``document``: :attr:`Session.document` is another document (:meth:`Session.change_analysis`, or
@@ -23,6 +23,9 @@ made the change; a GUI bridges them to its own thread.
 
 The session's :attr:`lock` is held while it writes the document; whoever reads the document from
 another thread (playback's resynthesis, a save's snapshot) takes it too.
+The generation is counted under it too (edits only, on the thread that makes them). A new stroke, an operation, an undo, a redo and a snapshot
+first wait for the pending settles (:meth:`Session.finish_settles`; an export in the window does
+too), so none captures a state before a settle and no settle lands on a later edit.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History
 from spectropaint.brushes.operations import Clipboard, Plan, apply_plans
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.settle import SettlePlan, apply_settle
+from spectropaint.brushes.settle import SettlePlan, apply_settle, plan_operation_settle
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.document import Document
@@ -54,6 +57,7 @@ from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Selection, resolve
+from spectropaint.transforms.thread_priority import lower_this_thread
 from spectropaint.transforms.transform import Progress
 
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo", "document"})
@@ -207,7 +211,9 @@ class Session:
         self.modified = recovered
         """The document holds edits that no project file has."""
         self.generation = 0
-        """Counts the completed edits; a save notes the generation it wrote."""
+        """Counts the completed edits; a save notes the generation it wrote. A settle is part of
+        its edit and counts nothing: every save waits for the pending settles first, so a
+        generation names the settled state."""
         self.changed: Event[Change] = Event()
         self._stroke: StrokeSession | None = None
         self._events: list[InputEvent] = []
@@ -232,10 +238,14 @@ class Session:
         return os.path.basename(path) if path else "Demo sound"
 
     def _emit(self, region: Region, kind: str) -> None:
-        if kind in EDIT_KINDS:
-            self.generation += 1
-            self.modified = True
-        self.changed.emit(Change(region, kind, self.generation))
+        """Tell ``changed``; an edit counts a generation, under the lock (edits come from the GUI
+        thread and the painting thread). Never called with the lock held."""
+        with self.lock:
+            if kind in EDIT_KINDS:
+                self.generation += 1
+                self.modified = True
+            generation = self.generation
+        self.changed.emit(Change(region, kind, generation))
 
     # ---------------------------------------------------------------------------------- strokes
     @property
@@ -256,6 +266,7 @@ class Session:
         """
         if self._stroke is not None:
             raise RuntimeError("a stroke is already in progress")
+        self.finish_settles()
         with self.lock:
             self._stroke = StrokeSession(
                 self.document, brush, settings, params=params, history=self.history
@@ -317,6 +328,13 @@ class Session:
         return self._stroke
 
     # -------------------------------------------------------------------------------- settling
+    def finish_settles(self) -> None:
+        """Wait for the pending settles (a no-op on the settle thread itself, whose listeners may
+        call back). Every edit, undo, redo and snapshot does this first, so none captures a state
+        before a settle, and no settle lands on a later edit (where it would be dropped)."""
+        if threading.current_thread() is not self._settler:
+            self.wait_settled()
+
     def _settle_later(self, plan: SettlePlan) -> None:
         """Compute ``plan`` on the worker thread, then apply it under the lock (dropped there if
         the document moved on meanwhile: another stroke, an undo)."""
@@ -329,16 +347,15 @@ class Session:
         self._settles.put(plan)
 
     def _settle_loop(self) -> None:
+        lower_this_thread()  # the next stroke's painting and the window come first
         while (plan := self._settles.get()) is not None:
             region = EMPTY
             try:
                 result = plan.compute()
                 with self.lock:
                     region = apply_settle(self.document, self.history, result)
-            except Exception:  # the stroke stays as painted; painting goes on
-                log.exception("settling a stroke failed")
-            if not region.empty:
-                self.generation += 1  # what a save holds changed; not an edit of its own
+            except Exception:  # the edit stays as painted; painting goes on
+                log.exception("settling an edit failed")
             with self._settled:
                 self._pending_settles -= 1
                 self._settled.notify_all()
@@ -373,12 +390,16 @@ class Session:
         ``[channels, bins, frames]``) gives the values written there. The box changed."""
         if self._stroke is not None:
             raise RuntimeError("an operation cannot run while a stroke is in progress")
+        self.finish_settles()
         with self.lock:
-            region = apply_plans(
+            changed = apply_plans(
                 self.document, [Plan(label, region, compute)], label=label, history=self.history
             )
-        self._emit(region, "operation")
-        return region
+            plan = self._operation_settle(changed, [region])
+        self._emit(changed, "operation")
+        if plan is not None:
+            self._settle_later(plan)
+        return changed
 
     # ------------------------------------------------------------------------------- selection
     def set_selection(self, selection: Selection | None) -> None:
@@ -415,17 +436,25 @@ class Session:
         nothing, is logged too, for replays to paste what it took)."""
         if self._stroke is not None:
             raise RuntimeError("an operation cannot run while a stroke is in progress")
+        self.finish_settles()
         with self.lock:
             label, plans = plan_action(self.document, action, clipboard=self.clipboard)
             if plans:
                 region = apply_plans(self.document, plans, label=label, history=self.history)
+                settle = self._operation_settle(region, [plan.region for plan in plans])
         if not plans:
             if action.apply == "copy":
                 self.strokes.add(action, undoable=False)
             return None
         self.strokes.add(action)
         self._emit(region, "operation")
+        if settle is not None:
+            self._settle_later(settle)
         return region
+
+    def _operation_settle(self, changed: Region, regions: list[Region]) -> SettlePlan | None:
+        """The settle of the operation just applied (under the lock), None when not settling."""
+        return plan_operation_settle(self.history, changed, regions) if self.settling else None
 
     # ---------------------------------------------------------------------------- undo and redo
     def undo(self) -> Region | None:
@@ -439,6 +468,7 @@ class Session:
     def _step(self, step, log_step, kind: str) -> Region | None:
         if self._stroke is not None:
             return None
+        self.finish_settles()
         with self.lock:
             region = step()
             replaced = self.history.document is not self.document
@@ -478,9 +508,11 @@ class Session:
     def snapshot(self, view: Mapping[str, Any]) -> Snapshot:
         """The document, ``view`` and strokes now, holding the lock only while the edited frames
         are copied (time and memory in proportion to them, not to the document)."""
+        self.finish_settles()
         with self.lock:
             edits = copy_edited_runs(self.document)
-        return Snapshot(self.document, edits, dict(view), self.strokes.to_dicts(), self.generation)
+            generation = self.generation
+        return Snapshot(self.document, edits, dict(view), self.strokes.to_dicts(), generation)
 
     def mark_saved(self, path: str, generation: int) -> None:
         """The document as it was at ``generation`` is now the project at ``path``."""

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spectropaint.brushes.history import History
 from spectropaint.brushes.image_import import ImagePlacement, plan_image
 from spectropaint.brushes.operations import (
     NEEDS_SELECTION,
@@ -47,11 +48,12 @@ from spectropaint.brushes.recorded import (
     stroke_from_dict,
 )
 from spectropaint.brushes.restoration import declick_plans, dehum_selection, find_clicks
+from spectropaint.brushes.settle import plan_operation_settle, settle_now
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.image_file import load_image
 from spectropaint.transforms.regions import EMPTY, Region
-from spectropaint.transforms.selection import Selection, rasterise, resolve
+from spectropaint.transforms.selection import Selection, rasterise_blocks, resolve
 
 ACTIONS_VERSION = 2
 """The strokes file version whose ``actions`` list mixes strokes and operations."""
@@ -250,18 +252,17 @@ def plan_action(
             count=params.count,
             width_cents=params.width_cents,
         )
-        mask = rasterise(resolve(selection, document), document, channels=channels)
-        plan = plan_operation(
-            document, mask, "gain", {"gain_db": params.gain_db}, clipboard=clipboard
+        masks = rasterise_blocks(resolve(selection, document), document, channels=channels)
+        plans = plan_operation(
+            document, masks, "gain", {"gain_db": params.gain_db}, clipboard=clipboard
         )
-        return "de-hum", [] if plan is None else [plan]
+        return "de-hum", plans
     if action.apply == "image":
         placement = ImagePlacement(**params.placement)
         plan = plan_image(document, load_image(params.path), placement, channels=channels)
         return f"import image {os.path.basename(params.path)}", [] if plan is None else [plan]
-    mask = None if selection is None else rasterise(selection, document, channels=channels)
-    plan = plan_operation(document, mask, action.apply, params, clipboard=clipboard)
-    return action.apply, [] if plan is None else [plan]
+    masks = None if selection is None else rasterise_blocks(selection, document, channels=channels)
+    return action.apply, plan_operation(document, masks, action.apply, params, clipboard=clipboard)
 
 
 def _time_span(document, selection: Selection | None) -> tuple[float, float]:
@@ -274,14 +275,22 @@ def _time_span(document, selection: Selection | None) -> tuple[float, float]:
 
 
 def apply_action(document, action: RecordedAction, *, clipboard: Clipboard, history=None) -> Region:
-    """Replay one operation as one undo step of ``history``; the box it changed."""
+    """Replay one operation as one undo step of ``history``, settled at once (as the window
+    settles it in the background: :mod:`.settle`); the box it changed."""
     try:
         label, plans = plan_action(document, action, clipboard=clipboard)
     except SettingsError as exc:
         raise SettingsError(f"{action.origin}: {exc}") from None
     if not plans:
         return EMPTY
-    return apply_plans(document, plans, label=label, history=history)
+    history = History(document) if history is None else history  # the values before, to settle
+    region = apply_plans(document, plans, label=label, history=history)
+    settled = settle_now(
+        document,
+        history,
+        lambda: plan_operation_settle(history, region, [plan.region for plan in plans]),
+    )
+    return region.union(settled)
 
 
 def apply_entries(

@@ -1,12 +1,17 @@
-"""The one function that applies a dab to the document; every brush goes through it.
+"""The one function that applies the dabs of a pointer event to the document; every brush goes through it.
 
 A dab is an ellipse in the stroke's plane (:mod:`.plane`: frames and bins, or seconds and semitones
-or Hz); it is applied to every block it reaches, over that block's own frames and bands. Per block:
-the dab's box (clipped, never wrapped) and mask; the box's original values recorded in the stroke's
-open history step; the region plus the kernel's margin read (reflected past the grid's edges); the
-kernel, given the dab's geometry in the block's cells; a blend through the weight that leaves every
-cell of weight 0 bit-identical; the write. The caller grows the dirty boxes from the returned
-regions and emits once per block and input event.
+or Hz); it is applied to every block it reaches, over that block's own frames and bands. The dabs of
+one event are applied together, in groups whose joint box stays compact (:func:`apply_dabs`): per
+group and block, the joint box is computed on the host from the dab centres, recorded once in the
+stroke's open history step, read once (plus the kernel's margin, reflected past the grid's edges)
+and written once; every dab's mask is built in one batched operation from the centres; the kernel
+runs once for the group where the brush allows (a kernel given, per cell, the centre of the dab that
+painted it last), once per dab on slices of the group's region otherwise (the spectral filter's
+whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
+cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
+the host. One dab at a time (:func:`apply_dab`) is the same code with groups of one: the reference
+the fused path is tested and measured against.
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, Source
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import dab_box, dab_mask, mask_from_distances
-from spectropaint.brushes.plane import BlockAxes, StrokePlane, offsets_tensor
+from spectropaint.brushes.mask import dab_box, mask_from_distances
+from spectropaint.brushes.plane import BlockAxes, StrokePlane
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dab
@@ -66,6 +72,8 @@ class BlockStroke:
         The brush's radii in this block's cells (its densest part, for the margin).
     margin : tuple of int
         Cells of context (bins, frames) the kernel reads around each box.
+    band_step_hz : float or None
+        Hz between neighbouring bands when they are evenly spaced (:func:`band_step`).
     """
 
     index: int
@@ -74,6 +82,7 @@ class BlockStroke:
     band_hz: torch.Tensor
     radii: CellRadii
     margin: tuple[int, int]
+    band_step_hz: float | None = None
 
 
 @dataclass
@@ -109,6 +118,15 @@ class StrokeState:
         for tiles in stores:
             for key, tensor in tiles.items():
                 tiles[key] = tensor.to(device)
+
+
+def band_step(band_hz: np.ndarray) -> float | None:
+    """Hz between neighbouring bands when they are evenly spaced (to 1e-9 relative), else None."""
+    if len(band_hz) < 2:
+        return None
+    steps = np.diff(np.asarray(band_hz, dtype=np.float64))
+    step = float(steps[0])
+    return step if np.allclose(steps, step, rtol=1e-9, atol=0.0) else None
 
 
 def largest_region(radii: CellRadii, margin: tuple[int, int], n_bins: int, n_frames: int):
@@ -244,50 +262,64 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
 
 @dataclass(frozen=True)
 class _BlockDab:
-    """One dab as one block sees it: its box, mask, and geometry in the block's cells."""
+    """One dab as one block sees it: its box, and its geometry in the plane and in the block's cells.
+
+    Attributes
+    ----------
+    box : Region
+        The cells it can cover (clipped), computed on the host.
+    at : tuple of float
+        Its centre (x, y) in the stroke's plane.
+    reach : tuple of float
+        Its pressure-scaled radii (x, y) in the stroke's plane: the mask's.
+    weight : float
+        Its peak weight.
+    radius, step, centre : tuple of float
+        The brush's full-size radii, the motion since the previous dab and the centre, in the
+        block's (frames, bins).
+    params : Any
+        The kernel's parameters (the clone's offset rounded to the block's cells).
+    """
 
     box: Region
-    mask: torch.Tensor
+    at: tuple[float, float]
+    reach: tuple[float, float]
+    weight: float
     radius: tuple[float, float]
     step: tuple[float, float]
-    params: Any
     centre: tuple[float, float]
-    """The dab's centre in the block's frames and bins (the pen's partial follows it)."""
+    params: Any
 
 
 def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab | None:
-    """The dab on ``stroke``'s block, or None where it covers none of its cells."""
+    """The dab on ``stroke``'s block, or None where it covers none of its cells (decided on the
+    host: nothing here touches the device)."""
     settings, axes = state.settings, stroke.axes
     block = state.document.blocks[stroke.index]
     size = settings.size_at(dab.pressure)
-    radius_x, radius_y = (radius * size for radius in state.plane.radius)
-    hardness, weight = settings.hardness, settings.weight_at(dab.pressure)
-    device = state.document.device
+    reach = (state.plane.radius[0] * size, state.plane.radius[1] * size)
+    weight = settings.weight_at(dab.pressure)
     params = state.params
     if axes.identity:  # the stroke's plane is this block's cells
         box = dab_box(
-            dab.x, dab.y, radius_x, radius_y,
+            dab.x, dab.y, reach[0], reach[1],
             n_bins=block.n_bins, n_frames=block.n_frames, channels=state.channels,
         )  # fmt: skip
         if box.empty:
             return None
-        mask = dab_mask(
-            box, dab.x, dab.y, radius_x, radius_y,
-            hardness=hardness, weight=weight, device=device,
-        )  # fmt: skip
+        step = (dab.step_x, dab.step_y)
         return _BlockDab(
-            box, mask, state.plane.radius, (dab.step_x, dab.step_y), params, (dab.x, dab.y)
+            box, (dab.x, dab.y), reach, weight, state.plane.radius, step, (dab.x, dab.y), params
         )
-    frame0, frame1 = axes.frame_span(dab.x, radius_x, block.n_frames)
-    bin0, bin1 = axes.band_span(dab.y, radius_y)
+    frame0, frame1 = axes.frame_span(dab.x, reach[0], block.n_frames)
+    bin0, bin1 = axes.band_span(dab.y, reach[1])
     box = Region(bin0, bin1, frame0, frame1, state.channels, stroke.index)
     if box.empty:
         return None
-    u = offsets_tensor(axes.frame_offsets(frame0, frame1, dab.x), radius_x, device)
-    v = offsets_tensor(axes.y[bin0:bin1] - dab.y, radius_y, device)
-    mask = mask_from_distances(u, v, hardness=hardness, weight=weight)
-    if not bool((mask > 0).any()):
-        return None
+    u = axes.frame_offsets(frame0, frame1, dab.x) / reach[0]
+    v = (axes.y[bin0:bin1] - dab.y) / reach[1]
+    if float(np.min(u * u) + np.min(v * v)) >= 1.0:
+        return None  # the box's cells all lie outside the ellipse
     per_x, per_y = axes.cells_per_unit(dab.y)
     if state.kind.reads_source:
         if state.plane.physical:
@@ -299,55 +331,76 @@ def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab |
             return None  # the source is the destination in this block's cells
         params = dataclasses.replace(params, offset_frames=frames, offset_bins=bins)
     radius = (state.plane.radius[0] * per_x, state.plane.radius[1] * per_y)
-    centre = axes.cell_of(dab.x, dab.y)
-    return _BlockDab(box, mask, radius, (dab.step_x * per_x, dab.step_y * per_y), params, centre)
+    step = (dab.step_x * per_x, dab.step_y * per_y)
+    return _BlockDab(
+        box, (dab.x, dab.y), reach, weight, radius, step, axes.cell_of(dab.x, dab.y), params
+    )
 
 
 def apply_dab(state: StrokeState, dab: Dab) -> Region | Regions:
     """Apply one dab to every block it reaches; the boxes it wrote (``EMPTY`` if none)."""
-    changed: Region | Regions = EMPTY
-    for stroke in state.blocks:
-        block_dab = _block_dab(state, stroke, dab)
-        if block_dab is not None:
-            changed = changed.union(_apply(state, stroke, block_dab))
-    return changed
+    return apply_dabs(state, [dab], fuse=False)
 
 
 FUSE_SLACK = 2.0
 """Dabs join one box while it holds at most this many times the cells of their own boxes."""
+FUSE_CELLS = 1 << 22
+"""And while their masks over the joint box (dabs times its cells) stay within this many values."""
+FUSE_BOX = 1 << 16
+"""And while the joint box holds at most this many cells, or one full-size dab's box where that is
+more: the memory a group takes stays what :func:`region_refusal` checked a dab for, or a few MB."""
 
 
-def apply_dabs(state: StrokeState, dabs: list[Dab]) -> Region | Regions:
+def apply_dabs(
+    state: StrokeState, dabs: list[Dab], *, fuse: bool = True, done: set | None = None
+) -> Region | Regions:
     """Apply the dabs of one input event; the boxes they wrote.
 
-    A stamping brush (its dabs blend the stroke's starting values towards the kernel's result by
-    the largest weight any dab gave a cell) whose kernel is :attr:`~.registry.BrushKind.local`
-    gives the same result whether its dabs are applied one by one or as one box whose mask is
-    their maximum: so neighbouring dabs are applied together (one read, one kernel, one blend, one
-    write), in boxes that stay within :data:`FUSE_SLACK` of the cells the dabs cover. On a GPU this
-    turns a few hundred small launches per dab into that many per event. Warp, whose dabs each
-    move what the previous one left, and the spectral filter go one dab at a time.
+    Neighbouring dabs are applied together, in groups whose joint box stays within
+    :data:`FUSE_SLACK` of the cells the dabs cover (one record, one read, one blend, one write per
+    group; see the module's docstring); ``fuse=False`` makes every dab a group of its own. The
+    result equals applying the dabs one by one: a stamping brush blends the stroke's starting
+    values towards the kernel's result by the largest weight any dab gave a cell, and each cell
+    takes the kernel's result of the last dab whose box holds it; warp's dabs each move what the
+    previous one left, in the group's region in memory.
+
+    ``done`` (when given) collects the groups applied, and groups already in it are skipped: a
+    repeat after the device ran out of memory part way does not smudge twice.
     """
-    kind = state.kind
-    if kind.drags or not kind.local:
-        raise ValueError(f"the {kind.name} brush applies its dabs one at a time")
     changed: Region | Regions = EMPTY
     for stroke in state.blocks:
         block_dabs = [d for d in (_block_dab(state, stroke, dab) for dab in dabs) if d is not None]
-        for group in _groups(block_dabs):
-            changed = changed.union(_apply(state, stroke, _joined(group)))
+        grid = state.document.blocks[stroke.index]
+        bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
+        limit = max(FUSE_BOX, bins * frames)
+        groups = _groups(block_dabs, limit) if fuse else [[d] for d in block_dabs]
+        for number, group in enumerate(groups):
+            key = (stroke.index, number)
+            if done is not None and key in done:
+                changed = changed.union(_joint_box(group))
+                continue
+            apply = _apply_dragging if state.kind.drags else _apply_stamping
+            changed = changed.union(apply(state, stroke, group))
+            if done is not None:
+                done.add(key)
     return changed
 
 
-def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
-    """Consecutive dabs with the same parameters whose joint box stays compact."""
+def _groups(dabs: list[_BlockDab], limit: int = FUSE_BOX) -> list[list[_BlockDab]]:
+    """Consecutive dabs with the same parameters whose joint box stays compact, of at most
+    ``limit`` cells."""
     groups: list[list[_BlockDab]] = []
     box, cells = EMPTY, 0
     for dab in dabs:
         area = dab.box.shape[0] * dab.box.shape[1]
         if groups and dab.params == groups[-1][0].params and dab.radius == groups[-1][0].radius:
             joint = box.union(dab.box)
-            if joint.shape[0] * joint.shape[1] <= FUSE_SLACK * (cells + area):
+            joint_area = joint.shape[0] * joint.shape[1]
+            if (
+                joint_area <= FUSE_SLACK * (cells + area)
+                and joint_area <= limit
+                and joint_area * (len(groups[-1]) + 1) <= FUSE_CELLS
+            ):
                 groups[-1].append(dab)
                 box, cells = joint, cells + area
                 continue
@@ -356,62 +409,233 @@ def _groups(dabs: list[_BlockDab]) -> list[list[_BlockDab]]:
     return groups
 
 
-def _joined(group: list[_BlockDab]) -> _BlockDab:
-    """One dab covering ``group``: the joint box, the largest weight of any dab at each cell."""
-    first = group[0]
-    if len(group) == 1:
-        return first
+def _joint_box(group: list[_BlockDab]) -> Region:
     box = EMPTY
     for dab in group:
         box = box.union(dab.box)
-    mask = torch.zeros(box.shape, device=first.mask.device)
-    for dab in group:
-        rows = slice(dab.box.bin0 - box.bin0, dab.box.bin1 - box.bin0)
-        columns = slice(dab.box.frame0 - box.frame0, dab.box.frame1 - box.frame0)
-        torch.maximum(mask[rows, columns], dab.mask, out=mask[rows, columns])
-    return _BlockDab(box, mask, first.radius, first.step, first.params, first.centre)
+    return box
 
 
-def _apply(state: StrokeState, stroke: BlockStroke, dab: _BlockDab) -> Region:
-    kind, document, box, mask = state.kind, state.document, dab.box, dab.mask
-    block = document.blocks[stroke.index]
-    state.step.record(box)
-    margin_b, margin_t = stroke.margin
-    region = Region(
-        box.bin0 - margin_b,
-        box.bin1 + margin_b,
-        box.frame0 - margin_t,
-        box.frame1 + margin_t,
+def _upload(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    """A host array on ``device`` without waiting: through pinned memory, copied asynchronously
+    (the caching host allocator keeps the buffer until the copy is done)."""
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    if device.type != "cuda":
+        return tensor
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+@dataclass(frozen=True)
+class _Masks:
+    """The group's dabs on its joint box ``[B, T]``, built in one batched operation.
+
+    Attributes
+    ----------
+    each : torch.Tensor [shape=(K, B, T)], float32
+        Every dab's weight (0 outside its own box).
+    owner : torch.Tensor [shape=(B, T)], bool, or None
+        Cells inside some dab's box (only where the brush's result depends on the dab).
+    centre_bins : torch.Tensor [shape=(B, T)], float64, or None
+        The centre bin (block cells) of the last dab whose box holds each cell.
+    """
+
+    each: torch.Tensor
+    owner: torch.Tensor | None
+    centre_bins: torch.Tensor | None
+
+
+def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box: Region) -> _Masks:
+    """Every dab's mask on ``box``, from distances computed on the host and uploaded at once."""
+    axes, device = stroke.axes, state.document.device
+    frame_x = axes.x_offset + axes.x_scale * np.arange(box.frame0, box.frame1, dtype=np.float64)
+    band_y = np.asarray(axes.y[box.bin0 : box.bin1], dtype=np.float64)
+    at = np.array([dab.at for dab in group], dtype=np.float64)
+    reach = np.array([dab.reach for dab in group], dtype=np.float64)
+    spans = np.array(
+        [(d.box.frame0, d.box.frame1, d.box.bin0, d.box.bin1) for d in group], dtype=np.int64
+    )
+    frames = np.arange(box.frame0, box.frame1)
+    bins = np.arange(box.bin0, box.bin1)
+    in_columns = (frames >= spans[:, :1]) & (frames < spans[:, 1:2])  # [K, T]
+    in_rows = (bins >= spans[:, 2:3]) & (bins < spans[:, 3:4])  # [K, B]
+    # outside its box a dab's distance is 2 radii: its weight there is exactly 0
+    u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
+    v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
+    weights = np.array([dab.weight for dab in group], dtype=np.float64)
+    n_dabs, n_frames, n_bins = u.shape[0], u.shape[1], v.shape[1]
+    packed = _upload(np.concatenate((u.ravel(), v.ravel(), weights)).astype(np.float32), device)
+    u_d = packed[: n_dabs * n_frames].view(n_dabs, n_frames)
+    v_d = packed[n_dabs * n_frames : n_dabs * (n_frames + n_bins)].view(n_dabs, n_bins)
+    weight_d = packed[n_dabs * (n_frames + n_bins) :].view(n_dabs, 1, 1)
+    each = mask_from_distances(u_d, v_d, hardness=state.settings.hardness, weight=weight_d)
+    if state.kind.local:
+        return _Masks(each, None, None)
+    inside = in_rows[:, :, None] & in_columns[:, None, :]  # [K, B, T]
+    last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
+    centres = np.array([dab.centre[1] for dab in group], dtype=np.float64)
+    owned = inside.any(axis=0)
+    packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
+    return _Masks(each, packed[1] > 0, packed[0])
+
+
+def _grown(box: Region, margin: tuple[int, int]) -> Region:
+    """``box`` with ``margin`` (bins, frames) more on each side (not clipped)."""
+    return Region(
+        box.bin0 - margin[0],
+        box.bin1 + margin[0],
+        box.frame0 - margin[1],
+        box.frame1 + margin[1],
         box.channels,
         box.block,
     )
-    values, bins, frames = _read(state, stroke.index, region, original=not kind.drags)
-    original = _read(state, stroke.index, region, original=True)[0] if kind.drags else None
-    inner = (slice(margin_b, margin_b + box.shape[0]), slice(margin_t, margin_t + box.shape[1]))
-    if kind.drags:
-        weight = mask
-    else:
-        stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
-        weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
-        stroke.coverage.scatter(weight, box)
-    context = DabContext(
-        inner=inner,
+
+
+def _within(inner: Region, outer: Region) -> tuple[slice, slice]:
+    """(bins, frames) slices of ``inner`` inside ``outer``'s arrays."""
+    return (
+        slice(inner.bin0 - outer.bin0, inner.bin1 - outer.bin0),
+        slice(inner.frame0 - outer.frame0, inner.frame1 - outer.frame0),
+    )
+
+
+def _context(
+    state: StrokeState,
+    stroke: BlockStroke,
+    region: Region,
+    box: Region,
+    bins: torch.Tensor,
+    frames: torch.Tensor,
+    dab: _BlockDab,
+    **extra,
+) -> DabContext:
+    """The kernel's context for ``box`` in ``region`` (whose bin and frame indices are given);
+    ``extra`` fields of :class:`DabContext` override the dab's own."""
+    block = state.document.blocks[stroke.index]
+    fields = dict(
+        inner=_within(box, region),
         bin_hz=stroke.band_hz[bins],
         frames=frames,
         hop=block.hop,
-        sample_rate=document.sample_rate,
+        sample_rate=state.document.sample_rate,
         radius=dab.radius,
         hardness=state.settings.hardness,
         step=dab.step,
         bins=bins,
         centre=dab.centre,
+        band_step_hz=stroke.band_step_hz,
         full_scale=state.full_scale,
-        source=_source(state, stroke, region, dab.params) if kind.reads_source else None,
-        original=original,
-        frame_weight=document.transform.frame_weight(stroke.index, frames),
+        frame_weight=state.document.transform.frame_weight(stroke.index, frames),
     )
-    magnitude, phase = kind.kernel(values[0], values[1], mask, dab.params, context)
-    base = values[(slice(None), slice(None), *inner)]
+    fields.update(extra)
+    return DabContext(**fields)
+
+
+def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab]) -> Region:
+    """A stamping brush's group: the kernel on the stroke's starting values, blended by coverage."""
+    kind, document = state.kind, state.document
+    box = _joint_box(group)
+    state.step.record(box)
+    region = _grown(box, stroke.margin)
+    values, bins, frames = _read(state, stroke.index, region, original=True)
+    masks = _masks(state, stroke, group, box)
+    mask = masks.each.amax(dim=0) if len(group) > 1 else masks.each[0]
+    stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
+    weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
+    stroke.coverage.scatter(weight, box)
+    first = group[0]
+    source = _source(state, stroke, region, first.params) if kind.reads_source else None
+    if kind.whole_box and len(group) > 1:
+        magnitude, phase = _per_dab(state, stroke, group, box, region, values, bins, frames, masks)
+    else:
+        centre = first.centre if masks.centre_bins is None else (first.centre[0], masks.centre_bins)
+        context = _context(
+            state, stroke, region, box, bins, frames, first, source=source, centre=centre
+        )
+        magnitude, phase = kind.kernel(values[0], values[1], mask, first.params, context)
+    base = values[(slice(None), slice(None), *_within(box, region))]
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
+    if masks.owner is not None and len(group) > 1:
+        # cells of the joint box that no dab's box holds keep what they hold now
+        current = read_stacked(document, box)
+        out_magnitude = select(masks.owner, out_magnitude, current[0])
+        out_phase = select(masks.owner, out_phase, current[1])
     document.write(box, out_magnitude, out_phase)
     return box
+
+
+def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
+    """The kernel once per dab, each on its own region sliced from the group's, each cell taking
+    the result of the last dab whose box holds it (:attr:`~.registry.BrushKind.whole_box`)."""
+    kind = state.kind
+    inner = _within(box, region)
+    out_magnitude = values[0][(slice(None), *inner)].clone()
+    out_phase = values[1][(slice(None), *inner)].clone()
+    for index, dab in enumerate(group):
+        own = _grown(dab.box, stroke.margin)
+        rows, columns = _within(own, region)
+        context = _context(state, stroke, own, dab.box, bins[rows], frames[columns], dab)
+        mask = masks.each[index][_within(dab.box, box)]
+        magnitude, phase = kind.kernel(
+            values[0][:, rows, columns], values[1][:, rows, columns], mask, dab.params, context
+        )
+        at = (slice(None), *_within(dab.box, box))
+        out_magnitude[at] = magnitude
+        out_phase[at] = phase
+    return out_magnitude, out_phase
+
+
+def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab]) -> Region:
+    """A dragging brush's group: dab after dab on the current values, in the group's region held in
+    memory (each dab reads what the previous one left), written once at the end."""
+    kind, document = state.kind, state.document
+    grid = document.blocks[stroke.index]
+    box = _joint_box(group)
+    state.step.record(box)
+    region = _grown(box, stroke.margin)
+    inside = region.clipped(grid.n_bins, grid.n_frames)
+    current = read_stacked(document, inside)
+    before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
+    original, bins, frames = _read(state, stroke.index, before, original=True)
+    frames = frames[1:]
+    prepared = None
+    if kind.prepare is not None:
+        prepared = kind.prepare(
+            original, stroke.band_hz[bins], frames, group[0].params, hop=grid.hop,
+            sample_rate=document.sample_rate,
+        )  # fmt: skip
+    original = original[..., 1:]
+    masks = _masks(state, stroke, group, box)
+    for index, dab in enumerate(group):
+        own = _grown(dab.box, stroke.margin)
+        rows, columns = _within(own, region)
+        values = _reflected(current, inside, own, grid.n_bins, grid.n_frames)
+        context = _context(
+            state, stroke, own, dab.box, bins[rows], frames[columns], dab,
+            original=original[..., rows, columns],
+            prepared=None if prepared is None else {
+                name: tensor[..., rows, columns] for name, tensor in prepared.items()
+            },
+        )  # fmt: skip
+        mask = masks.each[index][_within(dab.box, box)]
+        magnitude, phase = kind.kernel(values[0], values[1], mask, dab.params, context)
+        base = values[(slice(None), slice(None), *_within(dab.box, own))]
+        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase)
+        at = (slice(None), *_within(dab.box, inside))
+        current[0][at], current[1][at] = new
+    at = (slice(None), *_within(box, inside))
+    document.write(box, current[0][at], current[1][at])
+    return box
+
+
+def _reflected(
+    values: torch.Tensor, inside: Region, region: Region, n_bins: int, n_frames: int
+) -> torch.Tensor:
+    """``region``'s values (reflected past the grid) from ``values``, which hold ``inside``: what
+    :func:`_read` gives for ``region`` when ``values`` are the document's."""
+    clipped = region.clipped(n_bins, n_frames)
+    out = values[(slice(None), slice(None), *_within(clipped, inside))]
+    if (clipped.bin0, clipped.bin1) != (region.bin0, region.bin1):
+        out = _reflect(out, clipped.bin0 - region.bin0, region.bin1 - clipped.bin1, dim=-2)
+    if (clipped.frame0, clipped.frame1) != (region.frame0, region.frame1):
+        out = _reflect(out, clipped.frame0 - region.frame0, region.frame1 - clipped.frame1, dim=-1)
+    return out

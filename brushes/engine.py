@@ -29,15 +29,15 @@ from spectropaint.brushes.dab import (
     BlockStroke,
     CellRadii,
     StrokeState,
-    apply_dab,
     apply_dabs,
+    band_step,
     region_refusal,
 )
 from spectropaint.brushes.history import History, OpenStep, Step
 from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.settle import SettlePlan, SettleResult, apply_settle, plan_settle
+from spectropaint.brushes.settle import SettlePlan, plan_settle, settle_now
 from spectropaint.brushes.stroke import (
     MAX_DABS_PER_EVENT,
     MAX_DABS_PER_STROKE,
@@ -65,8 +65,8 @@ class StrokeSession:
     history : History, optional
         Where the stroke's undo step goes; without one the stroke cannot be undone.
     fuse : bool
-        Apply the dabs of an input event together where the brush allows (the default); False
-        applies them one by one (the reference the fused path is tested and measured against).
+        Apply the dabs of an input event together (the default); False applies them one by one
+        (the reference the fused path is tested and measured against).
     """
 
     def __init__(
@@ -153,15 +153,9 @@ class StrokeSession:
         self.events.extend(self._in_cells(events))
         dabs = list(self.spacer.feed(events))
         self._tell_limits()
-        kind = self.state.kind
-        if self.fuse and kind.local and not kind.drags and len(dabs) > 1:
-            return self.document.on_cpu_after_oom(self.operation, self._apply(apply_dabs, dabs))
-        dirty: Region | Regions = EMPTY
-        for dab in dabs:
-            dirty = dirty.union(
-                self.document.on_cpu_after_oom(self.operation, self._apply(apply_dab, dab))
-            )
-        return dirty
+        if not dabs:
+            return EMPTY
+        return self.document.on_cpu_after_oom(self.operation, self._apply(dabs))
 
     def _in_cells(self, events: tuple[InputEvent, ...]) -> list[InputEvent]:
         """``events`` at the first block's frames and bins (the pen's settle follows those)."""
@@ -189,15 +183,14 @@ class StrokeSession:
                 "stroke may have; the rest of it was not painted"
             )
 
-    def _apply(self, apply, dabs) -> Callable[[], Region | Regions]:
-        """``apply(state, dabs)`` on the document's current device. Repeatable: stamping dabs
-        that failed part way are applied again from the stroke's starting values with weights
-        that are maxima, which repeating leaves alone; a warp dab writes only at its end (so warp
-        dabs are repeated one at a time, never a whole event's)."""
+    def _apply(self, dabs) -> Callable[[], Region | Regions]:
+        """The dabs applied on the document's current device. Repeatable: groups of dabs a failed
+        attempt wrote are not applied again (a warp group writes only at its end)."""
+        done: set = set()
 
         def work() -> Region | Regions:
             self.state.follow(self.document.device)
-            return apply(self.state, dabs)
+            return apply_dabs(self.state, dabs, fuse=self.fuse, done=done)
 
         return work
 
@@ -267,16 +260,7 @@ def paint(
     session.end()
     if not settle:
         return session.region
-    settled = document.on_cpu_after_oom(
-        f"settling the {session.state.kind.name} stroke",
-        lambda: _settled(session),
-    )
-    return session.region.union(apply_settle(document, history, settled))
-
-
-def _settled(session: StrokeSession) -> SettleResult | None:
-    plan = session.settle_plan()
-    return None if plan is None else plan.compute()
+    return session.region.union(settle_now(document, history, session.settle_plan))
 
 
 def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -> BlockStroke:
@@ -299,6 +283,7 @@ def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -
         band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
         radii=radii,
         margin=params.margin(radii),
+        band_step_hz=band_step(block.band_hz),
     )
 
 

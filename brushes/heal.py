@@ -7,7 +7,10 @@ other is missing), so a decaying note decays through the gap. Then, by ``mode``:
 
 - ``replace``: that level, with phase continued through the gap for steady partials (a band near a
   peak that stands out of the context spectrum advances at the peak's measured rate, adjusted so
-  that it meets the phase after the gap) and random phase elsewhere (noise stays noise);
+  that it meets the phase after the gap) and random phase elsewhere (noise stays noise): nothing
+  of the damaged cells is kept (starting the phase reconstruction from their own phase where the
+  music dominates them gains about 1 dB against the clean sound, but lets the click through,
+  only 27 to 29 dB down at 10 dB above the music);
 - ``partials``: as ``replace``, but a cell that stands :data:`KEEP_DB` above the damage around it
   (the median, over neighbouring bands, of what the cells have above the interpolated level) is
   kept as it was: a partial the click did not reach stays untouched;
@@ -49,6 +52,12 @@ DAMAGE_STRIDE = 4
 KEEP_DB = 20.0
 """``partials`` keeps a cell that stands this far above the damage measured around it."""
 TINY = 1e-30
+MOMENTUM = 0.99
+"""The fast Griffin-Lim's momentum (Perraudin, Balazs and Sondergaard 2013): 6 iterations hold
+what was written as closely as 8 plain ones did (heard against written over a healed second of
+music: 1.4 dB median difference)."""
+SHARE_FLOOR = 1e-3
+"""A side whose columns carry less of the signal than this (mean squared share) has no level."""
 
 
 def context_frames(hop: int, sample_rate: int) -> int:
@@ -84,7 +93,10 @@ def _side(
 
 
 def interpolated_level(
-    magnitude: torch.Tensor, selected: torch.Tensor, context: int
+    magnitude: torch.Tensor,
+    selected: torch.Tensor,
+    context: int,
+    frame_weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The magnitude interpolated in dB across each row's gap from ``context`` cells each side.
 
@@ -93,6 +105,10 @@ def interpolated_level(
     magnitude : torch.Tensor [shape=(C, R, N)]
         Rows are bands (healing along time) or frames (along frequency).
     selected : torch.Tensor [shape=(R, N)], bool
+    frame_weight : torch.Tensor [shape=(N,)] or None
+        The share of the signal each column carries (the NSGT's slice parities; None: all of it):
+        a side's level is its power over its columns' squared shares, and the level at each
+        column is the interpolated one times its share.
 
     Returns
     -------
@@ -105,6 +121,14 @@ def interpolated_level(
     power = magnitude.double() ** 2
     left, left_at, has_left = _side(power, first - context, context)
     right, right_at, has_right = _side(power, stop, context)
+    if frame_weight is not None:
+        share = (frame_weight.double() ** 2)[None, None, :].expand(1, len(first), -1)
+        left_share = _side(share, first - context, context)[0]
+        right_share = _side(share, stop, context)[0]
+        has_left = has_left & (left_share[0] > SHARE_FLOOR)
+        has_right = has_right & (right_share[0] > SHARE_FLOOR)
+        left = left / left_share.clamp_min(SHARE_FLOOR)
+        right = right / right_share.clamp_min(SHARE_FLOOR)
     left = torch.where(has_left, left, right)
     right = torch.where(has_right, right, left)
     left_at = torch.where(has_left, left_at, first.double() - 1)
@@ -116,6 +140,8 @@ def interpolated_level(
         ..., None
     ]
     level = torch.exp(0.5 * log_level).to(magnitude.dtype)
+    if frame_weight is not None:
+        level = level * frame_weight.to(level.dtype)
     return level, rows & (has_left | has_right)
 
 
@@ -224,6 +250,7 @@ def heal(
     direction: str = "auto",
     lobe_bins: int = 2,
     seed: int = 0,
+    frame_weight: torch.Tensor | None = None,
 ) -> Healed:
     """The healed region.
 
@@ -244,10 +271,12 @@ def heal(
         Half-width of a partial's main lobe in bands.
     seed : int
         Seeds the random phases (the same seed gives the same result).
+    frame_weight : torch.Tensor [shape=(T,)] or None
+        The share of the signal each frame carries (see :func:`interpolated_level`).
     """
     selected = weight > 0
     context = context_frames(hop, sample_rate)
-    level, healable = interpolated_level(magnitude, selected, context)
+    level, healable = interpolated_level(magnitude, selected, context, frame_weight)
     along_time = direction == "time" or (direction == "auto" and bool(healable.any()))
     if not along_time:
         level_t, healable_t = interpolated_level(magnitude.transpose(1, 2), selected.T, context)
@@ -392,15 +421,15 @@ def reconstruct_phase(
     phase: torch.Tensor,
     weight: torch.Tensor,
     free: torch.Tensor,
-    iterations: int = 8,
+    iterations: int = 6,
 ) -> torch.Tensor:
-    """Phase for made-up cells that the STFT can hold (Griffin-Lim on the region alone).
+    """Phase for made-up cells that the STFT can hold (fast Griffin-Lim on the region alone).
 
     The region's coefficients are the complex blend of ``base`` (``[2, C, B, T]``: the original
     magnitude and phase) and the new ``magnitude`` and ``phase`` by ``weight``; each iteration
     resynthesises the region's frames (:class:`LocalSTFT`; the bands outside ``region`` taken as
-    zero), analyses them again and keeps the phase found in the ``free`` cells of weight above 0.
-    The other cells never change. For the result to hold, the region should hold every frame that
+    zero), analyses them again and keeps the phase found in the ``free`` cells of weight above 0,
+    pushed on by :data:`MOMENTUM` times its last change. The other cells never change. For the result to hold, the region should hold every frame that
     reaches the free cells' samples (a heal's context does).
 
     Returns the phase ``[C, B, T]``.
@@ -416,8 +445,11 @@ def reconstruct_phase(
     coefficients = torch.zeros(
         (base.shape[1], n_bins, n_frames), dtype=torch.complex64, device=base.device
     )
+    previous = current
     for _ in range(iterations):
         coefficients[:, bands] = fixed + current
         analysed = local.analyse(local.synthesise(coefficients))[:, bands]
-        current = torch.where(free, target * torch.sgn(analysed), current)
-    return torch.where(free, current.angle(), phase)
+        projected = torch.where(free, target * torch.sgn(analysed), current)
+        current = projected + MOMENTUM * (projected - previous)
+        previous = projected
+    return torch.where(free, previous.angle(), phase)

@@ -28,7 +28,8 @@ from spectropaint.transforms.regions import EMPTY, Region, Regions
 
 DEFAULT_BYTE_BUDGET = 512 * 2**20
 STORAGE_DEVICE = torch.device("cpu")
-"""Committed steps live in host memory, so undo never competes with the document for GPU memory."""
+"""Committed steps live in host memory, so undo never competes with the document for GPU memory
+(on a GPU, in pinned memory, copied while the stroke is painted: see :meth:`OpenStep.record`)."""
 
 
 def read_stacked(document, region: Region) -> torch.Tensor:
@@ -81,6 +82,8 @@ class OpenStep:
         self._tile = tile
         self.originals: dict[int, TileMap] = {}
         """Per block, the original values of the tiles the stroke has written to."""
+        self._host: dict[int, dict[tuple[int, int], _Staged]] = {}
+        """Per block and tile, the host copies being made of ``originals`` on a GPU."""
 
     def _tiles(self, block: int) -> TileMap:
         if block not in self.originals:
@@ -90,9 +93,27 @@ class OpenStep:
         return self.originals[block]
 
     def record(self, box: Region) -> None:
-        """Keep the original values of ``box``'s tiles (first touch only); call before writing it."""
-        self._tiles(box.block).ensure(box, lambda tile: read_stacked(self.document, tile))
+        """Keep the original values of ``box``'s tiles (first touch only); call before writing it.
+
+        On a GPU each new tile is also copied to pinned host memory on a side stream as it is
+        kept, so the step's undo data is on the host when the stroke ends without the stroke
+        ever waiting for a copy.
+        """
+        tiles = self._tiles(box.block)
+        for key in tiles.ensure(box, lambda tile: read_stacked(self.document, tile)):
+            staged = _stage(tiles.tiles[key])
+            if staged is not None:
+                self._host.setdefault(box.block, {})[key] = staged
         self.region = self.region.union(box)
+
+    def host_values(self, block: int, key: tuple[int, int]) -> torch.Tensor:
+        """The original values of tile ``key`` of ``block`` in host memory (waits for the side
+        stream's copy, where there is one: call when the stroke ends)."""
+        staged = self._host.get(block, {}).get(key)
+        if staged is None:
+            return self.originals[block].tiles[key].to(STORAGE_DEVICE)
+        staged.done.synchronize()
+        return staged.values
 
     def original(self, box: Region) -> torch.Tensor:
         """Values of ``box`` as they were when the stroke began: ``[2, channels, bins, frames]``."""
@@ -110,6 +131,36 @@ class OpenStep:
         """Drop the recorded tiles (the stroke is over); ``region`` stays."""
         for tiles in self.originals.values():
             tiles.tiles.clear()
+        self._host.clear()
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """A device tensor's copy in pinned host memory, complete once ``done`` has passed."""
+
+    values: torch.Tensor
+    done: torch.cuda.Event
+
+
+_SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
+
+
+def _stage(values: torch.Tensor) -> _Staged | None:
+    """Start copying a CUDA tensor to pinned host memory on a side stream (after the work that
+    made it); None for tensors already in host memory. Nothing waits here."""
+    if values.device.type != "cuda":
+        return None
+    stream = _SIDE_STREAMS.get(values.device)
+    if stream is None:
+        stream = _SIDE_STREAMS[values.device] = torch.cuda.Stream(values.device)
+    stream.wait_stream(torch.cuda.current_stream(values.device))
+    with torch.cuda.stream(stream):
+        host = torch.empty(values.shape, dtype=values.dtype, pin_memory=True)
+        host.copy_(values, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record(stream)
+    values.record_stream(stream)  # not freed for reuse before the copy has read it
+    return _Staged(host, done)
 
 
 @dataclass(eq=False)
@@ -137,7 +188,8 @@ class Step:
     label: str
     atoms: list[Atom]
     region: Region | Regions
-    tile: int = TILE
+    tiles: dict[int, int] = field(default_factory=dict)
+    """The tile side of the stroke's tiles in each block (:data:`TILE` for any other)."""
     nbytes: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -146,17 +198,41 @@ class Step:
     def cover(self, document, region: Region) -> None:
         """Add atoms holding the current values of the cells of ``region`` no atom holds yet.
 
-        The step's own atoms are whole tiles of its tile grid; a tile of ``region`` that none of
-        them is gets one atom for its part of ``region``.
+        The step's own atoms are whole tiles of its tile grid (per block); each tile of ``region``
+        that none of them is gets one atom for its part of ``region``, merged with the parts
+        earlier calls added to that tile (one box holding both; the cells between hold their
+        current values, which nothing has changed since the step began). ``region``'s channels
+        must be the step's.
         """
-        t = self.tile
-        held = {(atom.region.bin0 // t, atom.region.frame0 // t) for atom in self.atoms}
-        grid = TileMap(document.blocks[0].n_bins, document.blocks[0].n_frames, tile=t)
+        t = self.tiles.get(region.block, TILE)
+        grid = TileMap(
+            document.blocks[region.block].n_bins,
+            document.blocks[region.block].n_frames,
+            tile=t,
+            block=region.block,
+        )
+        by_key: dict[tuple[int, int], list[Atom]] = {}
+        for atom in self.atoms:
+            if atom.region.block == region.block:
+                key = (atom.region.bin0 // t, atom.region.frame0 // t)
+                by_key.setdefault(key, []).append(atom)
         for key in grid.keys(region):
-            if key in held:
+            whole = grid.tile_box(key, region.channels)
+            held = by_key.get(key, [])
+            if any(atom.region == whole for atom in held):
                 continue
-            part = grid.tile_box(key, region.channels).intersection(region)
+            part = whole.intersection(region)
+            for atom in held:
+                part = part.union(atom.region)
             values = read_stacked(document, part).to(STORAGE_DEVICE)
+            for atom in held:  # what the earlier parts hold (the document holds the settled)
+                inside = (
+                    slice(atom.region.bin0 - part.bin0, atom.region.bin1 - part.bin0),
+                    slice(atom.region.frame0 - part.frame0, atom.region.frame1 - part.frame0),
+                )
+                values[(..., *inside)] = atom.values
+                self.atoms.remove(atom)
+                self.nbytes -= atom.values.nbytes
             self.atoms.append(Atom(part, values))
             self.nbytes += values.nbytes
         self.region = self.region.union(region)
@@ -211,13 +287,13 @@ class History:
         if step.region.empty:
             return False
         atoms = [
-            Atom(tiles.tile_box(key, step.channels), values.to(STORAGE_DEVICE))
-            for tiles in step.originals.values()
-            for key, values in tiles.tiles.items()
+            Atom(tiles.tile_box(key, step.channels), step.host_values(block, key))
+            for block, tiles in step.originals.items()
+            for key in tiles.tiles
         ]
-        tile = step._tiles(0).tile if 0 in step.originals else TILE  # the first block's (settle's)
+        sides = {block: tiles.tile for block, tiles in step.originals.items()}
         step.release()
-        return self.push(Step(step.label, atoms, step.region, tile=tile))
+        return self.push(Step(step.label, atoms, step.region, tiles=sides))
 
     def push(self, step) -> bool:
         """Push a committed step (a :class:`Step`, or any object with ``label``, ``region``,

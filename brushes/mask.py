@@ -38,50 +38,28 @@ def dab_box(
     return box.clipped(n_bins, n_frames)
 
 
-def dab_mask(
-    box: Region,
-    x: float,
-    y: float,
-    radius_frames: float,
-    radius_bins: float,
-    *,
-    hardness: float,
-    weight: float,
-    device: torch.device,
+def mask_from_distances(
+    u: torch.Tensor, v: torch.Tensor, *, hardness: float, weight: float | torch.Tensor
 ) -> torch.Tensor:
-    """The dab's weight on ``box``.
+    """The dab's weight from each frame's and bin's distance to its centre along its axis.
 
     Parameters
     ----------
-    box : Region
-        Cells to evaluate, usually :func:`dab_box`.
-    x, y : float
-        Centre in frames and bins.
-    radius_frames, radius_bins : float
-        Semi-axes in frames and bins.
+    u : torch.Tensor [shape=(..., frames)], float32
+        Distances along time in radii (leading dimensions: one per dab).
+    v : torch.Tensor [shape=(..., bins)], float32
+        Distances along frequency in radii.
     hardness : float
-        0..1: weight is ``weight`` for ``r <= hardness`` and falls along a raised cosine to 0 at
+        0..1: the weight is the peak for ``r <= hardness`` and falls along a raised cosine to 0 at
         ``r = 1``, where ``r`` is the normalised elliptical distance.
-    weight : float
-        Peak weight (strength times the pressure's factor).
+    weight : float or torch.Tensor [shape=(..., 1, 1)]
+        Peak weight (strength times the pressure's factor), per dab.
 
     Returns
     -------
-    torch.Tensor [shape=(bins, frames)], float32 on ``device``
+    torch.Tensor [shape=(..., bins, frames)], float32
     """
-    frames = torch.arange(box.frame0, box.frame1, device=device, dtype=torch.float32)
-    bins = torch.arange(box.bin0, box.bin1, device=device, dtype=torch.float32)
-    u = (frames - x) / radius_frames
-    v = (bins - y) / radius_bins
-    return mask_from_distances(u, v, hardness=hardness, weight=weight)
-
-
-def mask_from_distances(
-    u: torch.Tensor, v: torch.Tensor, *, hardness: float, weight: float
-) -> torch.Tensor:
-    """The dab's weight ``[bins, frames]`` from each frame's and bin's distance to the centre along
-    its axis, in radii (``u`` ``[frames]``, ``v`` ``[bins]``, float32); see :func:`dab_mask`."""
-    r = torch.sqrt(v[:, None] ** 2 + u[None, :] ** 2)
+    r = torch.sqrt(v[..., :, None] ** 2 + u[..., None, :] ** 2)
     if hardness >= 1.0:
         shape = (r < 1.0).to(torch.float32)
     else:

@@ -17,10 +17,11 @@ does after a stroke, over ``plan.region``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from spectropaint.brushes.dab import blend
@@ -35,6 +36,7 @@ from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import hz_to_bins
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Mask, main_lobe_bins
 
@@ -132,8 +134,8 @@ def operation_params(name: str, values: Mapping[str, Any] | None = None) -> Any:
 # ------------------------------------------------------------------------------- clipboard
 @dataclass(frozen=True, eq=False)
 class Clip:
-    """Copied coefficients: ``magnitude``, ``phase`` ``[C, B, T]`` and ``weight`` ``[B, T]`` (on
-    the CPU) of ``region``, whose first frame is centred at ``seconds``."""
+    """Copied coefficients of one block: ``magnitude``, ``phase`` ``[C, B, T]`` and ``weight``
+    ``[B, T]`` (on the CPU) of ``region``, whose first frame is centred at ``seconds``."""
 
     region: Region
     magnitude: torch.Tensor
@@ -144,9 +146,15 @@ class Clip:
 
 @dataclass
 class Clipboard:
-    """What the last copy or cut took (None before one)."""
+    """What the last copy or cut took: one :class:`Clip` per block the selection reached (none
+    before a copy)."""
 
-    clip: Clip | None = None
+    clips: tuple[Clip, ...] = ()
+
+    @property
+    def seconds(self) -> float:
+        """Where the copy starts: its earliest first frame."""
+        return min(clip.seconds for clip in self.clips)
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -209,17 +217,22 @@ def _gain(mask: Mask, gain_db: float, label: str) -> Plan:
 def _heal(document, mask: Mask, params: HealOperation) -> Plan:
     block = document.blocks[mask.region.block]
     index, selection = mask.region.block, mask.region
-    reached = document.transform.frames_reaching(
-        index, selection.frame0, selection.frame1, document.n_samples
-    )
-    reach = max(selection.frame0 - reached[0], reached[1] - selection.frame1)
-    context = max(context_frames(block.hop, document.sample_rate), reach)
+    transform = document.transform
+    context = context_frames(block.hop, document.sample_rate)
+    if transform.supports_settle:  # the frames that overlap the selection's are context too
+        reached = transform.frames_reaching(
+            index, selection.frame0, selection.frame1, document.n_samples
+        )
+        context = max(context, selection.frame0 - reached[0], reached[1] - selection.frame1)
     frames = max(context, selection.shape[1]) if params.mode == "pattern" else context
     region = _grown(selection, context, frames, document)
     weight = mask.padded(region)
     band_hz = _band_hz(document, region)
     lobe = round(main_lobe_bins(document))
-    consistent = document.transform.name == "stft"
+    consistent = transform.name == "stft"
+    frame_weight = transform.frame_weight(
+        index, torch.arange(region.frame0, region.frame1, device=document.device)
+    )
 
     def compute(magnitude, phase):
         healed = heal(
@@ -233,6 +246,7 @@ def _heal(document, mask: Mask, params: HealOperation) -> Plan:
             direction=params.direction,
             lobe_bins=lobe,
             seed=_seed(region),
+            frame_weight=frame_weight,
         )
         healed_phase = healed.phase
         if healed.free is not None and consistent:
@@ -291,25 +305,88 @@ def _fill(document, mask: Mask, params: FillOperation) -> Plan:
     return Plan(f"fill ({params.brush})", region, compute)
 
 
-def copy_selection(document, mask: Mask) -> Clip:
-    """The selection's coefficients as they are now."""
-    magnitude, phase = document.read(mask.region)
-    seconds = float(document.blocks[mask.region.block].frame_seconds[mask.region.frame0])
-    return Clip(mask.region, magnitude.cpu(), phase.cpu(), mask.weight.cpu(), seconds)
+def copy_selection(document, masks: Sequence[Mask]) -> tuple[Clip, ...]:
+    """The selection's coefficients as they are now, one :class:`Clip` per block."""
+    clips = []
+    for mask in masks:
+        magnitude, phase = document.read(mask.region)
+        seconds = float(document.blocks[mask.region.block].frame_seconds[mask.region.frame0])
+        clips.append(Clip(mask.region, magnitude.cpu(), phase.cpu(), mask.weight.cpu(), seconds))
+    return tuple(clips)
 
 
-def _paste(document, clip: Clip, params: PasteOperation) -> Plan | None:
-    """The clip placed with its first frame at ``at_seconds`` and moved by ``shift_hz`` (whole
-    frames and whole bins: a shift by ``k`` bins adds the phase of a modulation by ``k`` bins'
-    frequency, so partials stay coherent)."""
+def _shift_bins(band_hz: np.ndarray, region: Region, shift_hz: float) -> int:
+    """Whole bands that move ``region``'s centre band by ``shift_hz`` (on evenly spaced bands,
+    ``shift_hz`` over the spacing)."""
+    if not shift_hz or len(band_hz) < 2:
+        return 0
+    centre = float(band_hz[(region.bin0 + region.bin1 - 1) // 2])
+    target = float(hz_to_bins(centre + shift_hz, band_hz=band_hz))
+    return round(target - float(hz_to_bins(centre, band_hz=band_hz)))
+
+
+def _at(clip: Clip, frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``clip``'s complex coefficients ``[C, B, len(frames)]`` at block ``frames`` (zero outside
+    it) and whether each frame lies inside."""
+    index = frames - clip.region.frame0
+    inside = (index >= 0) & (index < clip.region.shape[1])
+    values = torch.polar(clip.magnitude, clip.phase)[..., index.clamp(0, clip.region.shape[1] - 1)]
+    return torch.where(inside, values, 0), inside
+
+
+def _moved(document, clip: Clip, clips: tuple[Clip, ...], frames: int) -> torch.Tensor:
+    """``clip``'s coefficients (complex ``[C, B, T]``) moved by ``frames`` whole frames.
+
+    Where the transform splits the signal between blocks over time (the NSGT's slice parities,
+    whose frame weights sum to 1), a frame's share differs from its source's: the signal at each
+    source frame is the weighted least-squares combination of this clip and its partner's (the
+    clip of the block with the same bands and hop) there, times the destination's weight.
+    """
+    transform, block = document.transform, document.blocks[clip.region.block]
+    source = torch.arange(clip.region.frame0, clip.region.frame1)
+    weight = transform.frame_weight(clip.region.block, source)
+    if weight is None or frames == 0:
+        return torch.polar(clip.magnitude, clip.phase)
+    weight = weight.cpu()
+    values, inside = _at(clip, source)
+    total = weight * values
+    norm = torch.where(inside, weight**2, 0.0)
+    for other in clips:
+        other_block = document.blocks[other.region.block]
+        if other is clip or other_block.hop != block.hop or other_block.n_bins != block.n_bins:
+            continue
+        if not np.array_equal(other_block.band_hz, block.band_hz):
+            continue
+        offset = (block.layout.frame0_sample - other_block.layout.frame0_sample) // block.hop
+        partner = source + offset
+        partner_weight = transform.frame_weight(other.region.block, partner).cpu()
+        values, inside = _at(other, partner)
+        total = total + partner_weight * values
+        norm = norm + torch.where(inside, partner_weight**2, 0.0)
+    destination = transform.frame_weight(clip.region.block, source + frames).cpu()
+    return total * (destination / norm.clamp_min(1e-6))
+
+
+def _paste(document, clipboard: Clipboard, params: PasteOperation) -> list[Plan]:
+    """Each clip placed ``at_seconds`` minus where the copy started later (whole frames of its
+    block) and moved by ``shift_hz`` (whole bands; a shift adds the phase of a modulation by the
+    bands' change of frequency, so partials stay coherent)."""
+    at = clipboard.seconds if params.at_seconds is None else params.at_seconds
+    plans = []
+    for clip in clipboard.clips:
+        plan = _paste_clip(document, clip, clipboard.clips, at - clipboard.seconds, params)
+        if plan is not None:
+            plans.append(plan)
+    return plans
+
+
+def _paste_clip(
+    document, clip: Clip, clips: tuple[Clip, ...], seconds: float, params: PasteOperation
+) -> Plan | None:
     source = clip.region
     block = document.blocks[source.block]
-    step_seconds = block.hop / document.sample_rate
-    at = clip.seconds if params.at_seconds is None else params.at_seconds
-    frames = round((at - clip.seconds) / step_seconds)
-    band = block.band_hz
-    spacing = float(band[1] - band[0]) if len(band) > 1 else 1.0
-    bins = round(params.shift_hz / spacing)
+    frames = round(seconds * document.sample_rate / block.hop)
+    bins = _shift_bins(block.band_hz, source, params.shift_hz)
     wanted = Region(
         source.bin0 + bins,
         source.bin1 + bins,
@@ -323,14 +400,18 @@ def _paste(document, clip: Clip, params: PasteOperation) -> Plan | None:
         return None
     rows, columns = _inner(wanted, region)
     device = document.device
-    magnitude = clip.magnitude[:, rows, columns].to(device)
-    phase = clip.phase[:, rows, columns].to(device)
+    moved = _moved(document, clip, clips, frames)[:, rows, columns].to(device)
+    magnitude, phase = moved.abs(), moved.angle()
     weight = clip.weight[rows, columns].to(device)
     if bins:
-        shift_hz = torch.tensor([bins * spacing], dtype=torch.float64, device=device)
-        destination = torch.arange(region.frame0, region.frame1, device=device)
-        ramp = phase_ramp(shift_hz, destination, hop=block.hop, sample_rate=document.sample_rate)
-        phase = torch.remainder(phase + (ramp[0] - math.pi * bins).to(phase.dtype), 2 * math.pi)
+        band = torch.as_tensor(block.band_hz, dtype=torch.float64, device=device)
+        change = band[region.bin0 : region.bin1] - band[region.bin0 - bins : region.bin1 - bins]
+        start = block.layout.frame0_sample / block.hop
+        destination = torch.arange(region.frame0, region.frame1, device=device) + start
+        ramp = phase_ramp(change, destination, hop=block.hop, sample_rate=document.sample_rate)
+        if document.transform.name == "stft":  # its frames' phase is taken at their start
+            ramp = ramp - math.pi * bins
+        phase = torch.remainder(phase + ramp.to(phase.dtype), 2 * math.pi)
 
     def compute(old_magnitude, old_phase):
         if params.mode == "replace":
@@ -348,31 +429,39 @@ def _paste(document, clip: Clip, params: PasteOperation) -> Plan | None:
 
 def plan_operation(
     document,
-    mask: Mask | None,
+    masks: Mask | Sequence[Mask] | None,
     name: str,
     params: Mapping[str, Any] | Any | None = None,
     *,
     clipboard: Clipboard,
-) -> Plan | None:
-    """Plan operation ``name`` on ``mask`` (None: no selection; only ``paste`` needs none).
+) -> list[Plan]:
+    """Plan operation ``name`` on a selection rasterised on one block (a :class:`Mask`) or on
+    several (:func:`~spectropaint.transforms.selection.rasterise_blocks`: each block is acted on
+    over its own frames and bands); None or no mask: no selection (only ``paste`` needs none).
 
-    Returns None when the operation changes no coefficient (``copy``; a paste that falls outside
-    the grid; an empty selection). ``copy`` and ``cut`` fill ``clipboard``; ``paste`` reads it.
-    Raises :class:`SettingsError` for unknown operations, bad parameters, or nothing to paste.
+    Returns the plans of one undo step (none when the operation changes no coefficient: ``copy``;
+    a paste that falls outside the grid; an empty selection). ``copy`` and ``cut`` fill
+    ``clipboard``; ``paste`` reads it. Raises :class:`SettingsError` for unknown operations, bad
+    parameters, or nothing to paste.
     """
     if not isinstance(params, tuple(PARAMS.values())):
         params = operation_params(name, params)
     elif name not in PARAMS or not isinstance(params, PARAMS[name]):
         raise SettingsError(f"operation {name!r} does not take {type(params).__name__}")
     if name == "paste":
-        if clipboard.clip is None:
+        if not clipboard.clips:
             raise SettingsError("nothing to paste: copy or cut a selection first")
-        return _paste(document, clipboard.clip, params)
-    if mask is None:
-        return None
+        return _paste(document, clipboard, params)
+    masks = [] if masks is None else [masks] if isinstance(masks, Mask) else list(masks)
+    if not masks:
+        return []
     if name in ("copy", "cut"):
-        clipboard.clip = copy_selection(document, mask)
-        return _gain(mask, ERASE_DB, "cut") if name == "cut" else None
+        clipboard.clips = copy_selection(document, masks)
+        return [_gain(mask, ERASE_DB, "cut") for mask in masks] if name == "cut" else []
+    return [_plan_one(document, mask, name, params) for mask in masks]
+
+
+def _plan_one(document, mask: Mask, name: str, params) -> Plan:
     if name == "gain":
         return _gain(mask, params.gain_db, f"gain {params.gain_db:+.1f} dB")
     if name == "erase":

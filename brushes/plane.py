@@ -22,7 +22,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from spectropaint.transforms.stft import STFTSettings
 
@@ -148,8 +147,3 @@ class BlockAxes:
             return 1.0 / self.x_scale, 1.0
         dy = float(self.y[k] - self.y[k - 1])
         return 1.0 / self.x_scale, (1.0 / dy if dy > 0 and math.isfinite(dy) else 1.0)
-
-
-def offsets_tensor(values: np.ndarray, radius: float, device: torch.device) -> torch.Tensor:
-    """``values / radius`` as float32 on ``device`` (the dab mask's normalised distances)."""
-    return torch.from_numpy(values / radius).to(device, torch.float32)

@@ -14,7 +14,7 @@ Two ways of combining dabs:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ from spectropaint.brushes.kernels.context import Kernel
 from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain
 from spectropaint.brushes.kernels.pen import PenParams, pen
 from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
-from spectropaint.brushes.kernels.warp import WarpParams, warp
+from spectropaint.brushes.kernels.warp import WarpParams, warp, warp_prepare
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
 
@@ -47,10 +47,20 @@ class BrushKind:
         The kernel reads a clone source at ``params.offset_frames``, ``params.offset_bins``.
     local : bool
         The kernel's result at a cell depends only on cells within its margin, never on the box
-        around it, so the dabs of one input event may be applied as one box (see
-        :func:`~spectropaint.brushes.dab.apply_dabs`). The spectral filter is not (it filters the
-        whole box's 2-D spectrum), nor the pen (its partial follows each dab's centre), nor the clone
-        (its automatic phase decides from what each dab's box holds).
+        around it or on which dab painted the cell, so the dabs of one input event are one kernel
+        call on their joint box (see :func:`~spectropaint.brushes.dab.apply_dabs`). The pen is
+        not (its partial follows each dab's centre: it is given, per cell, the centre of the dab
+        that painted the cell last), nor the spectral filter (see ``whole_box``).
+    whole_box : bool
+        The kernel's result depends on the dab's whole region (the spectral filter filters its 2-D
+        spectrum): the dabs of an event share one read, blend and write, but the kernel runs once
+        per dab, on that dab's region sliced from theirs.
+    prepare : callable or None
+        What a kernel would otherwise compute per dab from the stroke's starting values, computed
+        once per event over its region: ``prepare(original, bin_hz, frames, params, *, hop,
+        sample_rate) -> dict`` of tensors ``[..., Bm, Tm]`` (``original`` ``[2, C, Bm, Tm + 1]``
+        with the frame before the region in front); each dab's kernel gets them sliced to its
+        region as ``context.prepared`` (dragging brushes: warp's phase ramp and drift).
     settles_phase : bool
         The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
         whose phase is the original's and fits); the others' phase is free to settle (see
@@ -66,6 +76,8 @@ class BrushKind:
     drags: bool = False
     reads_source: bool = False
     local: bool = True
+    whole_box: bool = False
+    prepare: Callable[..., dict[str, Any]] | None = None
     settles_phase: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
@@ -91,9 +103,11 @@ BRUSHES: dict[str, BrushKind] = {
             defaults={"gain_db": ERASE_DB},
         ),
         BrushKind("blur", blur, BlurParams, keeps_phase=True),
-        BrushKind("filter", spectral_filter, FilterParams, keeps_phase=True, local=False),
-        BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True),
-        BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True, local=False),
+        BrushKind(
+            "filter", spectral_filter, FilterParams, keeps_phase=True, local=False, whole_box=True
+        ),
+        BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True, prepare=warp_prepare),
+        BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
         BrushKind("pen", pen, PenParams, keeps_phase=False, local=False),
     )
 }

@@ -81,13 +81,9 @@ def click_scores(
     gap, margin = n_fft // hop // 2, (n_fft // hop // 2 + SIDE_FRAMES) * hop
     chunk = int(CHUNK_SECONDS * sample_rate) // hop * hop
     scores = []
-    block = document.blocks[0]
     for piece in range(start, stop, chunk):
         lo, hi = max(0, piece - margin), min(n, min(stop, piece + chunk) + margin)
-        frame0 = max(0, int(lo // block.hop) - 1)
-        frame1 = min(block.n_frames, int(hi // block.hop) + 2)
-        first, samples = document.edited_span(frame0, frame1)
-        audio = torch.from_numpy(samples[:, lo - first : hi - first])
+        audio = torch.from_numpy(document.edited_between(lo, hi))
         spectrum = torch.stft(audio, n_fft, hop, window=window, center=False, return_complex=True)[
             :, torch.from_numpy(rows)
         ]
@@ -149,28 +145,39 @@ def find_clicks(
     return clicks
 
 
-def click_selection(document, click: Click, *, block: int = 0) -> Selection:
-    """A rectangle over every frame of ``block`` whose window reaches the click, from
-    :data:`CLICK_LOW_HZ` up: below it the music holds most of the energy and a short click little,
-    and healing there would change more music than click."""
+REACH_HOPS = 4
+"""A click's selection reaches at most this many of a block's hops beyond it (the frames of a
+transform that slices the signal, as the NSGT does, reach a whole slice; its atoms, a few hops)."""
+
+
+def click_selection(
+    document, click: Click, *, block: int = 0, low_hz: float = CLICK_LOW_HZ
+) -> Selection | None:
+    """A rectangle over every frame of ``block`` whose window reaches the click, from ``low_hz``
+    up (by default :data:`CLICK_LOW_HZ`: below it the music holds most of the energy and a short
+    click little, and healing there would change more music than click); None for a block wholly
+    below it."""
     layout = document.blocks[block].layout
-    reach = document.transform.samples_reached(block, 0, 1, 1 << 40)[1] / document.sample_rate
+    middle = layout.n_frames // 2  # away from the ends, where the reach is clipped
+    start, stop = document.transform.samples_reached(block, middle, middle + 1, 1 << 40)
+    reach = min(stop - start, 2 * REACH_HOPS * layout.hop) / 2 / document.sample_rate
     top = float(layout.band_hz[-1]) + 1.0
+    if top <= low_hz:
+        return None
     return Selection.of(
-        Rectangle(click.start_seconds - reach, click.stop_seconds + reach, CLICK_LOW_HZ, top)
+        Rectangle(click.start_seconds - reach, click.stop_seconds + reach, low_hz, top)
     )
 
 
-def declick_plans(
-    document, clicks: list[Click], *, mode: str = "partials", block: int = 0
-) -> list[Plan]:
-    """One heal of each click (they run as one undo step: see ``apply_plans``)."""
+def declick_plans(document, clicks: list[Click], *, mode: str = "partials") -> list[Plan]:
+    """One heal of each click on every block it reaches (they run as one undo step: see
+    ``apply_plans``)."""
     plans = []
     for click in clicks:
-        mask = rasterise(click_selection(document, click, block=block), document, block=block)
-        plan = plan_operation(document, mask, "heal", {"mode": mode}, clipboard=Clipboard())
-        if plan is not None:
-            plans.append(plan)
+        for block in range(len(document.blocks)):
+            selection = click_selection(document, click, block=block)
+            mask = None if selection is None else rasterise(selection, document, block=block)
+            plans += plan_operation(document, mask, "heal", {"mode": mode}, clipboard=Clipboard())
     return plans
 
 

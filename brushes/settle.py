@@ -24,6 +24,15 @@ before a pending result is applied makes it stale: a caller that wants every str
 (or waits for) the pending result first; :meth:`SettlePlan.compute` takes about the same time
 whatever the stroke (:data:`WORK_CELLS`).
 
+Operations on a selection (gain, erase, heal, fill, paste, an image, de-click, de-hum) settle the
+same way, into their own undo step: :func:`plan_edit_settle` plans the regions they wrote, each
+part (spans far enough apart settle alone) with the values written as the target; the phase is
+imposed too where the operation kept every changed cell's phase. :func:`settle_now` does all three
+calls at once (the command line, replays).
+
+On an NSGT document the span is the edit's slices (the samples they reach may change) and every
+block's frames over them (re-analysed); the target is imposed by alternating projections.
+
 The settled region is every frame whose analysis reads a sample the stroke's frames reach (three
 frames either side for ``n_fft = 4 hop``), and the bins where the settle changed something by more
 than :data:`UNCHANGED` of the span's largest coefficient; the samples that may change are those the
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,9 +67,9 @@ ITERATIONS = (4, 32)
 """Fewest and most iterations."""
 
 
-def iterations_for(span: Span, channels: int, n_bins: int) -> int:
-    """How many iterations a settle of ``span`` gets (see :data:`WORK_CELLS`)."""
-    cells = (span.frame1 - span.frame0) * n_bins * channels
+def iterations_for(cells: int) -> int:
+    """How many iterations a settle of ``cells`` coefficient cells (all channels) gets (see
+    :data:`WORK_CELLS`)."""
     return int(min(ITERATIONS[1], max(ITERATIONS[0], WORK_CELLS // max(1, cells))))
 
 
@@ -71,21 +81,28 @@ float32 rounding, and writing them would only grow the undo step."""
 
 @dataclass
 class SettleResult:
-    """What :func:`apply_settle` writes: settled magnitude and phase ``[2, C, bins, frames]`` of
-    ``region``, and what it checks (the document's revision and the stroke's undo step)."""
+    """What :func:`apply_settle` writes: per part, the region and its settled magnitude and phase
+    ``[2, C, bins, frames]``; and what it checks (the document's revision and the undo step)."""
 
-    region: Region
-    values: torch.Tensor | None
+    writes: list[tuple[Region, torch.Tensor]]
     revision: int
     step: Step | None
     iterations: int = 0
     residual_db: float = -math.inf
     seconds: float = 0.0
 
+    @property
+    def region(self) -> Region:
+        """The box of everything written (``EMPTY`` if nothing)."""
+        region = EMPTY
+        for part, _ in self.writes:
+            region = region.union(part)
+        return region
+
 
 @dataclass
-class SettlePlan:
-    """Everything one stroke's settle needs, copied from the document (see the module).
+class SettlePart:
+    """What the settle of one span needs, copied from the document (see the module).
 
     Attributes
     ----------
@@ -95,22 +112,23 @@ class SettlePlan:
         The document's original samples (never written; read, not copied).
     channels : tuple of int
     span : Span
-        The frames re-analysed and the samples that may change.
-    run : EditedRun or None
+        The frames re-analysed (per block) and the samples that may change.
+    runs : list of (block, EditedRun)
         Copies of the coefficients of the edited frames that reach the span's samples (as before
         the stroke, for the pen).
-    current : torch.Tensor [shape=(2, C, F, frames of span)]
-        The document's values over the span's frames (to tell what the settle changes).
-    box : Region
-        The stroke's box.
-    target : torch.Tensor [shape=(2, C, bins, frames)] or None
-        Painted magnitude and phase on ``box``.
-    weights : torch.Tensor [shape=(bins, frames)] or None
-        How much ``target`` holds on each cell of ``box`` (:func:`imposed_weights`).
+    current : list of torch.Tensor [shape=(2, C, F, frames)]
+        The document's values over each piece of the span (to tell what the settle changes).
+    boxes : list of Region
+        The edit's boxes (one per block).
+    targets : list of torch.Tensor [shape=(2, C, bins, frames)] or None
+        Painted magnitude and phase on each box.
+    weights : list of torch.Tensor [shape=(bins, frames)] or None
+        How much each target holds on each cell of its box (:func:`imposed_weights`).
     magnitude_only : bool
-        Impose the target's magnitude alone.
+        Impose the targets' magnitude alone.
     pen : PenPath or None
-        The pen's partial, synthesised instead of iterating.
+        The pen's partial, synthesised instead of iterating (one block).
+    iterations : int
     """
 
     transform: Transform
@@ -118,34 +136,26 @@ class SettlePlan:
     original: np.ndarray
     channels: tuple[int, ...]
     span: Span
-    run: EditedRun | None
-    current: torch.Tensor
-    box: Region
-    target: torch.Tensor | None
-    weights: torch.Tensor | None
+    runs: list[tuple[int, EditedRun]]
+    current: list[torch.Tensor]
+    boxes: list[Region]
+    targets: list[torch.Tensor] | None
+    weights: list[torch.Tensor] | None
     magnitude_only: bool
     pen: PenPath | None
-    revision: int
-    step: Step | None
     iterations: int
 
-    def compute(self) -> SettleResult:
-        """The settled values (any thread; reads only this plan and immutable samples; one torch
-        thread, see :func:`~spectropaint.transforms.torch_device.one_thread`)."""
-        with one_thread():
-            return self._compute()
-
-    def _compute(self) -> SettleResult:
-        began = time.perf_counter()
+    def compute(self) -> tuple[list[tuple[Region, torch.Tensor]], int, float]:
+        """The regions changed with their settled values, the iterations made and the residual
+        (dB)."""
         span = self.span
         heard = resynthesise(
             self.transform,
             self.samples,
             self.original,
-            span.block,
             span.start,
             span.stop,
-            self.run,
+            self.runs,
             channels=self.channels,
         )
         heard = torch.from_numpy(heard)
@@ -155,9 +165,10 @@ class SettlePlan:
             heard[:, free] += torch.from_numpy(
                 synthesise_partial(self.pen, span.free0, span.free1)
             )[None, :]
-            coefficients = self.transform.analyse_span(
-                heard, span.start, span.block, span.frame0, span.frame1, span.n_samples
-            )
+            pieces = [
+                self.transform.analyse_span(heard, span.start, block, lo, hi, span.n_samples)
+                for block, lo, hi in span.pieces
+            ]
         else:
             target, weights = self._over_span()
             projection = project(
@@ -169,12 +180,78 @@ class SettlePlan:
                 magnitude_only=self.magnitude_only,
                 iterations=self.iterations,
             )
-            coefficients = projection.coefficients
+            sizes = [bins * frames for bins, frames in span.cells(self.transform)]
+            flat = torch.split(projection.coefficients, sizes, dim=1)
+            pieces = [
+                part.view(part.shape[0], bins, frames)
+                for part, (bins, frames) in zip(flat, span.cells(self.transform), strict=True)
+            ]
             iterations, residual_db = projection.iterations, projection.residual_db
-        region, values = self._changed(coefficients)
+        return self._changed(pieces), iterations, residual_db
+
+    def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]``."""
+        device = self.transform.device
+        targets, weights = [], []
+        for (block, lo, _), current in zip(self.span.pieces, self.current, strict=True):
+            _, channels, n_bins, n_frames = current.shape
+            target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
+            weight = torch.zeros((n_bins, n_frames), device=device)
+            for box, painted, held in zip(self.boxes, self.targets, self.weights, strict=True):
+                if box.block != block:
+                    continue
+                cells = (slice(box.bin0, box.bin1), slice(box.frame0 - lo, box.frame1 - lo))
+                painted = painted.to(device)
+                target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
+                weight[cells] = held.to(device)
+            targets.append(target.flatten(1))
+            weights.append(weight.flatten())
+        return torch.cat(targets, dim=1), torch.cat(weights)
+
+    def _changed(self, pieces: list[torch.Tensor]) -> list[tuple[Region, torch.Tensor]]:
+        """Per piece, the box of cells the settle changes and the settled magnitude and phase
+        there (pieces where nothing changed are left out)."""
+        largest = max(float(piece.abs().max()) for piece in pieces)
+        writes = []
+        for (block, lo, _), coefficients, current in zip(
+            self.span.pieces, pieces, self.current, strict=True
+        ):
+            current = current.to(coefficients.device)
+            change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
+            changed = change > UNCHANGED * largest
+            if not changed.any():
+                continue
+            rows = torch.nonzero(changed.any(dim=1)).flatten()
+            columns = torch.nonzero(changed.any(dim=0)).flatten()
+            b0, b1 = int(rows[0]), int(rows[-1]) + 1
+            t0, t1 = int(columns[0]), int(columns[-1]) + 1
+            part = coefficients[:, b0:b1, t0:t1]
+            region = Region(b0, b1, lo + t0, lo + t1, self.channels, block)
+            writes.append((region, torch.stack((part.abs(), part.angle()))))
+        return writes
+
+
+@dataclass
+class SettlePlan:
+    """One edit's settle: its parts (spans far enough apart to settle alone), the document's
+    revision when planned and the edit's undo step."""
+
+    parts: list[SettlePart]
+    revision: int
+    step: Step | None
+
+    def compute(self) -> SettleResult:
+        """The settled values (any thread; reads only this plan and immutable samples; one torch
+        thread, see :func:`~spectropaint.transforms.torch_device.one_thread`)."""
+        began = time.perf_counter()
+        writes, iterations, residual_db = [], 0, -math.inf
+        with one_thread():
+            for part in self.parts:
+                written, done, residual = part.compute()
+                writes += written
+                iterations, residual_db = max(iterations, done), max(residual_db, residual)
         return SettleResult(
-            region,
-            values,
+            writes,
             self.revision,
             self.step,
             iterations,
@@ -182,48 +259,14 @@ class SettlePlan:
             time.perf_counter() - began,
         )
 
-    def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Target and weights on the span's whole frames ``[C, F, T]`` and ``[F, T]``."""
-        _, channels, n_bins, n_frames = self.current.shape
-        device = self.transform.device
-        target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
-        weights = torch.zeros((n_bins, n_frames), device=device)
-        box = self.box
-        cells = (
-            slice(box.bin0, box.bin1),
-            slice(box.frame0 - self.span.frame0, box.frame1 - self.span.frame0),
-        )
-        painted = self.target.to(device)
-        target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
-        weights[cells] = self.weights.to(device)
-        return target, weights
 
-    def _changed(self, coefficients: torch.Tensor) -> tuple[Region, torch.Tensor | None]:
-        """The box of cells the settle changes, and the settled magnitude and phase there."""
-        current = self.current.to(coefficients.device)
-        change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
-        changed = change > UNCHANGED * float(coefficients.abs().max())
-        if not changed.any():
-            return EMPTY, None
-        rows = torch.nonzero(changed.any(dim=1)).flatten()
-        columns = torch.nonzero(changed.any(dim=0)).flatten()
-        b0, b1 = int(rows[0]), int(rows[-1]) + 1
-        t0, t1 = int(columns[0]), int(columns[-1]) + 1
-        part = coefficients[:, b0:b1, t0:t1]
-        region = Region(b0, b1, self.span.frame0 + t0, self.span.frame0 + t1, self.channels)
-        return region, torch.stack((part.abs(), part.angle()))
-
-
-def values_before(stroke, box: Region) -> torch.Tensor:
-    """``box``'s values ``[2, C, bins, frames]`` as they were when ``stroke`` began.
-
-    From the stroke's committed undo step, or its open step's tiles when it has no history.
-    """
-    values = read_stacked(stroke.document, box)
-    step = stroke.committed
-    if step is None:
-        return stroke.state.step.original(box)
+def values_before(document, step: Step, box: Region) -> torch.Tensor:
+    """``box``'s values ``[2, C, bins, frames]`` as they were before the edit of ``step`` (its
+    atoms hold them where it wrote; the document elsewhere)."""
+    values = read_stacked(document, box)
     for atom in step.atoms:
+        if atom.region.block != box.block:
+            continue
         part = atom.region.intersection(box)
         if part.empty:
             continue
@@ -240,7 +283,7 @@ def values_before(stroke, box: Region) -> torch.Tensor:
 
 
 def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
-    """Where a stroke's painted values are imposed ``[bins, frames]``: 1 on every cell it changed
+    """Where an edit's painted values are imposed ``[bins, frames]``: 1 on every cell it changed
     in any channel, 0 (free) elsewhere.
 
     Weighting cells by how much they changed (so that soft rims are nearly free) was measured too:
@@ -250,69 +293,164 @@ def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor
     return (painted != before).any(dim=0).any(dim=0).to(torch.float32)
 
 
-def plan_settle(stroke) -> SettlePlan | None:
-    """The plan of a finished stroke's settle; None when the stroke changed nothing."""
-    box = stroke.region
-    document = stroke.document
-    if box.empty or not document.transform.supports_settle or len(document.blocks) != 1:
-        return None  # the NSGT's blocks are not settled yet: what was painted stays
-    state = stroke.state
+def _part(
+    document,
+    boxes: list[Region],
+    befores: list[torch.Tensor],
+    *,
+    magnitude_only: bool,
+    pen: PenPath | None = None,
+) -> SettlePart:
+    """The settle of ``boxes`` (one per block), whose values were ``befores`` before the edit
+    (each ``[2, C, b, f]``).
+
+    The targets are what the boxes hold now; for the pen (one box), the partial is added to the
+    values before.
+    """
     transform = document.transform
     n = document.n_samples
-    block = document.blocks[0]
-    channels = box.channels
-    span = Span.around(transform, 0, box.frame0, box.frame1, n)
-    lo, hi = transform.frames_reaching(0, span.frame0, span.frame1, n)
-    run = document.edited_run(lo, hi, channels=channels)
-    run = run.copy() if run is not None else None
-    current = read_stacked(document, Region(0, block.n_bins, span.frame0, span.frame1, channels))
-    before = values_before(stroke, box)
-    pen = target = weights = None
-    if state.kind.name == "pen":
+    channels = boxes[0].channels
+    span = Span.around(transform, boxes, n)
+    runs = []
+    for block in range(len(document.blocks)):
+        lo, hi = transform.frames_over(block, span.start, span.stop, n)
+        run = document.edited_run(lo, hi, block=block, channels=channels) if hi > lo else None
+        if run is not None:
+            runs.append((block, run.copy()))
+    current = [
+        read_stacked(document, Region(0, document.blocks[block].n_bins, lo, hi, channels, block))
+        for block, lo, hi in span.pieces
+    ]
+    targets = weights = None
+    if pen is not None:
         # the partial is added to the sound the stroke began from, not to its preview
-        run.magnitude[:, box.bin0 : box.bin1, box.frame0 - run.frame0 : box.frame1 - run.frame0] = (
-            before[0]
-        )
-        run.phase[:, box.bin0 : box.bin1, box.frame0 - run.frame0 : box.frame1 - run.frame0] = (
-            before[1]
-        )
-        pen = PenPath.of_stroke(stroke)
+        ((box,), (before,), ((_, run),)) = boxes, befores, runs
+        inside = (slice(None), slice(box.bin0, box.bin1))
+        frames = slice(box.frame0 - run.frame0, box.frame1 - run.frame0)
+        run.magnitude[(*inside, frames)] = before[0]
+        run.phase[(*inside, frames)] = before[1]
     else:
-        target = read_stacked(document, box)
-        weights = imposed_weights(target, before)
-    return SettlePlan(
+        targets = [read_stacked(document, box) for box in boxes]
+        weights = [imposed_weights(t, b) for t, b in zip(targets, befores, strict=True)]
+    cells = sum(bins * frames for bins, frames in span.cells(transform)) * len(channels)
+    return SettlePart(
         transform=transform,
         samples=document.analysed_samples,
         original=document.audio.samples,
         channels=channels,
         span=span,
-        run=run,
+        runs=runs,
         current=current,
-        box=box,
-        target=target,
+        boxes=boxes,
+        targets=targets,
         weights=weights,
-        magnitude_only=not state.kind.settles_phase,
+        magnitude_only=magnitude_only,
         pen=pen,
-        revision=document.revision,
-        step=stroke.committed,
-        iterations=iterations_for(span, len(channels), block.n_bins),
+        iterations=iterations_for(cells),
     )
 
 
+def plan_settle(stroke) -> SettlePlan | None:
+    """The plan of a finished stroke's settle; None when the stroke changed nothing."""
+    boxes = list(stroke.region.parts)
+    document = stroke.document
+    if not boxes or not document.transform.supports_settle:
+        return None
+    state = stroke.state
+    step = stroke.committed
+    befores = [
+        state.step.original(box) if step is None else values_before(document, step, box)
+        for box in boxes
+    ]
+    pen = None
+    if state.kind.name == "pen" and len(document.blocks) == 1:
+        pen = PenPath.of_stroke(stroke)  # on the NSGT, the pen's painting settles as a target
+    part = _part(document, boxes, befores, magnitude_only=not state.kind.settles_phase, pen=pen)
+    return SettlePlan([part], document.revision, step)
+
+
+def plan_edit_settle(document, step: Step | None, regions: list[Region]) -> SettlePlan | None:
+    """The settle of an operation that wrote ``regions`` as undo ``step`` (just committed).
+
+    Regions whose spans meet settle together (their bounding box, the cells between free), others
+    each alone. The painted phase is imposed too where the operation kept the phase of every cell
+    it changed (gain, erase: complex values by conjugate gradients); elsewhere (heal, fill, paste,
+    an image) the magnitude alone. None when nothing changed, or without the step (the values
+    before the operation are in it).
+    """
+    transform = document.transform
+    boxes = [box for box in regions if not box.empty]
+    if step is None or not boxes or not transform.supports_settle:
+        return None
+    channels = tuple(sorted({c for box in boxes for c in box.channels}))
+    n = document.n_samples
+    groups: list[tuple[dict[int, Region], Span]] = []
+    for box in sorted(
+        boxes, key=lambda box: transform.samples_reached(box.block, box.frame0, box.frame1, n)
+    ):
+        box = Region(box.bin0, box.bin1, box.frame0, box.frame1, channels, box.block)
+        span = Span.around(transform, [box], n)
+        if groups and span.start < groups[-1][1].stop:
+            merged = groups[-1][0]
+            merged[box.block] = merged[box.block].union(box) if box.block in merged else box
+            groups[-1] = (merged, Span.around(transform, list(merged.values()), n))
+        else:
+            groups.append(({box.block: box}, span))
+    parts = []
+    for merged, _ in groups:
+        boxes = [merged[block] for block in sorted(merged)]
+        befores = [values_before(document, step, box) for box in boxes]
+        nows = [read_stacked(document, box) for box in boxes]
+        changes = [
+            imposed_weights(now, before) > 0 for now, before in zip(nows, befores, strict=True)
+        ]
+        if not any(changed.any() for changed in changes):
+            continue
+        kept = all(
+            torch.equal(now[1][:, changed], before[1][:, changed])
+            for now, before, changed in zip(nows, befores, changes, strict=True)
+        )
+        parts.append(_part(document, boxes, befores, magnitude_only=not kept))
+    return SettlePlan(parts, document.revision, step) if parts else None
+
+
+def plan_operation_settle(
+    history: History, changed: Region, regions: list[Region]
+) -> SettlePlan | None:
+    """:func:`plan_edit_settle` of the operation that just wrote ``regions`` (``changed`` in all)
+    as the latest step of ``history`` (call under the same lock, before anything else writes)."""
+    if changed.empty or not history.undo_steps:
+        return None  # nothing changed, or the step went over the history's budget
+    return plan_edit_settle(history.document, history.undo_steps[-1], regions)
+
+
 def apply_settle(document, history: History | None, result: SettleResult | None) -> Region:
-    """Write a settle's result and record it into its stroke's undo step; the region written.
+    """Write a settle's result and record it into its edit's undo step; the region written.
 
     ``EMPTY`` when there is nothing to write or the result is stale: the document was written since
-    the plan (its revision moved), or the stroke's step is no longer the latest undo step. The
+    the plan (its revision moved), or the edit's step is no longer the latest undo step. The
     caller tells its listeners (the session emits a ``settle`` change).
     """
-    if result is None or result.region.empty or document.revision != result.revision:
+    if result is None or not result.writes or document.revision != result.revision:
         return EMPTY
-    if (
-        history is not None
-        and result.step is not None
-        and not history.amend_top(result.step, result.region)
-    ):
-        return EMPTY
-    document.write(result.region, result.values[0], result.values[1])
+    if history is not None and result.step is not None:
+        for index, (region, _) in enumerate(result.writes):
+            # False at the first: stale; later (the grown step went over the budget): write on
+            if not history.amend_top(result.step, region) and index == 0:
+                return EMPTY
+    for region, values in result.writes:
+        document.write(region, values[0], values[1])
     return result.region
+
+
+def settle_now(document, history: History | None, plan: Callable[[], SettlePlan | None]) -> Region:
+    """Plan, compute and apply a settle at once (the command line, a replay); the region written.
+
+    Should the device run out of memory, the document continues on the CPU and settles there.
+    """
+
+    def settled() -> SettleResult | None:
+        found = plan()
+        return None if found is None else found.compute()
+
+    return apply_settle(document, history, document.on_cpu_after_oom("settling", settled))

@@ -25,9 +25,10 @@ import wgpu
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.renderer import MASK_BINDING, SpectrogramRenderer, UploadStats, pipeline
+from spectropaint.gpu.renderer import MASK_BINDING, SpectrogramRenderer, pipeline
 from spectropaint.gpu.tiles import MAX_LEVELS, DirtyRects, Rect, TileGrid, level_widths, merge_rects
 from spectropaint.gpu.uniforms import VIEW_SIZE
+from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
@@ -134,6 +135,7 @@ class BandsRenderer(SpectrogramRenderer):
                 f"GPU allows {device.limits['max-texture-array-layers']}"
             )
         self.stats = UploadStats()
+        self._staging = HostStaging()
         self._phase = None
         self._combined: list[torch.Tensor | None] = [None] * len(self.grids)
         self._tile_size = (tile_width, tile_height, layers)
@@ -273,39 +275,24 @@ class BandsRenderer(SpectrogramRenderer):
         with gpu_errors("creating the phase textures of the groups of bands"):
             self._phase = self._tile_texture("band phase tiles", self._tile_size)
         self._bind_group = None
+        batch = UploadBatch()
         for group, grid in enumerate(self.grids):
             if self._combined[group] is not None:  # else the next flush writes it whole
-                self._write_phase(group, grid.full_rect())
+                self._write_phase(batch, group, grid.full_rect())
+        batch.write(self.device.queue, self.stats, self._staging)
 
-    def _write_phase(self, group: int, rect: Rect) -> None:
-        """The angle of the pair's sum over ``rect`` (bins, level-0 frames) of ``group``."""
+    def _write_phase(self, batch: UploadBatch, group: int, rect: Rect) -> None:
+        """Add the angle of the pair's sum over ``rect`` (bins, level-0 frames) of ``group``."""
         total = combined_coefficients(
             self.document, 2 * group, self.shown_channel, rect.col0, rect.col1
         )
-        self._write_group(group, 0, rect, total[rect.row0 : rect.row1].angle(), self._phase)
-
-    def _write_group(
-        self, group: int, level: int, rect: Rect, cells: torch.Tensor, texture=None
-    ) -> None:
-        """Write ``cells`` (``rect``'s bins and columns of ``level``) into ``group``'s tiles of
-        ``texture`` (default: the magnitude's)."""
-        data = cells.detach().to("cpu", torch.float32).numpy()
-        grid, base = self.grids[group], int(self._layer0[group])
-        for piece in grid.pieces(0, level, rect):
-            row, col = piece.source
-            width, height, _ = piece.size
-            x, y, layer = piece.origin
-            part = np.ascontiguousarray(data[row : row + height, col : col + width])
-            self.device.queue.write_texture(
-                {"texture": texture or self._magnitude, "origin": (x, y, base + layer)},
-                part,
-                {"bytes_per_row": 4 * width, "rows_per_image": height},
-                piece.size,
-            )
-            self.stats.count(part.nbytes)
+        angle = total[rect.row0 : rect.row1].angle()
+        batch.add(self._phase, self.grids[group], 0, rect, angle, layer0=int(self._layer0[group]))
 
     def _flush(self) -> None:
+        batch = UploadBatch()  # every group's rectangles off the device in one transfer
         for group, rects in self._dirty.take().items():
+            base = int(self._layer0[group])
             combined = self._combined[group]
             if combined is None:
                 frames = self.grids[group].level_widths[0]
@@ -321,10 +308,12 @@ class BandsRenderer(SpectrogramRenderer):
                     )
             for level in range(len(self.grids[group].level_widths)):
                 for rect in merge_rects(r.at_level(level) for r in rects):
-                    self._write_group(group, level, rect, pooled_columns(combined, level, rect))
+                    cells = pooled_columns(combined, level, rect)
+                    batch.add(self._magnitude, self.grids[group], level, rect, cells, layer0=base)
             if self._phase is not None:
                 for rect in merge_rects(rects):
-                    self._write_phase(group, rect)
+                    self._write_phase(batch, group, rect)
+        batch.write(self.device.queue, self.stats, self._staging)
 
     # ------------------------------------------------------------------------------- drawing
     def _uniform_values(self, view, full_size, offset) -> dict:

@@ -26,13 +26,21 @@ def attach_canvas(
     pixels (the canvas's texture is kept between frames while its size stays).
 
     The canvas context is configured with the renderer's target format (``rgba8unorm``, so the
-    colours are exact). Ask the canvas for a frame with ``canvas.request_draw()`` after changing
+    colours are exact), and as a copy destination where the surface allows, so that a compute
+    pass can draw the frame (:mod:`spectropaint.gpu.frame_pass`). Ask the canvas for a frame with ``canvas.request_draw()`` after changing
     ``renderer.view`` or editing the document; an offscreen canvas draws on ``canvas.draw()``.
     A GPU failure while drawing goes to ``on_error`` (when given) and the frame is skipped:
     rendercanvas itself would only log it.
     """
     context = canvas.get_context("wgpu")
-    context.configure(device=renderer.device, format=renderer.target_format)
+    try:  # a compute pass draws into a picture copied into the canvas's texture (frame_pass)
+        context.configure(
+            device=renderer.device,
+            format=renderer.target_format,
+            usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_DST,
+        )
+    except (ValueError, RuntimeError):  # a surface that cannot be copied into: render passes
+        context.configure(device=renderer.device, format=renderer.target_format)
 
     def draw_frame() -> None:
         try:

@@ -13,7 +13,7 @@ import dataclasses
 
 import wgpu
 
-from spectropaint.gpu.errors import gpu_errors
+from spectropaint.gpu.frame_pass import draw_frame
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.renderer_choice import renderer_for
@@ -168,25 +168,11 @@ class LaneRenderer:
             clip = _clip(band, width, scissor)
             if clip is not None:
                 first, rows = band
-                renderer.prepare(width, rows, full_size=(width, rows), offset=(0, -first))
+                renderer.prepare(
+                    width, rows, full_size=(width, rows), offset=(0, -first), clip=clip
+                )
                 parts.append((renderer, clip))
-        with gpu_errors("drawing the spectrogram"):
-            encoder = self.device.create_command_encoder()
-            render_pass = encoder.begin_render_pass(
-                color_attachments=[
-                    {
-                        "view": target,
-                        "load_op": "clear" if scissor is None else "load",
-                        "store_op": "store",
-                        "clear_value": (0.0, 0.0, 0.0, 1.0),
-                    }
-                ]
-            )
-            for renderer, clip in parts:
-                render_pass.set_scissor_rect(*clip)
-                renderer.encode(render_pass)
-            render_pass.end()
-            self.device.queue.submit([encoder.finish()])
+        draw_frame(self.device, target, parts, keep=scissor is not None)
 
     def close(self) -> None:
         self.closed = True

@@ -1,9 +1,10 @@
 """Reduced levels of a magnitude grid: each column the maximum over ``LEVEL_FACTOR ** level`` frames.
 
 A zoomed-out view reads the level whose columns are about one pixel wide, so a short loud event
-(a click, a transient) stays visible instead of falling between sampled columns. Levels are not kept
-anywhere but in the textures: the columns a dirty rectangle reaches are recomputed from level 0 when
-they are uploaded, which costs time in proportion to the rectangle, not to the document.
+(a click, a transient) stays visible instead of falling between sampled columns. The renderer keeps
+the levels next to the document (:class:`ReducedLevels`): the columns a dirty rectangle reaches are
+recomputed from four columns of the level below each, which costs time in proportion to the
+rectangle, not to the document. :func:`pooled_columns` computes any columns from level 0 alone.
 """
 
 from __future__ import annotations
@@ -46,3 +47,72 @@ def pooled_columns(magnitude: torch.Tensor, level: int, rect: Rect) -> torch.Ten
     if cells.shape[-1] > whole * scale:
         rest[:, 0] = cells[:, whole * scale :].amax(dim=-1)
     return torch.cat((pooled, rest), dim=1)
+
+
+def _pool_four(cells: torch.Tensor, columns: int) -> torch.Tensor:
+    """``columns`` maxima of ``cells`` ``[F, n]`` over groups of ``LEVEL_FACTOR`` (the last group
+    over what is there; ``n > LEVEL_FACTOR * (columns - 1)``)."""
+    whole = cells.shape[-1] // LEVEL_FACTOR
+    pooled = cells[:, : whole * LEVEL_FACTOR].reshape(cells.shape[0], whole, LEVEL_FACTOR)
+    pooled = pooled.amax(dim=-1)
+    if whole == columns:
+        return pooled
+    rest = cells[:, whole * LEVEL_FACTOR :].amax(dim=-1, keepdim=True)
+    return torch.cat((pooled, rest), dim=1)
+
+
+class ReducedLevels:
+    """The reduced levels of one channel, kept on the magnitudes' device, each made from the one
+    below it (level ``L + 1`` column ``j`` is the maximum of level ``L`` columns ``4j .. 4j + 3``,
+    which is the maximum of its frames: the same values :func:`pooled_columns` gives).
+
+    An edit then costs what it changed: :meth:`update` recomputes, level by level, only the columns
+    over the edited ones, from four columns of the level below each. A level is made whole the first
+    time it is asked for (:meth:`columns`); it costs a third of level 0's memory, all levels together.
+
+    Parameters
+    ----------
+    magnitude : torch.Tensor [shape=(F, T)]
+        Level 0 (read again on every call: it may be a view the document writes into).
+    level_widths : tuple of int
+        Columns of each level, level 0 first (``tiles.level_widths(T)``).
+    """
+
+    def __init__(self, magnitude: torch.Tensor, level_widths: tuple[int, ...]):
+        self.magnitude = magnitude
+        self.level_widths = level_widths
+        self._levels: list[torch.Tensor | None] = [magnitude] + [None] * (len(level_widths) - 1)
+
+    def _level(self, level: int) -> torch.Tensor:
+        if self._levels[level] is None:
+            self._levels[level] = _pool_four(self._level(level - 1), self.level_widths[level])
+        return self._levels[level]
+
+    def rebase(self, magnitude: torch.Tensor) -> None:
+        """Level 0 is now ``magnitude`` (the same cells: every change is still reported)."""
+        self._levels[0] = magnitude
+
+    def columns(self, level: int, rect: Rect) -> torch.Tensor:
+        """Rows and columns ``rect`` of ``level`` ``[rows, columns]`` (a view)."""
+        return self._level(level)[rect.row0 : rect.row1, rect.col0 : rect.col1]
+
+    def update(self, rect: Rect) -> list[tuple[int, Rect]]:
+        """Level-0 cells ``rect`` changed: recompute the columns over them in every level made so
+        far; the rectangle of each level (level 0 included) that is now to be uploaded."""
+        changed = [(0, rect)]
+        for level in range(1, len(self.level_widths)):
+            below = changed[-1][1]
+            here = Rect(
+                below.row0, below.row1, below.col0 // LEVEL_FACTOR, -(-below.col1 // LEVEL_FACTOR)
+            )
+            if self._levels[level] is not None:
+                lower = self._levels[level - 1]
+                start, stop = (
+                    LEVEL_FACTOR * here.col0,
+                    min(lower.shape[-1], LEVEL_FACTOR * here.col1),
+                )
+                self._levels[level][here.row0 : here.row1, here.col0 : here.col1] = _pool_four(
+                    lower[here.row0 : here.row1, start:stop], here.col1 - here.col0
+                )
+            changed.append((level, here))
+        return changed

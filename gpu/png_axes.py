@@ -191,8 +191,9 @@ class PictureFrame:
         return np.array(image)
 
     def rows(self, band: np.ndarray, row0: int) -> np.ndarray:
-        """Spectrogram rows ``[row0, row0 + len(band))`` with the left and right margins added."""
+        """Spectrogram rows ``[row0, row0 + len(band))`` (RGB, or RGBA whose alpha is left out with
+        margins) with the left and right margins added."""
         if self.left.shape[1] == self.right.shape[1] == 0:
             return band
         rows = slice(row0, row0 + len(band))
-        return np.concatenate([self.left[rows], band, self.right[rows]], axis=1)
+        return np.concatenate([self.left[rows], band[..., :3], self.right[rows]], axis=1)

@@ -34,7 +34,8 @@ from spectropaint.transforms.host_memory import available_memory
 PIECE_LIMIT = 4096
 """Widest and tallest render target used, in pixels (lower if the adapter's limit is lower)."""
 MEMORY_BUDGET = 64 * 2**20
-"""Bytes of RGB rows held on the host at once (one band); bands get shorter for wider pictures."""
+"""Bytes of RGBA rows in one band (two are held: one compressed while the next renders); bands get
+shorter for wider pictures."""
 
 
 @dataclass(frozen=True)
@@ -180,21 +181,25 @@ def export_png(
                 max_texture_dim or PIECE_LIMIT,
             )
             piece_w = min(limit, width)
-            band_h = max(1, min(limit, height, memory_budget // (3 * frame.total_width)))
+            band_h = max(1, min(limit, height, memory_budget // (4 * frame.total_width)))
             pieces = -(-width // piece_w) * -(-height // band_h)
             with gpu_errors(f"creating a {piece_w}x{band_h} render target"):
                 target = renderer.device.create_texture(
                     label="png piece",
                     size=(piece_w, band_h, 1),
                     format=TARGET_FORMAT,
-                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
+                    usage=wgpu.TextureUsage.RENDER_ATTACHMENT
+                    | wgpu.TextureUsage.COPY_SRC
+                    | wgpu.TextureUsage.COPY_DST,  # a compute pass's picture is copied in
                 )
             bands = _render_bands(renderer, target, view, (width, height), pieces, progress, path)
             try:
                 with (
                     atomic_path(path) as temporary,
                     open(temporary, "wb") as file,
-                    PngStreamWriter(file, frame.total_width, frame.total_height) as png,
+                    PngStreamWriter(
+                        file, frame.total_width, frame.total_height, memory_budget=memory_budget
+                    ) as png,
                 ):
                     png.write_rows(frame.top)
                     for row0, band in bands:
@@ -228,18 +233,20 @@ def _render_bands(
     progress: Callable[[float], object] | None,
     path: str | os.PathLike,
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """``(first_row, rows)`` bands of the ``full_size`` picture, uint8 ``[rows, width, 3]``.
+    """``(first_row, rows)`` bands of the ``full_size`` picture, uint8 ``[rows, width, 4]`` as read
+    back (the PNG writer leaves the alpha out).
 
     Each band is rendered in pieces the size of ``target``, each piece read back at once. The bands
-    share one buffer: use each before asking for the next.
+    take two buffers in turn: a band stays valid while the next one is rendered (the PNG writer
+    compresses it meanwhile), not longer.
     """
     width, height = full_size
     piece_w, band_h = target.size[:2]
-    buffer = np.empty((band_h, width, 3), np.uint8)  # reused: one band in memory at a time
+    buffers = [np.empty((band_h, width, 4), np.uint8) for _ in range(2)]  # used in turn
     done = 0
-    for row0 in range(0, height, band_h):
+    for index, row0 in enumerate(range(0, height, band_h)):
         rows = min(band_h, height - row0)
-        band = buffer[:rows]
+        band = buffers[index % 2][:rows]
         for col0 in range(0, width, piece_w):
             cols = min(piece_w, width - col0)
             renderer.render(
@@ -256,9 +263,7 @@ def _render_bands(
                     {"bytes_per_row": 4 * cols, "rows_per_image": rows},
                     (cols, rows, 1),
                 )
-            band[:, col0 : col0 + cols] = np.frombuffer(data, np.uint8).reshape(rows, cols, 4)[
-                ..., :3
-            ]
+            band[:, col0 : col0 + cols] = np.frombuffer(data, np.uint8).reshape(rows, cols, 4)
             done += 1
             if progress is not None and progress(done / pieces) is False:
                 raise Cancelled(f"PNG export to '{os.fspath(path)}' cancelled")

@@ -1,13 +1,18 @@
 """The spectrogram renderer: tiled magnitude and phase textures, dirty uploads, one draw per frame.
 
-``SpectrogramRenderer(device, document)`` uploads the shown channel of the block once; after that
-each :meth:`mark_dirty` (the window calls it for every change the session emits) only marks a
-rectangle dirty, and the next :meth:`prepare` uploads each dirty rectangle of each touched tile once (level 0 and the reduced levels it reaches).
-The textures hold one channel, the one the view shows: showing another channel uploads it whole, and
+``SpectrogramRenderer(device, document)`` uploads the shown channel of the block as it is needed:
+the first frame writes only the columns of the one reduced level its view samples (a 10-minute file
+seen whole: a sixteenth of the cells), and every later frame that needs nothing new streams in up
+to :data:`STREAM_BYTES` of the columns still missing, coarsest level first, until all are there; a
+view that needs missing columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
+the session emits) only marks a rectangle dirty, and the next :meth:`prepare` uploads each dirty
+rectangle once at level 0 and at every reduced level it reaches. A frame's writes go to the host in
+one transfer (:mod:`spectropaint.gpu.upload_batch`).
+The textures hold one channel, the one the view shows: showing another channel uploads it again, and
 the textures stay half (stereo) the size, which lets an hour of stereo fit the 2 GiB that a single
 allocation may take on lavapipe.
 Changing the view (zoom, pan, colormap, range, frequency scale, overlays) rewrites the uniform block
-and nothing else. :meth:`render` draws into any texture view; :mod:`spectropaint.gpu.canvas` hooks it
+and nothing else (but missing columns of a newly sampled level). :meth:`render` draws into any texture view; :mod:`spectropaint.gpu.canvas` hooks it
 to a rendercanvas canvas, :mod:`spectropaint.gpu.png_export` to PNG files.
 
 An error the GPU reports (validation, out of memory, a lost device) leaves as
@@ -19,18 +24,26 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
-import torch
 import wgpu
 
 from spectropaint.gpu.colormaps import colormap_index, colormap_tables
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
+from spectropaint.gpu.frame_pass import STORAGE_PICTURE, WORKGROUP, draw_frame, use_compute
 from spectropaint.gpu.geometry import BlockGeometry
-from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.tiles import DirtyRects, Rect, TileGrid, level_widths, merge_rects
+from spectropaint.gpu.levels import ReducedLevels
+from spectropaint.gpu.tiles import (
+    LEVEL_FACTOR,
+    DirtyRects,
+    MissingColumns,
+    Rect,
+    TileGrid,
+    level_widths,
+    merge_rects,
+)
 from spectropaint.gpu.uniforms import VIEW_SIZE, pack_view
+from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
@@ -40,23 +53,8 @@ from spectropaint.transforms.regions import Region, Regions
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
 _DB_PER_OCTAVE = 20.0 * math.log10(2.0)
-
-
-@dataclass
-class UploadStats:
-    """Texture bytes and ``write_texture`` calls of the last frame, and bytes in total."""
-
-    frame_bytes: int = 0
-    frame_writes: int = 0
-    total_bytes: int = 0
-
-    def begin_frame(self) -> None:
-        self.frame_bytes = self.frame_writes = 0
-
-    def count(self, nbytes: int) -> None:
-        self.frame_bytes += nbytes
-        self.total_bytes += nbytes
-        self.frame_writes += 1
+STREAM_BYTES = 16 * 2**20
+"""Texture bytes of not yet uploaded columns that each frame streams in besides what it needs."""
 
 
 def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.GPUTexture:
@@ -76,7 +74,20 @@ BINDINGS = {
     # r32float binds as unfilterable (no float32-filterable needed)
     "2d-array": {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d-array"}},
     "2d": {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d"}},
+    "picture": STORAGE_PICTURE,
 }
+
+
+_TEXTURE_BINDINGS = ((0, "uniform"), (1, "2d-array"), (2, "2d-array"), (3, "2d"), (6, "2d"))
+
+
+def _layout(device: wgpu.GPUDevice, bindings, visibility) -> wgpu.GPUBindGroupLayout:
+    return device.create_bind_group_layout(
+        entries=[
+            {"binding": binding, "visibility": visibility, **BINDINGS[kind]}
+            for binding, kind in bindings
+        ]
+    )
 
 
 @functools.cache
@@ -86,22 +97,11 @@ def pipeline(
     *,
     entry_point: str = "fs_main",
     sources: tuple[str, ...] = ("spectrogram.wgsl", "overlay.wgsl"),
-    bindings: tuple[tuple[int, str], ...] = (
-        (0, "uniform"),
-        (1, "2d-array"),
-        (2, "2d-array"),
-        (3, "2d"),
-        (6, "2d"),
-    ),
+    bindings: tuple[tuple[int, str], ...] = _TEXTURE_BINDINGS,
 ) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
     """A bind group layout (explicit: ``(binding, kind of BINDINGS)``) and the render pipeline of
     ``entry_point`` in ``sources``, compiled once per device and target format."""
-    layout = device.create_bind_group_layout(
-        entries=[
-            {"binding": binding, "visibility": wgpu.ShaderStage.FRAGMENT, **BINDINGS[kind]}
-            for binding, kind in bindings
-        ]
-    )
+    layout = _layout(device, bindings, wgpu.ShaderStage.FRAGMENT)
     module = device.create_shader_module(label=entry_point, code=shader_source(*sources))
     render = device.create_render_pipeline(
         label=entry_point,
@@ -115,6 +115,24 @@ def pipeline(
         },
     )
     return layout, render
+
+
+@functools.cache
+def compute_pipeline(
+    device: wgpu.GPUDevice,
+) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPUComputePipeline]:
+    """The bind group layout (the render pipeline's and the picture, binding 7) and the compute
+    pipeline of ``cs_main`` (:mod:`spectropaint.gpu.frame_pass`), compiled once per device."""
+    layout = _layout(device, (*_TEXTURE_BINDINGS, (7, "picture")), wgpu.ShaderStage.COMPUTE)
+    module = device.create_shader_module(
+        label="cs_main", code=shader_source("spectrogram.wgsl", "overlay.wgsl")
+    )
+    compute = device.create_compute_pipeline(
+        label="cs_main",
+        layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
+        compute={"module": module, "entry_point": "cs_main"},
+    )
+    return layout, compute
 
 
 class SpectrogramRenderer:
@@ -185,8 +203,17 @@ class SpectrogramRenderer:
             )
             self._layout, self._pipeline = pipeline(device, target_format)
         self._bind_group: wgpu.GPUBindGroup | None = None
+        self._compute_group: tuple[wgpu.GPUTexture, wgpu.GPUBindGroup] | None = None
+        self.compute = use_compute(device)
+        """Draw by compute pass (:mod:`~spectropaint.gpu.frame_pass`) where the target allows."""
         self._dirty = DirtyRects()
-        self._dirty.add(0, self.grid.full_rect())
+        self._missing = MissingColumns(self.grid.level_widths)
+        self._levels: ReducedLevels | None = None
+        """The shown channel's reduced levels, made as they are first needed."""
+        self._staging = HostStaging()
+        self._view_span: tuple[int, int, int] | None = None
+        self.stream_bytes = STREAM_BYTES
+        """Bytes of missing columns each frame streams in besides those it reads."""
 
     # -------------------------------------------------------------------------------- set-up
     def _colormap_texture(self) -> wgpu.GPUTexture:
@@ -230,24 +257,36 @@ class SpectrogramRenderer:
         self._mask, self._mask_shown = self._mask_texture(mask.weights), mask
         self._bind_group = None
 
+    def _entries(self) -> list[dict]:
+        phase = self._phase or self._placeholder
+
+        def array_view(texture: wgpu.GPUTexture) -> wgpu.GPUTextureView:
+            return texture.create_view(dimension="2d-array")
+
+        return [
+            {"binding": 0, "resource": {"buffer": self._uniforms}},
+            {"binding": 1, "resource": array_view(self._magnitude)},
+            {"binding": 2, "resource": array_view(phase)},
+            {"binding": 3, "resource": self._colormaps.create_view()},
+            {"binding": MASK_BINDING, "resource": self._mask.create_view()},
+        ]
+
     def _get_bind_group(self) -> wgpu.GPUBindGroup:
         if self._bind_group is None:
-            phase = self._phase or self._placeholder
-
-            def array_view(texture: wgpu.GPUTexture) -> wgpu.GPUTextureView:
-                return texture.create_view(dimension="2d-array")
-
             self._bind_group = self.device.create_bind_group(
-                layout=self._layout,
-                entries=[
-                    {"binding": 0, "resource": {"buffer": self._uniforms}},
-                    {"binding": 1, "resource": array_view(self._magnitude)},
-                    {"binding": 2, "resource": array_view(phase)},
-                    {"binding": 3, "resource": self._colormaps.create_view()},
-                    {"binding": MASK_BINDING, "resource": self._mask.create_view()},
-                ],
+                layout=self._layout, entries=self._entries()
             )
+            self._compute_group = None
         return self._bind_group
+
+    def _get_compute_group(self, picture: wgpu.GPUTexture) -> wgpu.GPUBindGroup:
+        self._get_bind_group()  # drops the compute group when the textures changed
+        if self._compute_group is None or self._compute_group[0] is not picture:
+            layout, _ = compute_pipeline(self.device)
+            entries = [*self._entries(), {"binding": 7, "resource": picture.create_view()}]
+            group = self.device.create_bind_group(layout=layout, entries=entries)
+            self._compute_group = (picture, group)
+        return self._compute_group[1]
 
     # ------------------------------------------------------------------------------- uploads
     @property
@@ -274,45 +313,86 @@ class SpectrogramRenderer:
         if channel != self.shown_channel:
             self.shown_channel = channel
             self._dirty.take()
-            self._dirty.add(0, self.grid.full_rect())
+            self._missing.reset()
+            self._levels = None
+            if self._phase is not None:  # made again, of the new channel, when the phase shows
+                self._phase.destroy()
+                self._phase, self._bind_group = None, None
 
-    def _write(
-        self, texture: wgpu.GPUTexture, grid: TileGrid, channel: int, level: int, rect: Rect, cells
-    ) -> None:
-        data = cells.detach().to("cpu", torch.float32).numpy()
-        for piece in grid.pieces(channel, level, rect):
-            row, col = piece.source
-            width, height, _ = piece.size
-            part = np.ascontiguousarray(data[row : row + height, col : col + width])
-            self.device.queue.write_texture(
-                {"texture": texture, "origin": piece.origin},
-                part,
-                {"bytes_per_row": 4 * width, "rows_per_image": height},
-                piece.size,
-            )
-            self.stats.count(part.nbytes)
+    @property
+    def streaming(self) -> bool:
+        """Columns of some level are not uploaded yet (frames keep streaming them in)."""
+        return self._missing.pending
 
-    def _write_phase(self, rect: Rect) -> None:
-        cells = self._block.phase[self.shown_channel, rect.row0 : rect.row1, rect.col0 : rect.col1]
-        self._write(self._phase, self.phase_grid, 0, 0, rect, cells)
+    def stream(self, budget_bytes: int | None = None) -> None:
+        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None); counted in
+        :attr:`stats` as a frame of its own."""
+        self.stats.begin_frame()
+        with gpu_errors("uploading the spectrogram to the GPU"):
+            self._upload(budget_bytes)
 
     def _flush(self) -> None:
+        self._upload(self.stream_bytes)
+
+    def _upload(self, stream_bytes: int | None) -> None:
+        """Write, in one batch: the dirty boxes at every level, the columns the view reads that are
+        still missing, and up to ``stream_bytes`` of the other missing columns (None: all)."""
+        batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
-        for level in range(len(self.grid.level_widths)):
-            for rect in merge_rects(rect.at_level(level) for rect in rects):
-                cells = pooled_columns(magnitude, level, rect)
-                self._write(self._magnitude, self.grid, 0, level, rect, cells)
+        if self._levels is None:
+            self._levels = ReducedLevels(magnitude, self.grid.level_widths)
+        self._levels.rebase(magnitude)
+        boxes: dict[int, list[Rect]] = {}
+        for rect in rects:
+            for level, box in self._levels.update(rect):
+                boxes.setdefault(level, []).append(box)
+        for level, found in boxes.items():
+            for box in merge_rects(found):
+                batch.add(self._magnitude, self.grid, level, box, self._levels.columns(level, box))
+        spans = []
+        if self._view_span is not None:
+            level, col0, col1 = self._view_span
+            spans = [(level, *span) for span in self._missing.take(level, col0, col1)]
+        column_bytes = 4 * self.geometry.n_bins
+        if stream_bytes is None:
+            spans += self._missing.take_next(self._missing.columns())
+        elif not spans:  # a frame that uploads what it reads streams nothing else
+            spans += self._missing.take_next(stream_bytes // column_bytes)
+        for level, col0, col1 in spans:
+            rect = Rect(0, self.geometry.n_bins, col0, col1)
+            batch.add(self._magnitude, self.grid, level, rect, self._levels.columns(level, rect))
         if self._phase is not None:
+            phase = self._block.phase[self.shown_channel]
             for rect in rects:
-                self._write_phase(rect)
+                cells = phase[rect.row0 : rect.row1, rect.col0 : rect.col1]
+                batch.add(self._phase, self.phase_grid, 0, rect, cells)
+        batch.write(self.device.queue, self.stats, self._staging)
 
     def _ensure_phase(self) -> None:
         if self._phase is not None:
             return
         self._phase = _array_texture(self.device, self.phase_grid, "phase tiles")
         self._bind_group = None
-        self._write_phase(self.phase_grid.full_rect())
+        batch = UploadBatch()
+        batch.add(
+            self._phase,
+            self.phase_grid,
+            0,
+            self.phase_grid.full_rect(),
+            self._block.phase[self.shown_channel],
+        )
+        batch.write(self.device.queue, self.stats, self._staging)
+
+    def view_level(self, view: ViewSettings, full_width: int) -> int:
+        """The reduced level a ``full_width`` pixel wide picture of ``view`` samples: the coarsest
+        whose columns are no wider than a pixel's footprint (the shader reads only this one)."""
+        t0, t1, _, _ = view.visible(self.geometry)
+        frames_per_pixel = (t1 - t0) / max(1, full_width)
+        level, scale = 0, 1
+        while level + 1 < len(self.grid.level_widths) and frames_per_pixel >= scale * LEVEL_FACTOR:
+            level, scale = level + 1, scale * LEVEL_FACTOR
+        return level
 
     # ------------------------------------------------------------------------------- drawing
     def _uniform_values(
@@ -362,6 +442,7 @@ class SpectrogramRenderer:
             "n_bins": geometry.n_bins,
             "channel": 0,  # the textures hold the shown channel only
             "n_levels": len(grid.level_widths),
+            "level": self.view_level(view, full_size[0]),
             "col_shift": grid.column_shift,
             "row_shift": grid.row_shift_and_mask[0],
             "row_mask": grid.row_shift_and_mask[1],
@@ -386,15 +467,24 @@ class SpectrogramRenderer:
         view: ViewSettings | None = None,
         full_size: tuple[int, int] | None = None,
         offset: tuple[int, int] = (0, 0),
+        clip: tuple[int, int, int, int] | None = None,
     ) -> None:
         """Upload what changed and write the uniforms for a ``width`` x ``height`` target.
 
         ``full_size`` and ``offset`` make the target one piece of a larger picture: pixel (x, y) of
         the target is pixel (x + offset[0], y + offset[1]) of a ``full_size`` picture of ``view``.
+        ``clip`` (x, y, width, height; default the whole target) is the part a compute pass draws.
         """
         view = view or self.view
         self.stats.begin_frame()
         values = self._uniform_values(view, full_size or (width, height), offset)
+        values["clip"] = clip or (0, 0, width, height)
+        level, scale = values["level"], LEVEL_FACTOR ** values["level"]
+        self._view_span = (
+            level,
+            max(0, math.floor(values["t0"] / scale) - 1),
+            min(self.grid.level_widths[level], math.ceil(values["t1"] / scale) + 1),
+        )
         with gpu_errors("uploading the spectrogram to the GPU"):
             self._show_channel(view.channel)
             if view.mode == "phase":
@@ -409,6 +499,19 @@ class SpectrogramRenderer:
         render_pass.set_bind_group(0, self._get_bind_group())
         render_pass.draw(3)
 
+    def dispatch(
+        self,
+        compute_pass: wgpu.GPUComputePassEncoder,
+        picture: wgpu.GPUTexture,
+        clip: tuple[int, int, int, int],
+    ) -> None:
+        """Record the compute draw of ``clip`` into ``picture`` (after :meth:`prepare` with that
+        clip)."""
+        _, compute = compute_pipeline(self.device)
+        compute_pass.set_pipeline(compute)
+        compute_pass.set_bind_group(0, self._get_compute_group(picture))
+        compute_pass.dispatch_workgroups(-(-clip[2] // WORKGROUP[0]), -(-clip[3] // WORKGROUP[1]))
+
     def render(
         self,
         target: wgpu.GPUTextureView,
@@ -419,23 +522,9 @@ class SpectrogramRenderer:
         full_size: tuple[int, int] | None = None,
         offset: tuple[int, int] = (0, 0),
     ) -> None:
-        """:meth:`prepare`, then draw into ``target`` in a pass of its own and submit."""
+        """:meth:`prepare`, then draw into ``target`` and submit."""
         self.prepare(width, height, view=view, full_size=full_size, offset=offset)
-        with gpu_errors("drawing the spectrogram"):
-            encoder = self.device.create_command_encoder()
-            render_pass = encoder.begin_render_pass(
-                color_attachments=[
-                    {
-                        "view": target,
-                        "load_op": "clear",
-                        "store_op": "store",
-                        "clear_value": (0.0, 0.0, 0.0, 1.0),
-                    }
-                ]
-            )
-            self.encode(render_pass)
-            render_pass.end()
-            self.device.queue.submit([encoder.finish()])
+        draw_frame(self.device, target, [(self, (0, 0, width, height))], keep=False)
 
     def close(self) -> None:
         """Free the textures."""

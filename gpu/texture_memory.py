@@ -68,11 +68,22 @@ def view_and_playback_bytes(
     -------
     int
         Bytes: :func:`view_texture_bytes` (when on the host), one channel's level-0 magnitude
-        that the first upload copies while it pools the levels, and :func:`playback_bytes`.
+        that the first upload copies, the reduced levels each lane's renderer keeps
+        (:func:`reduced_level_bytes`; counted on the host even when they live on a GPU with the
+        document), and :func:`playback_bytes`.
     """
     lanes = min(channels, MAX_LANES) if stacked else 1
     textures = lanes * view_texture_bytes(
         n_bins, n_frames, max_texture_dim=max_texture_dim, phase_view=phase_view
     )
     upload = 4 * n_bins * n_frames
-    return (textures if textures_on_host else 0) + upload + playback_bytes(n_samples, channels)
+    kept = lanes * reduced_level_bytes(n_bins, n_frames)
+    return (
+        (textures if textures_on_host else 0) + upload + kept + playback_bytes(n_samples, channels)
+    )
+
+
+def reduced_level_bytes(n_bins: int, n_frames: int) -> int:
+    """The reduced levels of one channel that a renderer keeps next to the document (float32,
+    about a third of level 0: :class:`~spectropaint.gpu.levels.ReducedLevels`)."""
+    return 4 * n_bins * sum(level_widths(n_frames)[1:])

@@ -203,3 +203,52 @@ class TileGrid:
                 col += width
             row += height
         return pieces
+
+
+class MissingColumns:
+    """Columns of each level not uploaded yet: the first frame uploads what its view reads, the rest
+    is streamed in a budget at a time, coarsest level first.
+
+    Spans are half-open ``(col0, col1)`` per level, kept sorted and disjoint.
+    """
+
+    def __init__(self, level_widths: tuple[int, ...]) -> None:
+        self.level_widths = level_widths
+        self._spans: dict[int, list[tuple[int, int]]] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Every column of every level is missing again (another channel shown)."""
+        self._spans = {level: [(0, width)] for level, width in enumerate(self.level_widths)}
+
+    @property
+    def pending(self) -> bool:
+        return any(self._spans.values())
+
+    def columns(self) -> int:
+        """Missing columns over all levels."""
+        return sum(b - a for spans in self._spans.values() for a, b in spans)
+
+    def take(self, level: int, col0: int, col1: int) -> list[tuple[int, int]]:
+        """Remove columns ``[col0, col1)`` of ``level``; the spans of them that were missing."""
+        taken, kept = [], []
+        for a, b in self._spans[level]:
+            lo, hi = max(a, col0), min(b, col1)
+            if lo >= hi:
+                kept.append((a, b))
+                continue
+            taken.append((lo, hi))
+            kept.extend(span for span in ((a, lo), (hi, b)) if span[0] < span[1])
+        self._spans[level] = kept
+        return taken
+
+    def take_next(self, budget: int) -> list[tuple[int, int, int]]:
+        """Up to ``budget`` missing columns, coarsest level first: ``(level, col0, col1)`` spans."""
+        found = []
+        for level in sorted(self._spans, reverse=True):
+            while budget > 0 and self._spans[level]:
+                a, b = self._spans[level][0]
+                span = self.take(level, a, min(b, a + budget))[0]
+                found.append((level, *span))
+                budget -= span[1] - span[0]
+        return found

@@ -34,12 +34,13 @@ VIEW_FIELDS: tuple[tuple[str, str], ...] = (
     ("overlay_flags", "u32"),
     ("playhead", "f32"),
     ("row_mask", "u32"),
-    ("pad1", "u32"),
+    ("level", "u32"),
     ("pad2", "u32"),
     ("level_offset", "array<vec4<u32>, 4>"),
     ("level_width", "array<vec4<u32>, 4>"),
     ("selection", "vec4<f32>"),
     ("mask_box", "vec4<f32>"),
+    ("clip", "vec4<u32>"),
 )
 """``View`` in shaders/spectrogram.wgsl, in order, with WGSL types."""
 
@@ -49,6 +50,7 @@ _TYPES = {
     "u32": ("I", 1, 4),
     "vec2<f32>": ("f", 2, 8),
     "vec4<f32>": ("f", 4, 16),
+    "vec4<u32>": ("I", 4, 16),
     "array<vec4<u32>, 4>": ("I", 16, 16),
 }
 

@@ -36,12 +36,13 @@ struct View {
     overlay_flags: u32,         // 1 playhead, 4 selection, 8 selection mask
     playhead: f32,              // texel position along time
     row_mask: u32,
-    pad1: u32,
+    level: u32,                 // the reduced level sampled: columns about a pixel wide
     pad2: u32,
     level_offset: array<vec4<u32>, 4>,  // first virtual column of level L at [L / 4][L % 4]
     level_width: array<vec4<u32>, 4>,   // columns of level L
     selection: vec4<f32>,       // frames [x, y), Hz [z, w)
     mask_box: vec4<f32>,        // selection mask: first frame, frames per texel, first bin, bins per texel
+    clip: vec4<u32>,            // compute pass: the target's pixels drawn, x, y, width, height
 };
 
 @group(0) @binding(0) var<uniform> view: View;
@@ -153,16 +154,8 @@ fn load_phase(column: i32, bin: i32) -> f32 {
 
 // Largest magnitude under the footprint, or -1 when it covers no cell.
 fn pooled_magnitude(fp: Footprint) -> f32 {
-    let dt = (view.t1 - view.t0) / view.full_size.x;
-    var level = 0u;
-    var scale = 1.0;
-    loop {
-        if (level + 1u >= view.n_levels || dt < scale * LEVEL_FACTOR) {
-            break;
-        }
-        level += 1u;
-        scale *= LEVEL_FACTOR;
-    }
+    let level = view.level;
+    let scale = f32(1u << (2u * level));  // LEVEL_FACTOR ** level
     let columns = taps(fp.ta / scale, fp.tb / scale, view.level_width[level >> 2u][level & 3u]);
     let bins = taps(fp.ca, fp.cb, view.n_bins);
     if (columns.last < columns.first || bins.last < bins.first) {
@@ -215,9 +208,9 @@ fn phase_colour(fp: Footprint) -> vec3<f32> {
     return lookup(view.phase_colormap, fract(load_phase(column, bin) / TAU + 0.5));
 }
 
-@fragment
-fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
-    let fp = footprint(position.xy);
+// The colour of the pixel whose centre is at `position` (target pixels, from the top left).
+fn shade(position: vec2<f32>) -> vec4<f32> {
+    let fp = footprint(position);
     var rgb: vec3<f32>;
     if (view.mode == 1u) {
         rgb = phase_colour(fp);
@@ -228,4 +221,23 @@ fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
         rgb = draw_overlays(rgb, fp);
     }
     return vec4<f32>(rgb, 1.0);
+}
+
+@fragment
+fn fs_main(@builtin(position) position: vec4<f32>) -> @location(0) vec4<f32> {
+    return shade(position.xy);
+}
+
+// The same picture from a compute pass: GPUs built for compute (H100, H200) run fragment shaders
+// on a few of their cores only. Pixel id + the clip's origin of the target is written into
+// `picture` at that place; `clip` is (x, y, width, height) of the part drawn.
+@group(0) @binding(7) var picture: texture_storage_2d<rgba8unorm, write>;
+
+@compute @workgroup_size(16, 8)
+fn cs_main(@builtin(global_invocation_id) id: vec3<u32>) {
+    if (id.x >= view.clip.z || id.y >= view.clip.w) {
+        return;
+    }
+    let pixel = id.xy + view.clip.xy;
+    textureStore(picture, pixel, shade(vec2<f32>(pixel) + 0.5));
 }

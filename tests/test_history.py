@@ -229,3 +229,31 @@ def test_a_step_larger_than_the_budget_drops_the_older_steps_too():
     assert not history.can_undo and history.bytes_used == 0
     assert history.undo() is None
     assert torch.equal(grids(document), painted)
+
+
+def test_amending_a_step_twice_in_one_tile_undoes_and_redoes_bit_for_bit():
+    """Two amendments (two parts of one settle) in the same tile of the step's grid, outside the
+    tiles the step wrote: the second merges with the first, so undo restores both."""
+    from spectropaint.brushes.operations import Plan, apply_plans
+    from spectropaint.transforms.regions import Region
+
+    document = small_document()
+    history = History(document)
+    before = grids(document)
+    apply_plans(
+        document,
+        [Plan("quieter", Region(0, 8, 0, 8, (0, 1)), lambda m, p: (0.5 * m, p))],
+        label="quieter",
+        history=history,
+    )
+    step = history.undo_steps[-1]
+    for region in (Region(70, 80, 2, 6, (0, 1)), Region(90, 100, 20, 30, (0, 1))):
+        assert history.amend_top(step, region)
+        magnitude, phase = document.read(region)
+        document.write(region, magnitude * 2.0, phase + 0.5)
+    after = grids(document)
+    assert len([a for a in step.atoms if a.region.bin0 >= TILE]) == 1  # merged: one box
+    history.undo()
+    assert torch.equal(grids(document), before)
+    history.redo()
+    assert torch.equal(grids(document), after)

@@ -18,6 +18,7 @@ import torch
 from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine
 from spectropaint.gpu.texture_memory import (
     playback_bytes,
+    reduced_level_bytes,
     view_and_playback_bytes,
     view_texture_bytes,
 )
@@ -115,9 +116,13 @@ def test_the_window_reserve_adds_textures_upload_and_playback():
     on_host = view_and_playback_bytes(*shape, max_texture_dim=16384)
     on_gpu = view_and_playback_bytes(*shape, max_texture_dim=16384, textures_on_host=False)
     assert on_host - on_gpu == view_texture_bytes(*shape[2:], max_texture_dim=16384)
-    assert on_gpu == 4 * shape[2] * shape[3] + playback_bytes(*shape[:2])
+    levels = reduced_level_bytes(*shape[2:])
+    assert 0.33 < levels / (4 * shape[2] * shape[3]) < 0.34  # a third of level 0
+    assert on_gpu == 4 * shape[2] * shape[3] + levels + playback_bytes(*shape[:2])
     stacked = view_and_playback_bytes(*shape, max_texture_dim=16384, stacked=True)
-    assert stacked - on_gpu == 2 * view_texture_bytes(*shape[2:], max_texture_dim=16384)  # 2 lanes
+    assert stacked - on_gpu == (
+        2 * view_texture_bytes(*shape[2:], max_texture_dim=16384) + levels
+    )  # 2 lanes
 
 
 # --------------------------------------------------------------------------------- refusals

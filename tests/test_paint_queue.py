@@ -27,12 +27,12 @@ def state(document) -> torch.Tensor:
 def test_a_long_move_is_split_into_steps_of_a_few_dabs_on_the_same_line():
     last, event = InputEvent(0.0, 0.0, 10.0, 0.2), InputEvent(1.0, 300.0, 10.0, 1.0)
     steps = split_move(last, event, SETTINGS)
-    # 300 frames / (0.25 * 3 frames per dab) = 400 dabs: 17 steps of about 24
-    assert len(steps) == 17 and steps[-1] == event
+    # 300 frames / (0.25 * 3 frames per dab) = 400 dabs: 5 steps of about 96
+    assert len(steps) == 5 and steps[-1] == event
     gaps = [b.x - a.x for a, b in zip([last, *steps[:-1]], steps, strict=True)]
     assert max(gaps) / (SETTINGS.spacing * SETTINGS.radius_frames) <= DABS_PER_STEP
     assert all(s.y == 10.0 for s in steps)
-    assert steps[7].pressure == pytest.approx(0.2 + 0.8 * 8 / 17)
+    assert steps[2].pressure == pytest.approx(0.2 + 0.8 * 3 / 5)
     assert split_move(last, InputEvent(0.1, 5.0, 10.0, 1.0), SETTINGS) == [
         InputEvent(0.1, 5.0, 10.0, 1.0)
     ]

@@ -279,3 +279,93 @@ def test_playing_until_a_sample_stops_there():
     np.testing.assert_array_equal(block[:50], as_played(signal[:, 300:350]))
     np.testing.assert_array_equal(block[50:], 0)
     assert not engine.playing and engine.position == 350
+
+
+def test_a_strokes_deferred_spans_wait_for_its_end_or_for_playback():
+    signal = 0.2 * np.random.default_rng(4).standard_normal((1, 8000 * 4))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
+    lock = threading.Lock()
+    resynthesizer = Resynthesizer(document, engine, lock)
+
+    def paint(frame0: int) -> Region:
+        region = Region(10, 60, frame0, frame0 + 40, (0,))
+        magnitude, phase = document.read(region)
+        with lock:
+            document.write(region, magnitude * 0.1, phase)
+        return region
+
+    try:
+        first, second = paint(20), paint(200)
+        resynthesizer.schedule(first, defer=True)  # pointer events of a stroke, nothing playing
+        resynthesizer.schedule(second, defer=True)
+        assert resynthesizer.wait_idle(5)  # held spans do not count as work to wait for
+        time.sleep(0.2)
+        assert resynthesizer.held and resynthesizer.spans_done == 0
+        np.testing.assert_array_equal(engine.edited(), as_played(signal))
+        resynthesizer.schedule(first.union(second))  # the stroke ended
+        assert resynthesizer.wait_idle(30) and not resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+
+        third = paint(400)
+        resynthesizer.schedule(third, defer=True)
+        resynthesizer.release()  # playback started during the stroke
+        assert resynthesizer.wait_idle(30) and not resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+    finally:
+        resynthesizer.close()
+
+
+def test_the_transport_resynthesises_a_stroke_when_it_ends_unless_playing(qapp):
+    from spectropaint.app.playback.transport import Transport
+    from spectropaint.app.session import Session
+    from spectropaint.brushes.settings import BrushSettings
+    from spectropaint.brushes.stroke import InputEvent
+
+    signal = 0.2 * np.random.default_rng(5).standard_normal((1, 8000 * 4))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    session = Session(document, settle=False)
+    transport = Transport(session, NO_DEVICE)
+    try:
+        settings = BrushSettings(radius_frames=6, radius_bins=6)
+        session.begin_stroke("gain", settings, {"gain_db": -30}, InputEvent(0.0, 50.0, 40.0))
+        session.paint(InputEvent(0.1, 150.0, 40.0))
+        assert transport.resynthesizer.held  # not playing: nothing to hear until the stroke ends
+        session.end_stroke()
+        assert transport.resynthesizer.wait_idle(30) and not transport.resynthesizer.held
+        np.testing.assert_allclose(
+            transport.engine.edited(), document.edited_samples().T, atol=1e-6
+        )
+    finally:
+        transport.close()
+        session.close()
+
+
+def test_a_stroke_beginning_pauses_a_long_resynthesis_between_chunks_until_it_ends():
+    signal = 0.2 * np.random.default_rng(6).standard_normal((1, 8000 * 40))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
+    lock = threading.Lock()
+    chunks = []
+    long_edit = Region(10, 60, 20, 20 + (3 * CHUNK_SAMPLES) // 64, (0,))
+    stroke = Region(10, 60, 4000, 4040, (0,))
+    for region in (long_edit, stroke):
+        magnitude, phase = document.read(region)
+        document.write(region, magnitude * 0.1, phase)
+
+    def on_span(start: int, stop: int) -> None:
+        chunks.append((start, stop))
+        if len(chunks) == 1:  # a stroke begins painting while the long edit is resynthesised
+            resynthesizer.schedule(stroke, defer=True)
+
+    resynthesizer = Resynthesizer(document, engine, lock, on_span=on_span)
+    try:
+        resynthesizer.schedule(long_edit)
+        assert resynthesizer.wait_idle(30)
+        assert len(chunks) == 1 and resynthesizer.held  # the rest waits for the stroke
+        resynthesizer.schedule(stroke)  # it ended
+        assert resynthesizer.wait_idle(30) and not resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        assert len(chunks) >= 4
+    finally:
+        resynthesizer.close()

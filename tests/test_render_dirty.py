@@ -37,7 +37,8 @@ def renderer(document):
         shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0, view=NATIVE
     )
     document.changed.connect(renderer.mark_dirty)
-    render_offscreen(renderer, N_FRAMES, N_BINS)  # the first frame uploads everything
+    render_offscreen(renderer, N_FRAMES, N_BINS)  # the first frame uploads level 0
+    renderer.stream()  # and the reduced levels
     yield renderer
     document.changed.disconnect(renderer.mark_dirty)
     renderer.close()
@@ -53,17 +54,87 @@ def expected_bytes(bins: tuple[int, int], frames: tuple[int, int], n_levels: int
     return total
 
 
-def test_the_first_frame_uploads_every_cell_of_every_level_of_the_shown_channel(document):
+def test_the_first_two_frames_upload_every_cell_of_every_level_of_the_shown_channel(document):
     renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE)
     try:
-        render_offscreen(renderer, 40, 30)
+        render_offscreen(renderer, 40, 30)  # the 69 columns of level 2, which it samples
         widths = renderer.grid.level_widths
         assert widths == (1100, 275, 69, 18, 5)
-        assert renderer.stats.frame_bytes == 4 * N_BINS * sum(widths)
+        assert renderer.stats.frame_bytes == 4 * N_BINS * 69
+        render_offscreen(renderer, 40, 30)  # the rest: this small document streams in at once
+        assert renderer.stats.frame_bytes == 4 * N_BINS * (sum(widths) - 69)
+        assert not renderer.streaming
         render_offscreen(renderer, 40, 30)
         assert renderer.stats.frame_bytes == 0  # nothing changed, nothing uploaded
     finally:
         renderer.close()
+
+
+def test_the_first_frame_uploads_the_level_its_view_samples_and_later_frames_stream_the_rest(
+    document,
+):
+    renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE, view=NATIVE)
+    try:
+        renderer.stream_bytes = 0
+        first = render_offscreen(renderer, 40, 30)  # 27.5 frames a pixel: level 2, 69 columns
+        assert renderer.view_level(NATIVE, 40) == 2
+        assert renderer.stats.frame_bytes == 4 * N_BINS * 69
+        assert renderer.streaming
+        renderer.stream_bytes = 4 * N_BINS * 100  # a hundred columns a frame
+        frames, total = 0, renderer.stats.total_bytes
+        while renderer.streaming:
+            again = render_offscreen(renderer, 40, 30)
+            assert renderer.stats.frame_bytes <= renderer.stream_bytes
+            frames += 1
+        widths = renderer.grid.level_widths
+        assert frames == -(-(sum(widths) - 69) // 100)
+        assert renderer.stats.total_bytes == 4 * N_BINS * sum(widths)  # each column once
+        assert renderer.stats.total_bytes > total
+        assert np.array_equal(first, again)  # the streamed first frame is the full one
+        assert_pixels_match(first, oracle_picture(document, NATIVE, 40, 30))
+        assert_pixels_match(  # level 0 streamed in correctly too
+            render_offscreen(renderer, N_FRAMES, N_BINS),
+            oracle_picture(document, NATIVE, N_FRAMES, N_BINS),
+        )
+        assert renderer.stats.frame_bytes == 0
+    finally:
+        renderer.close()
+
+
+def test_a_view_needing_missing_columns_gets_them_in_its_own_frame(document):
+    renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE, view=NATIVE)
+    try:
+        renderer.stream_bytes = 0
+        render_offscreen(renderer, 40, 30)
+        zoomed = ViewSettings(colormap="inferno", time_range=(300.0, 400.0))
+        picture = render_offscreen(renderer, 100, N_BINS, zoomed)  # a frame a pixel: level 0
+        assert (
+            renderer.stats.frame_bytes == 4 * N_BINS * 102
+        )  # the view's columns and one more each side
+        assert_pixels_match(picture, oracle_picture(document, zoomed, 100, N_BINS))
+    finally:
+        renderer.close()
+
+
+def test_pixels_after_box_uploads_equal_those_of_a_full_re_upload(document, renderer):
+    zoomed_out = ViewSettings(colormap="inferno")
+    rng = np.random.default_rng(5)
+    for bins, frames in (((3, 40), (250, 262)), ((0, 48), (1020, 1100)), ((20, 21), (0, 700))):
+        shape = (1, bins[1] - bins[0], frames[1] - frames[0])
+        document.write(Region(*bins, *frames, (0,)), rng.uniform(0, 2, shape).astype(np.float32))
+        render_offscreen(renderer, 64, 40, zoomed_out)  # uploads each box at every level
+    fresh = SpectrogramRenderer(
+        shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0
+    )
+    try:
+        fresh.stream()  # every column uploaded from the document as it is now
+        for view, width, height in ((NATIVE, N_FRAMES, N_BINS), (zoomed_out, 64, 40)):
+            assert np.array_equal(
+                render_offscreen(renderer, width, height, view),
+                render_offscreen(fresh, width, height, view),
+            )
+    finally:
+        fresh.close()
 
 
 def test_an_edit_uploads_only_its_rectangle_and_changes_only_its_pixels(document, renderer):
@@ -97,9 +168,11 @@ def test_overlapping_edits_before_a_frame_upload_their_union_once(document, rend
 
 def test_separate_edits_upload_separately_and_other_channels_not_at_all(document, renderer):
     second = ViewSettings(colormap="inferno", channel=1)
-    render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads it whole
+    render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads its level 0
     n_levels = len(renderer.grid.level_widths)
-    assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths)
+    assert renderer.stats.frame_bytes == 4 * N_BINS * N_FRAMES
+    renderer.stream()
+    assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths[1:])
     document.write(Region(0, 4, 10, 14, (1,)), np.ones((1, 4, 4), np.float32))
     document.write(Region(40, 44, 900, 904, (1,)), np.ones((1, 4, 4), np.float32))
     document.write(Region(0, N_BINS, 0, 50, (0,)), np.ones((1, N_BINS, 50), np.float32))

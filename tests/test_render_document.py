@@ -54,6 +54,7 @@ def test_a_document_write_and_its_event_reach_only_the_region(document):
     try:
         n_bins, n_frames = document.blocks[0].n_bins, document.blocks[0].n_frames
         before = render_offscreen(renderer, n_frames, n_bins)
+        renderer.stream()  # the reduced levels too: the edit below is then all a frame uploads
         region = Region(BIN - 3, BIN + 3, 50, 70, (0,))
         magnitude, phase = document.read(region)
         document.write(region, torch.zeros_like(magnitude), phase)

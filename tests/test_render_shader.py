@@ -22,8 +22,8 @@ def test_python_fields_match_the_wgsl_struct_in_order():
 
 def test_packing_follows_wgsl_alignment():
     # vec2 at 8-byte, vec4 and arrays at 16-byte boundaries; 30 scalars-or-vec2 words before the
-    # first array (120 bytes) pad to 128, then 2 arrays of 64 bytes and 2 vec4 of 16.
-    assert VIEW_SIZE == 128 + 64 + 64 + 16 + 16
+    # first array (120 bytes) pad to 128, then 2 arrays of 64 bytes and 3 vec4 of 16.
+    assert VIEW_SIZE == 128 + 64 + 64 + 16 + 16 + 16
     values = {name: 0 for name, _ in VIEW_FIELDS}
     values.update(
         full_size=(3.0, 4.0),
@@ -32,6 +32,7 @@ def test_packing_follows_wgsl_alignment():
         level_width=[0] * 16,
         selection=(1.0, 2.0, 3.0, 0.5),
         mask_box=(1.0, 2.0, 3.0, 4.5),
+        clip=(5, 6, 70, 80),
         playhead=7.5,
         colormap=5,
     )
@@ -41,6 +42,7 @@ def test_packing_follows_wgsl_alignment():
     assert struct.unpack_from("<16I", data, 128) == tuple(range(16))
     assert struct.unpack_from("<4f", data, 256) == (1.0, 2.0, 3.0, 0.5)
     assert struct.unpack_from("<4f", data, 272) == (1.0, 2.0, 3.0, 4.5)
+    assert struct.unpack_from("<4I", data, 288) == (5, 6, 70, 80)
     names = [name for name, _ in VIEW_FIELDS]
     assert struct.unpack_from("<f", data, 4 * (names.index("playhead") + 2)) == (7.5,)
     assert struct.unpack_from("<I", data, 4 * (names.index("colormap") + 2)) == (5,)

@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from spectropaint.gpu.levels import pooled_columns
-from spectropaint.gpu.tiles import DirtyRects, Rect, TileGrid, level_widths, merge_rects
+from spectropaint.gpu.levels import ReducedLevels, pooled_columns
+from spectropaint.gpu.tiles import (
+    DirtyRects,
+    MissingColumns,
+    Rect,
+    TileGrid,
+    level_widths,
+    merge_rects,
+)
 
 
 def cells(rect: Rect) -> set[tuple[int, int]]:
@@ -125,3 +132,52 @@ def test_tiles_are_powers_of_two_wide_and_a_single_row_is_exactly_the_bins_high(
     for bin_ in (0, 511, 512, 1024):
         shift, mask = short.row_shift_and_mask
         assert (bin_ >> shift, bin_ & mask) == divmod(bin_, short.tile_height)
+
+
+def test_missing_columns_are_taken_once_each_coarsest_level_first():
+    missing = MissingColumns((100, 25, 7))
+    assert missing.columns() == 132 and missing.pending
+    assert missing.take(0, 40, 60) == [(40, 60)]
+    assert missing.take(0, 30, 50) == [(30, 40)]  # 40 .. 50 went already
+    assert missing.columns() == 102
+    assert missing.take_next(10) == [(2, 0, 7), (1, 0, 3)]
+    assert missing.take_next(30) == [(1, 3, 25), (0, 0, 8)]
+    taken = missing.take_next(1000)
+    assert taken == [(0, 8, 30), (0, 60, 100)]
+    assert not missing.pending and missing.take_next(5) == []
+    missing.reset()
+    assert missing.columns() == 132
+
+
+def test_kept_levels_equal_levels_pooled_from_frames_before_and_after_edits():
+    rng = np.random.default_rng(3)
+    magnitude = torch.from_numpy(rng.uniform(0, 1, (9, 1237)).astype(np.float32))
+    widths = level_widths(1237)
+    levels = ReducedLevels(magnitude, widths)
+
+    def assert_current() -> None:
+        for level, width in enumerate(widths):
+            whole = Rect(0, 9, 0, width)
+            assert torch.equal(
+                levels.columns(level, whole), pooled_columns(magnitude, level, whole)
+            )
+
+    assert_current()
+    for _ in range(20):
+        row0, col0 = int(rng.integers(0, 9)), int(rng.integers(0, 1237))
+        rect = Rect(row0, int(rng.integers(row0 + 1, 10)), col0, int(rng.integers(col0 + 1, 1238)))
+        # lower and raise: a maximum must come down when its cell does
+        magnitude[rect.row0 : rect.row1, rect.col0 : rect.col1] *= float(rng.choice([0.0, 3.0]))
+        changed = levels.update(rect)
+        assert changed == [(level, rect.at_level(level)) for level in range(len(widths))]
+        assert_current()
+
+
+def test_levels_not_asked_for_are_not_made_by_an_update():
+    magnitude = torch.ones((4, 300))
+    levels = ReducedLevels(magnitude, level_widths(300))
+    levels.columns(1, Rect(0, 4, 0, 5))
+    magnitude[:, 20:30] = 7.0
+    levels.update(Rect(0, 4, 20, 30))
+    assert levels._levels[2] is None  # made, from the current level 1, when first asked for
+    assert levels.columns(2, Rect(0, 1, 0, 2)).tolist() == [[1.0, 7.0]]

@@ -60,8 +60,8 @@ def test_dehum_takes_the_hum_and_its_harmonics_and_leaves_the_music():
     document = Document.from_samples(tune + hum, RATE, device="cpu")
     selection = resolve(dehum_selection(document, count=10), document)
     mask = rasterise(selection, document)
-    plan = plan_operation(document, mask, "gain", {"gain_db": -40.0}, clipboard=Clipboard())
-    apply_plans(document, [plan], label="de-hum")
+    plans = plan_operation(document, mask, "gain", {"gain_db": -40.0}, clipboard=Clipboard())
+    apply_plans(document, plans, label="de-hum")
     out = document.edited_samples()[0]
     # the hum's lines in a fine spectrum: measured on the hum's own frequencies
     window = np.hanning(len(t))

@@ -118,7 +118,9 @@ def test_compute_reads_only_its_plan():
             block.phase.add_(1.0)
         results.append(plan.compute())
     assert results[0].region == results[1].region
-    assert torch.equal(results[0].values, results[1].values)
+    assert all(
+        torch.equal(a[1], b[1]) for a, b in zip(results[0].writes, results[1].writes, strict=True)
+    )
 
 
 @pytest.mark.parametrize("brush", ["erase", "clone", "pen"])
@@ -157,19 +159,3 @@ def test_planning_needs_the_stroke_ended():
     session.add_events(line()[:3])
     with pytest.raises(RuntimeError, match="end the stroke"):
         session.settle_plan()
-
-
-def test_a_document_analysed_with_the_nsgt_keeps_the_painted_values():
-    from test_nsgt_document import RATE as NSGT_RATE
-    from test_nsgt_document import SETTINGS as NSGT_SETTINGS
-    from test_nsgt_document import tones
-
-    from spectropaint.transforms.document import Document
-
-    document = Document.from_samples(tones(), NSGT_RATE, settings=NSGT_SETTINGS, device="cpu")
-    settings = BrushSettings(radius_seconds=0.3, radius_semitones=1.0, hardness=0.8)
-    session = StrokeSession(document, "erase", settings)
-    session.add_events([InputEvent(0.01 * i, 4.0 + 0.1 * i, 440.0) for i in range(5)])
-    session.end()
-    assert not session.region.empty
-    assert session.settle_plan() is None  # the NSGT cannot analyse a span alone (yet)

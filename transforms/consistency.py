@@ -18,6 +18,11 @@ imposed, each by a weight from 0 (free) to 1. Two targets:
   momentum of the fast
   Griffin-Lim algorithm (Perraudin, Balazs and Sondergaard, 2013).
 
+A transform without the adjoint the first needs (the NSGT) imposes complex values by the same
+alternating projections, moving each cell to the target value instead of its magnitude. A span
+may hold frames of several blocks (an NSGT edit's slices reach every block): coefficients are
+then flat vectors, each block's frames flattened and joined.
+
 Both start from the current signal and stop after a given number of iterations or when the
 residual stops falling. The coefficients returned are those of the last analysis, so they are
 exactly (to float32) the transform of the signal returned: storing them makes what is shown and
@@ -43,24 +48,26 @@ TOLERANCE = 1e-4
 """Stop when an iteration lowers the residual by less than this fraction of it."""
 
 
+Piece = tuple[int, int, int]
+"""``(block, frame0, frame1)``: a span of one block's frames."""
+
+
 @dataclass(frozen=True)
 class Span:
-    """Where a projection works, in one block of a signal ``n_samples`` long.
+    """Where a projection works, in a signal ``n_samples`` long.
 
     Attributes
     ----------
-    frame0, frame1 : int
-        The frames re-analysed (and returned).
+    pieces : tuple of (block, frame0, frame1)
+        The frames re-analysed (and returned), per block: every frame of every block that reaches
+        ``[free0, free1)`` (the STFT has one block; an NSGT edit's slices reach every block).
     free0, free1 : int
-        The samples that may change; every frame that reaches them must lie in
-        ``[frame0, frame1)``.
+        The samples that may change.
     start, stop : int
         The samples held: everything the frames' analysis reads.
     """
 
-    block: int
-    frame0: int
-    frame1: int
+    pieces: tuple[Piece, ...]
     free0: int
     free1: int
     start: int
@@ -68,13 +75,27 @@ class Span:
     n_samples: int
 
     @classmethod
-    def around(cls, transform: Transform, block: int, frame0: int, frame1: int, n_samples: int):
-        """The span an edit of frames ``[frame0, frame1)`` settles over: the samples those frames
-        reach may change, and every frame that reaches them is re-analysed."""
-        free0, free1 = transform.samples_reached(block, frame0, frame1, n_samples)
-        lo, hi = transform.frames_reaching(block, frame0, frame1, n_samples)
-        start, stop = transform.samples_read(block, lo, hi, n_samples)
-        return cls(block, lo, hi, free0, free1, start, stop, n_samples)
+    def around(cls, transform: Transform, regions, n_samples: int) -> Span:
+        """The span an edit of ``regions`` (boxes of any blocks) settles over: the samples their
+        frames reach may change, and every frame that reaches them is re-analysed."""
+        reached = [
+            transform.samples_reached(box.block, box.frame0, box.frame1, n_samples)
+            for box in regions
+        ]
+        free0, free1 = min(a for a, _ in reached), max(b for _, b in reached)
+        pieces = []
+        for block in range(len(transform.layout(n_samples, 1))):
+            lo, hi = transform.frames_over(block, free0, free1, n_samples)
+            if hi > lo:
+                pieces.append((block, lo, hi))
+        read = [transform.samples_read(block, lo, hi, n_samples) for block, lo, hi in pieces]
+        start, stop = min(a for a, _ in read), max(b for _, b in read)
+        return cls(tuple(pieces), free0, free1, start, stop, n_samples)
+
+    def cells(self, transform: Transform) -> list[tuple[int, int]]:
+        """``(bins, frames)`` of each piece."""
+        layout = transform.layout(self.n_samples, 1)
+        return [(layout[block].n_bins, hi - lo) for block, lo, hi in self.pieces]
 
 
 @dataclass
@@ -110,30 +131,51 @@ def magnitude(values: torch.Tensor) -> torch.Tensor:
 
 
 class _Operator:
-    """The analysis of the span's frames as a function of the free samples, and its adjoint."""
+    """The analysis of the span's frames as a function of the free samples, and its adjoint.
+
+    Coefficients are flat ``[C, K]``: the pieces' ``[C, F, T]`` flattened and joined in order.
+    """
 
     def __init__(self, transform: Transform, span: Span, samples: torch.Tensor):
         self.transform, self.span = transform, span
         self.signal = samples.to(device=transform.device, dtype=torch.float32).clone()
         self.free = slice(span.free0 - span.start, span.free1 - span.start)
+        self.shapes = span.cells(transform)
 
     def analyse(self, signal: torch.Tensor | None = None) -> torch.Tensor:
         span = self.span
-        return self.transform.analyse_span(
-            self.signal if signal is None else signal,
-            span.start,
-            span.block,
-            span.frame0,
-            span.frame1,
-            span.n_samples,
-        )
+        signal = self.signal if signal is None else signal
+        parts = [
+            self.transform.analyse_span(signal, span.start, block, lo, hi, span.n_samples)
+            for block, lo, hi in span.pieces
+        ]
+        if len(parts) == 1:
+            return parts[0].flatten(1)
+        return torch.cat([part.flatten(1) for part in parts], dim=1)
+
+    def split(self, coefficients: torch.Tensor) -> list[torch.Tensor]:
+        """Flat ``[C, K]`` coefficients as each piece's ``[C, F, T]`` (views)."""
+        sizes = [bins * frames for bins, frames in self.shapes]
+        parts = torch.split(coefficients, sizes, dim=1)
+        return [
+            part.view(part.shape[0], *shape) for part, shape in zip(parts, self.shapes, strict=True)
+        ]
 
     def synthesise(self, coefficients: torch.Tensor, *, adjoint: bool = False) -> torch.Tensor:
-        """Samples of the free span that ``coefficients`` give (or the adjoint's)."""
+        """Samples of the free span that flat ``coefficients`` give (or the adjoint's, for one
+        piece)."""
         span = self.span
-        first, part = self.transform.synthesise_frames(
-            coefficients, span.block, span.frame0, span.n_samples, adjoint=adjoint
-        )
+        parts = self.split(coefficients)
+        if adjoint:
+            ((block, lo, _),) = span.pieces
+            first, part = self.transform.synthesise_frames(
+                parts[0], block, lo, span.n_samples, adjoint=True
+            )
+        else:
+            pieces = [
+                (block, lo, part) for (block, lo, _), part in zip(span.pieces, parts, strict=True)
+            ]
+            first, part = self.transform.synthesise_many(pieces, span.n_samples)
         return part[:, span.free0 - first : span.free1 - first].to(torch.float32)
 
     def change(self, delta: torch.Tensor) -> torch.Tensor:
@@ -162,12 +204,15 @@ def project(
     span : Span
     samples : torch.Tensor [shape=(C, span.stop - span.start)]
         The current signal over the span.
-    target : torch.Tensor [shape=(C, F, T)], complex
-        Wanted coefficients over the span's frames (read only where ``weights > 0``).
-    weights : torch.Tensor [shape=(F, T)]
+    target : torch.Tensor [shape=(C, K)], complex
+        Wanted coefficients over the span's frames, flat (each piece's ``[C, F, T]`` flattened,
+        in order; read only where ``weights > 0``).
+    weights : torch.Tensor [shape=(K,)]
         How much the target holds in each cell, 0..1 (0: the cell is free).
     magnitude_only : bool
-        Impose ``|target|`` alone (Griffin-Lim) instead of ``target`` (conjugate gradients).
+        Impose ``|target|`` alone (Griffin-Lim) instead of ``target`` (conjugate gradients where
+        the transform has an adjoint (:attr:`Transform.least_squares_settle`) and the span one
+        piece; alternating projections with the complex target otherwise).
     iterations : int
         The most iterations (0 returns the analysis of ``samples``).
     tolerance : float
@@ -176,8 +221,11 @@ def project(
     operator = _Operator(transform, span, samples)
     target = target.to(transform.device)
     weights = weights.to(device=transform.device, dtype=torch.float32)
-    solve = _griffin_lim if magnitude_only else _conjugate_gradients
-    return solve(operator, target, weights, iterations, tolerance)
+    if magnitude_only or not transform.least_squares_settle or len(span.pieces) > 1:
+        return _griffin_lim(
+            operator, target, weights, iterations, tolerance, magnitude_only=magnitude_only
+        )
+    return _conjugate_gradients(operator, target, weights, iterations, tolerance)
 
 
 def _conjugate_gradients(
@@ -194,7 +242,8 @@ def _conjugate_gradients(
     dot products.
     """
     cells = weights > 0
-    band = operator.transform.coefficient_weights(operator.span.block)[:, None].expand_as(weights)
+    ((block, lo, hi),) = operator.span.pieces
+    band = operator.transform.coefficient_weights(block)[:, None].expand(-1, hi - lo).flatten()
     scale = torch.sqrt(weights[cells] * band[cells])[None, :, None]  # [1, K, 1]
     # the analysis' adjoint is for the band-weighted inner product: divide the band weight out
     back = torch.sqrt(weights[cells] / band[cells])[None, :, None]
@@ -248,9 +297,12 @@ def _griffin_lim(
     weights: torch.Tensor,
     iterations: int,
     tolerance: float,
+    *,
+    magnitude_only: bool = True,
 ) -> Projection:
     """Alternating projections with momentum, moving each cell's magnitude to ``|target|`` by its
-    weight (a relaxed projection where the weight is below 1).
+    weight (a relaxed projection where the weight is below 1); with ``magnitude_only=False``,
+    moving each cell's value to ``target`` by its weight.
 
     Cells where the signal given already has the target, complex value and all, to within
     :data:`LOCKED` are held to it, phase included: the phase a move or a copy gave them fits, and
@@ -266,6 +318,8 @@ def _griffin_lim(
     fallback = torch.sgn(wanted_values) + (wanted == 0)  # its own phase where the signal has none
 
     def residual(values: torch.Tensor) -> float:
+        if not magnitude_only:
+            return float((weight * power(values - wanted_values)).sum())
         return float((weight * (magnitude(values) - wanted) ** 2).sum())
 
     coefficients = operator.analyse()
@@ -276,9 +330,12 @@ def _griffin_lim(
     done = 0
     last = residual(values)
     while done < iterations:
-        size = magnitude(values)
-        moved = values * (1 - weight + weight * wanted / size.clamp_min(1e-30))
-        moved = torch.where(size > 0, moved, weight * wanted * fallback)
+        if magnitude_only:
+            size = magnitude(values)
+            moved = values * (1 - weight + weight * wanted / size.clamp_min(1e-30))
+            moved = torch.where(size > 0, moved, weight * wanted * fallback)
+        else:
+            moved = values + weight * (wanted_values - values)
         fixed = torch.where(locked, wanted_values, moved)
         coefficients[:, cells] = (
             fixed if previous is None else fixed + MOMENTUM * (fixed - previous)

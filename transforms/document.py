@@ -136,27 +136,26 @@ def resynthesise(
     transform: Transform,
     samples: torch.Tensor,
     original: np.ndarray,
-    block: int,
     start: int,
     stop: int,
-    run: EditedRun | None,
+    runs: list[tuple[int, EditedRun]],
     *,
     channels: tuple[int, ...] | None = None,
 ) -> np.ndarray:
     """Samples ``[start, stop)`` of the edited signal: ``original`` plus the inverse of
-    ``edited - original`` over the edited frames of ``run``.
+    ``edited - original`` over the edited frames of ``runs``.
 
     Parameters
     ----------
     samples : torch.Tensor [shape=(C, N)]
         The original signal as the transform reads it (float64 on the CPU, float32 elsewhere);
-        only the samples the run's frames read are used.
+        only the samples the runs' frames read are used.
     original : np.ndarray [shape=(C, N)], float64
         The same samples, exactly.
-    run : EditedRun or None
-        Every edited frame that reaches ``[start, stop)`` must be in it; None when none is.
+    runs : list of (block, EditedRun)
+        Every edited frame of any block that reaches ``[start, stop)`` must be in one.
     channels : tuple of int, optional
-        The channels of ``samples`` and ``original`` that ``run`` holds (default: all).
+        The channels of ``samples`` and ``original`` that the runs hold (default: all).
 
     Returns
     -------
@@ -164,17 +163,19 @@ def resynthesise(
     """
     pick = slice(None) if channels is None else list(channels)
     out = original[pick, start:stop].copy()
-    if run is None:
-        return out
-    frame0, frame1 = run.frame0, run.frame0 + run.edited.size
     n = original.shape[-1]
-    flags = torch.from_numpy(run.edited).to(transform.device)
-    a0, a1 = transform.samples_read(block, frame0, frame1, n)
-    reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
-    edited = polar_to_complex(run.magnitude.to(transform.device), run.phase.to(transform.device))
-    delta = edited - polar_to_complex(*fft_ops.polar(reference))
-    delta = torch.where(flags, delta, torch.zeros_like(delta))
-    s0, contribution = transform.synthesise_frames(delta, block, frame0, n)
+    pieces = []
+    for block, run in runs:
+        frame0, frame1 = run.frame0, run.frame0 + run.edited.size
+        flags = torch.from_numpy(run.edited).to(transform.device)
+        a0, a1 = transform.samples_read(block, frame0, frame1, n)
+        reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
+        magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
+        delta = polar_to_complex(magnitude, phase) - polar_to_complex(*fft_ops.polar(reference))
+        pieces.append((block, frame0, torch.where(flags, delta, torch.zeros_like(delta))))
+    if not pieces:
+        return out
+    s0, contribution = transform.synthesise_many(pieces, n)
     contribution = contribution.double().cpu().numpy()
     a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
     out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]

@@ -2,8 +2,8 @@
 
 The frame comes from ``nsgt`` (:mod:`.nsgt_design`); the transform here is torch: per chunk of
 slices, one windowing, one ``rfft``, and per group of bands one weighted gather of bins and one
-``ifft`` of ``M`` points (on the CPU through :mod:`.fft_ops`, chunks on several threads). Blocks are ``(group, parity)``: the coefficients of one group in the even
-(or odd) slices. Same-parity slices tile time, so a block's frames are evenly spaced (``N / M``
+``ifft`` of ``M`` points (on the CPU through :mod:`.fft_ops`, chunks on several threads). Blocks
+are ``(group, parity)``: the coefficients of one group in the even (or odd) slices. Same-parity slices tile time, so a block's frames are evenly spaced (``N / M``
 samples) with no gaps and no overlaps; the other parity's frames cover the same times, shifted by
 half a slice (``M / 2`` frames). Block ``2 g + p`` is group ``g``, parity ``p``.
 
@@ -148,6 +148,42 @@ class NSGT(Transform):
         r0 = max(0, -(-(s0 - parity) // 2))
         r1 = min(self._slices_of_parity(parity, n_samples), -(-(s1 - parity) // 2))
         return r0 * m, max(r0, r1) * m
+
+    # Settling: an edit's slices are resynthesised and every slice that overlaps them re-analysed
+    # (spectropaint.brushes.settle); a slice's analysis reads its own samples only.
+    supports_settle = True
+
+    def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
+        return self.samples_reached(block, frame0, frame1, n_samples)
+
+    def analyse_span(
+        self,
+        span: torch.Tensor,
+        start: int,
+        block: int,
+        frame0: int,
+        frame1: int,
+        n_samples: int,
+    ) -> torch.Tensor:
+        group, _ = self.group_of(block)
+        parity, r0, r1 = self._slice_range(block, frame0, frame1)
+        s0 = (2 * r0 + parity) // 2 * 2  # an even first slice, as _group_coefficients wants
+        s1 = 2 * (r1 - 1) + parity + 1
+        first = self.design.slice_start(s0)
+        read = self.samples_read(block, frame0, frame1, n_samples)
+        if read[0] < start or read[1] > start + span.shape[-1]:
+            raise ValueError(
+                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
+                f"[{start}, {start + span.shape[-1]})"
+            )
+        # the even slice before an odd first one is only a placeholder: what it reads is not used
+        spectra = fft_ops.slice_spectra(
+            span.to(self.device), first - start, s1 - s0, self.slice_length, self._window
+        )
+        slices = self._group_coefficients(spectra, group, parity)  # [C, R, B, M] from slice s0
+        frames = slices.permute(0, 2, 1, 3).flatten(2)
+        offset = s0 // 2 * self._m(block)
+        return frames[:, :, frame0 - offset : frame1 - offset]
 
     # ------------------------------------------------------------------------------------ forward
     @contextlib.contextmanager

@@ -6,7 +6,8 @@ at one minus the shape's, ``intersect`` takes the smaller), a feather (a Gaussia
 deviation ``feather_seconds`` by ``feather_hz``) and an ``inverted`` flag. It never holds frames or
 bins, so it survives a change of transform.
 
-:func:`rasterise` turns it into a :class:`Mask` on one block of a document: a soft weight
+:func:`rasterise` turns it into a :class:`Mask` on one block of a document (:func:`rasterise_blocks`
+on each of them): a soft weight
 ``[bins, frames]`` in 0..1 over the smallest :class:`~.regions.Region` that holds every cell of
 weight above 0. The cost is that of the selection's own box (plus the feather), never the file's,
 except for what covers all time (a band, an inverted selection). :func:`resolve` fills in the
@@ -296,6 +297,19 @@ def rasterise(
     return Mask(trimmed, weight)
 
 
+def rasterise_blocks(
+    selection: Selection, document, *, channels: tuple[int, ...] | None = None
+) -> list[Mask]:
+    """``selection`` on every block of ``document`` (the STFT has one; the NSGT one per group of
+    bands and slice parity, each with its own hop and bands): the :class:`Mask` of each block it
+    selects cells of, in block order (none: an empty list)."""
+    masks = (
+        rasterise(selection, document, channels=channels, block=block)
+        for block in range(len(document.blocks))
+    )
+    return [mask for mask in masks if mask is not None]
+
+
 def resolve(selection: Selection, document, *, block: int = 0) -> Selection:
     """``selection`` with every shape that depends on the sound measured on ``document``: a
     harmonic's pitch track, a wand's cells."""
@@ -310,20 +324,22 @@ def resolve(selection: Selection, document, *, block: int = 0) -> Selection:
     return replace(selection, terms=terms)
 
 
-def selection_audio(document, mask: Mask) -> tuple[int, np.ndarray]:
-    """What the selection alone sounds like: the edited coefficients of ``mask``'s cells times
-    their weight, every other cell silent, resynthesised. Returns ``(first_sample, samples [C, n])``
-    (float64) over the samples the selection's frames reach."""
-    region = mask.region
-    block = document.blocks[region.block]
-    magnitude, phase = document.read(region)
-    coefficients = torch.zeros(
-        (len(region.channels), block.n_bins, region.shape[1]),
-        dtype=torch.complex64,
-        device=document.device,
-    )
-    coefficients[:, region.bin0 : region.bin1] = torch.polar(magnitude * mask.weight, phase)
-    first, samples = document.transform.synthesise_frames(
-        coefficients, region.block, region.frame0, document.n_samples
-    )
+def selection_audio(document, masks: Mask | list[Mask]) -> tuple[int, np.ndarray]:
+    """What the selection alone sounds like: the edited coefficients of the cells of ``masks`` (one
+    per block: :func:`rasterise_blocks`) times their weight, every other cell silent,
+    resynthesised. Returns ``(first_sample, samples [C, n])`` (float64) over the samples the
+    selection's frames reach."""
+    pieces = []
+    for mask in [masks] if isinstance(masks, Mask) else masks:
+        region = mask.region
+        block = document.blocks[region.block]
+        magnitude, phase = document.read(region)
+        coefficients = torch.zeros(
+            (len(region.channels), block.n_bins, region.shape[1]),
+            dtype=torch.complex64,
+            device=document.device,
+        )
+        coefficients[:, region.bin0 : region.bin1] = torch.polar(magnitude * mask.weight, phase)
+        pieces.append((region.block, region.frame0, coefficients))
+    first, samples = document.transform.synthesise_many(pieces, document.n_samples)
     return first, samples.double().cpu().numpy()

@@ -65,13 +65,14 @@ class CellGrid:
 
 def axis_cells(centres: np.ndarray, low: float, high: float) -> np.ndarray:
     """Cells (bool ``[N]``) whose centre lies in ``[low, high]``; when none does but the interval
-    meets the cells' span, the cell nearest the interval's middle."""
+    meets the cells' span, the cell nearest the interval's middle (a lone cell, such as the NSGT's
+    block of the 0 Hz band, has no span: only an interval holding its centre selects it)."""
     inside = (centres >= low) & (centres <= high)
     if inside.any() or len(centres) == 0 or not (math.isfinite(low) and math.isfinite(high)):
         return inside
     middle = 0.5 * (low + high)
     index = int(np.argmin(np.abs(centres - middle)))
-    half = 0.5 * (centres[1] - centres[0]) if len(centres) > 1 else INF
+    half = 0.5 * (centres[1] - centres[0]) if len(centres) > 1 else 0.0
     if abs(centres[index] - middle) <= half + 0.5 * (high - low):
         inside[index] = True
     return inside

@@ -115,6 +115,7 @@ class STFT(Transform):
         return max(0, lo), min(self.n_frames(n_samples), hi)
 
     supports_settle = True
+    least_squares_settle = True
 
     def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
         half = self.n_fft // 2

@@ -194,9 +194,11 @@ class Transform(ABC):
         return None
 
     # Settling (spectropaint.brushes.settle) re-analyses an edit's reach from part of the signal;
-    # a transform that supports it implements these, with analyse_span, coefficient_weights and
-    # synthesise_frames(adjoint=True) (the STFT does; the NSGT does not yet).
+    # a transform that supports it implements analyse_span and samples_read (the STFT and the
+    # NSGT do). One that also has coefficient_weights and synthesise_frames(adjoint=True) settles
+    # complex targets by least squares (the STFT), the others by alternating projections.
     supports_settle = False
+    least_squares_settle = False
 
     def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
         """The half-open sample span the analysis of frames ``[frame0, frame1)`` reads (with any

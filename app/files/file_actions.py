@@ -201,8 +201,10 @@ def _open_dialog(window: MainWindow, dialog, chosen) -> None:
 
 
 def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
-    """Run ``work`` writing ``path`` with no strokes meanwhile (the document is being read)."""
+    """Run ``work`` writing ``path`` with no strokes meanwhile (the document is being read), once
+    the finished strokes and operations have settled (what is written is what is heard)."""
     window.canvas.finish_painting()
+    window.session.finish_settles()
     window.canvas.setEnabled(False)
 
     def success(report) -> None:

@@ -41,7 +41,7 @@ from spectropaint.brushes.operations import FILL_BRUSHES
 from spectropaint.gpu.selection_overlay import selection_mask
 from spectropaint.transforms.errors import ImageFileError, SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES
-from spectropaint.transforms.selection import Selection, rasterise, selection_audio
+from spectropaint.transforms.selection import Selection, rasterise_blocks, selection_audio
 from spectropaint.transforms.shapes import Range
 
 IMAGE_FILTER = "Pictures (*.png *.jpg *.jpeg *.bmp *.gif *.tif *.tiff *.webp)"
@@ -363,10 +363,10 @@ class SelectionController(QObject):
             self._message("Select something to audition first")
             return
         with session.lock:
-            mask = rasterise(session.selection, session.document)
-            if mask is None:
+            masks = rasterise_blocks(session.selection, session.document)
+            if not masks:
                 return
-            _, samples = selection_audio(session.document, mask)
+            _, samples = selection_audio(session.document, masks)
         self._stop_audition()
         if self.transport.playing:
             self.transport.toggle()

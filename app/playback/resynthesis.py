@@ -7,6 +7,11 @@ the original plus the inverse of the differences of every block's edited frames 
 proportion to the span) and swaps them into the playback engine (:meth:`PlaybackEngine.update_span`,
 tear-free while playing). The document lock is held only while the document is read, so a stroke waits at most for
 one span's resynthesis.
+
+Spans scheduled with ``defer`` (a stroke's pointer events while nothing plays) wait for the next
+span scheduled without it (the stroke's end) or :meth:`Resynthesizer.release`: on a 2-core CPU,
+resynthesising minutes of audio while a stroke across a long file paints takes the cores the
+painting needs, and nobody hears it until playback starts.
 """
 
 from __future__ import annotations
@@ -65,25 +70,67 @@ class Resynthesizer:
         self.error: BaseException | None = None
         self.spans_done = 0
         self._pending: list[tuple[int, int, int]] = []
+        self._held = False
+        """Pending spans wait (:meth:`schedule` with ``defer``)."""
         self._busy = False
         self._closing = False
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="resynthesis", daemon=True)
         self._thread.start()
 
-    def schedule(self, region: Region | Regions) -> None:
-        """Queue the samples that ``region``'s boxes reach (any thread)."""
+    def schedule(self, region: Region | Regions, *, defer: bool = False) -> None:
+        """Queue the samples that ``region``'s boxes reach (any thread). ``defer`` holds them, and
+        whatever is pending, until a span is scheduled without it or :meth:`release`."""
         spans = [self.document.samples_of(part) for part in region.parts]
-        if not spans:
-            return
         with self._condition:
             self._pending.extend(spans)
+            if spans or not defer:
+                self._held = defer
             self._condition.notify_all()
 
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until nothing is pending or running; False if ``timeout`` passed first."""
+    def release(self) -> None:
+        """Resynthesise the held spans now (playback started during a stroke)."""
         with self._condition:
-            return self._condition.wait_for(lambda: not self._pending and not self._busy, timeout)
+            self._held = False
+            self._condition.notify_all()
+
+    @property
+    def held(self) -> bool:
+        """Spans wait for the stroke that made them to end."""
+        with self._condition:
+            return self._held and bool(self._pending)
+
+    def _resynthesise(self, spans: list[tuple[int, int]]) -> None:
+        """Each span chunk by chunk into the engine; what is left goes back to wait when a stroke
+        begins deferring."""
+        for index, (start, stop) in enumerate(spans):
+            for chunk0 in range(start, stop, CHUNK_SAMPLES):
+                if self._yield_to_stroke([(chunk0, stop), *spans[index + 1 :]]):
+                    return
+                chunk1 = min(stop, chunk0 + CHUNK_SAMPLES)
+                with self.lock:
+                    samples = self.document.edited_between(chunk0, chunk1)
+                self.engine.update_span(chunk0, samples.astype(np.float32))
+                if self.on_span is not None:
+                    self.on_span(chunk0, chunk1)
+            self.spans_done += 1
+
+    def _yield_to_stroke(self, rest: list[tuple[int, int]]) -> bool:
+        """A stroke began deferring spans: put ``rest`` back with them (True) to go on after it."""
+        with self._condition:
+            if not self._held or self._closing:
+                return False
+            self._pending.extend(rest)
+            return True
+
+    def _ready(self) -> bool:
+        return bool(self._pending) and not self._held
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is ready or running (held spans wait for their stroke); False if
+        ``timeout`` passed first."""
+        with self._condition:
+            return self._condition.wait_for(lambda: not self._ready() and not self._busy, timeout)
 
     def close(self) -> None:
         with self._condition:
@@ -94,21 +141,13 @@ class Resynthesizer:
     def _run(self) -> None:
         while True:
             with self._condition:
-                self._condition.wait_for(lambda: self._pending or self._closing)
+                self._condition.wait_for(lambda: self._ready() or self._closing)
                 if self._closing:
                     return
                 spans, self._pending = merge_spans(self._pending), []
                 self._busy = True
             try:
-                for start, stop in spans:
-                    for chunk0 in range(start, stop, CHUNK_SAMPLES):
-                        chunk1 = min(stop, chunk0 + CHUNK_SAMPLES)
-                        with self.lock:
-                            samples = self.document.edited_between(chunk0, chunk1)
-                        self.engine.update_span(chunk0, samples.astype(np.float32))
-                        if self.on_span is not None:
-                            self.on_span(chunk0, chunk1)
-                    self.spans_done += 1
+                self._resynthesise(spans)
             except Exception as exc:  # shown by the window; playback keeps the previous samples
                 log.exception("resynthesis failed")
                 self.error = exc

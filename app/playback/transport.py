@@ -177,6 +177,7 @@ class Transport(QObject):
         self.started_at = self._seconds(
             self.engine.position if from_sample is None else from_sample
         )
+        self.resynthesizer.release()  # what a stroke in progress painted, to be heard
         try:
             self.engine.play(from_sample=from_sample, until=until)
         except RuntimeError:
@@ -216,8 +217,11 @@ class Transport(QObject):
     # ------------------------------------------------------------------------------- edits
     def _session_changed(self, change: Change) -> None:
         """Re-synthesise what the changed region reaches, on the resynthesis thread (any thread:
-        scheduling only queues it), as each pointer event paints and for undo and redo."""
-        self.resynthesizer.schedule(change.region)
+        scheduling only queues it): as each pointer event paints while playing, else when the
+        stroke ends; for undo, redo, operations and settles at once."""
+        self.resynthesizer.schedule(
+            change.region, defer=change.kind == "paint" and not self.engine.playing
+        )
 
     def _tick(self) -> None:
         self.engine.check()

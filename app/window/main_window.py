@@ -1,13 +1,16 @@
 """The main window: lays out the canvas with rulers and colour bar, tools, brush and view panels,
-menus and status bar, and wires them to the open :class:`~spectropaint.app.session.Session`.
+menus and status bar, and dispatches to the open :class:`~spectropaint.app.session.Session`.
 
 A document is opened on a worker thread (:mod:`spectropaint.app.files.workers`); when it arrives
 the window makes a session of it, a canvas that draws it, and a
 :class:`~spectropaint.app.playback.transport.Transport` that plays it. Edits go through the session,
 whose one change event reaches the canvas, playback, autosave and the window's title (through a
-:class:`~.session_bridge.SessionBridge`, on the GUI thread). The menus' handlers live in
-:mod:`.commands`, opening audio and exporting in :mod:`spectropaint.app.files.file_actions`,
-projects in :mod:`spectropaint.app.files.project_actions`.
+:class:`~.session_bridge.SessionBridge`, on the GUI thread). Who listens to what is in
+:mod:`.window_listeners`; each brush's choices in :mod:`.brush_choices`; which actions are enabled
+in :mod:`.action_states`; preferences and the File submenus in :mod:`.window_preferences`; the space
+bar in :mod:`.space_key`. The menus' handlers live in :mod:`.commands`, opening audio and exporting
+in :mod:`spectropaint.app.files.file_actions`, projects in
+:mod:`spectropaint.app.files.project_actions`.
 
 The document is the project: ``session.modified`` says it holds edits no project file has, and only
 saving the project clears it (an audio export is a rendering of it, not a save).
@@ -16,21 +19,10 @@ saving the project clears it (an audio export is a rendering of it, not a save).
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterable
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import (
-    QApplication,
-    QLabel,
-    QLineEdit,
-    QMainWindow,
-    QMenu,
-    QMessageBox,
-    QPlainTextEdit,
-    QTextEdit,
-)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QMessageBox
 
 from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
@@ -42,42 +34,28 @@ from spectropaint.app.panels.tool_palette import ToolPalette
 from spectropaint.app.panels.view_panel import ViewPanel
 from spectropaint.app.playback.engine import OutputDevice, find_output_device
 from spectropaint.app.playback.transport import Transport
-from spectropaint.app.readout import level_db, readout_text
-from spectropaint.app.session import Change, Session
-from spectropaint.app.settings_store import AUTOSAVE_CHOICES, SettingsStore
+from spectropaint.app.session import Session
+from spectropaint.app.settings_store import SettingsStore
 from spectropaint.app.tools.registry import VIEW_TOOLS
+from spectropaint.app.window import action_states, window_preferences
 from spectropaint.app.window.actions import build_menus
+from spectropaint.app.window.brush_choices import BrushChoices
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
 from spectropaint.app.window.docks import add_dock, panels_menu
 from spectropaint.app.window.editor_area import EditorArea
 from spectropaint.app.window.session_bridge import SessionBridge
+from spectropaint.app.window.space_key import SpaceKey
 from spectropaint.app.window.status_line import StatusLine
 from spectropaint.app.window.transport_bar import TransportBar
 from spectropaint.app.window.transport_view import TransportView
+from spectropaint.app.window.window_listeners import PLAYBACK_OFF, WindowListeners
 from spectropaint.brushes.recorded import RecordedStroke
-from spectropaint.brushes.registry import BRUSHES, brush_kind
-from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.registry import BRUSHES
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import STORED_FIELDS, ViewSettings, view_from_values, view_values
-from spectropaint.gpu.view_mapping import Point
+from spectropaint.gpu.view import view_from_values, view_values
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
-
-TEXT_INPUTS = (QLineEdit, QTextEdit, QPlainTextEdit)
-PLAYBACK_OFF = "Playback is off"
-PLAYHEAD_ACTIONS = (
-    "play_pause",
-    "play_from_cursor",
-    "play_selection",
-    "stop",
-    "rewind",
-    "go_to_end",
-)
-"""Enabled without an output device: Play looks for one again; the playhead moves regardless."""
-PLAYBACK_ACTIONS = (*PLAYHEAD_ACTIONS, "loop", "bypass")
-DEFAULT_TOOL = "gain"
-DEFAULT_VIEW = ViewSettings(freq_scale="log")
 
 
 class MainWindow(QMainWindow):
@@ -121,18 +99,13 @@ class MainWindow(QMainWindow):
         self.shortcut_sheet = None
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
-        self.brush_settings: dict[str, BrushSettings] = {}
-        self.brush_params: dict[str, dict] = {}
-        self.brush_lanes: dict[str, bool] = {}
-        """Brushes that edit the channel under the pointer (when no channel is chosen)."""
+        self.listeners = WindowListeners(self)
         self.setWindowTitle("SpectroPaint")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
         self.commands = Commands(self)
         self.actions_by_name, self.menus = build_menus(self, self.commands)
-        self.recent_menu = QMenu("Open &Recent", self)
-        self.menus["&File"].insertMenu(self.actions_by_name["save_project"], self.recent_menu)
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.recent_menu = window_preferences.build_recent_menu(self)
         self.autosave = None
         if recovery_folder is not None:
             self.autosave = Autosave(
@@ -144,21 +117,25 @@ class MainWindow(QMainWindow):
                 every=self.store.autosave_strokes,
             )
             self.autosave.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
-            self._build_autosave_menu()
+            window_preferences.build_autosave_menu(self)
         self._build_editor()
         self._build_panels()
-        self._build_status()
-        self._load_preferences()
+        self.readout = QLabel()
+        self.readout.setObjectName("readout")
+        self.readout.setTextFormat(Qt.TextFormat.PlainText)
+        self.statusBar().addPermanentWidget(self.readout)
+        window_preferences.load_preferences(self)
         self.set_document_actions(False)
         self.store.restore_window(self)
-        QApplication.instance().installEventFilter(self)
+        self.space_key = SpaceKey(self, lambda: self.canvas, self.commands.on_play_pause)
+        QApplication.instance().installEventFilter(self.space_key)
 
     # ------------------------------------------------------------------------------- building
     def _build_editor(self) -> None:
         self.editor = EditorArea()
         self.time_ruler, self.freq_ruler = self.editor.time_ruler, self.editor.freq_ruler
         self.color_bar, self.overview = self.editor.color_bar, self.editor.overview
-        self.time_ruler.pressed.connect(self._set_cursor)
+        self.time_ruler.pressed.connect(self.listeners.set_cursor)
         self.setCentralWidget(self.editor)
 
     def _build_panels(self) -> None:
@@ -174,7 +151,8 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.transport_bar)
         self.brush_panel = BrushPanel()
         self.brush_panel.height_unit.setCurrentText(self.store.height_unit)
-        self.brush_panel.changed.connect(self._brush_edited)
+        self.brushes = BrushChoices(self.brush_panel)
+        self.brush_settings, self.brush_params = self.brushes.settings, self.brushes.params
         self.view_panel = ViewPanel()
         self.view_panel.changed.connect(self._view_edited)
         self.history_panel = HistoryPanel()
@@ -197,82 +175,16 @@ class MainWindow(QMainWindow):
             self.menus["&View"], list(self.docks.values()), [self.palette, self.transport_bar]
         )
 
-    def _build_autosave_menu(self) -> None:
-        menu = QMenu("&Autosave Every", self)
-        entries = self.menus["&File"].actions()
-        separator = entries[entries.index(self.actions_by_name["export_audio"]) - 1]
-        self.menus["&File"].insertMenu(separator, menu)
-        group = QActionGroup(menu)
-        self.autosave_group = group
-        for text, seconds in AUTOSAVE_CHOICES.items():
-            action = menu.addAction(text)
-            action.setCheckable(True)
-            action.setChecked(seconds == self.store.autosave_interval_s)
-            action.triggered.connect(lambda checked=False, s=seconds: self._set_autosave(s))
-            group.addAction(action)
-        self.autosave_menu = menu
-
-    def _set_autosave(self, seconds: float) -> None:
-        self.store.autosave_interval_s = seconds
-        self.autosave.set_interval(seconds)
-
     def apply_preferences(self) -> None:
-        """Take the stored preferences (after the Preferences dialog): autosave, playhead
-        following, grid, brush height unit. The undo memory applies to documents opened later."""
-        store = self.store
-        if self.autosave is not None:
-            self.autosave.set_interval(store.autosave_interval_s)
-            self.autosave.every = store.autosave_strokes
-            for action in self.autosave_group.actions():
-                action.setChecked(AUTOSAVE_CHOICES[action.text()] == store.autosave_interval_s)
-        self.actions_by_name[f"follow_{store.follow_mode}"].setChecked(True)
-        self.actions_by_name["show_grid"].setChecked(store.show_grid)
-        self.brush_panel.height_unit.setCurrentText(store.height_unit)
-
-    def _build_status(self) -> None:
-        self.readout = QLabel()
-        self.readout.setObjectName("readout")
-        self.readout.setTextFormat(Qt.TextFormat.PlainText)
-        self.statusBar().addPermanentWidget(self.readout)
-
-    def _load_preferences(self) -> None:
-        for name, kind in BRUSHES.items():
-            stored = self.store.brush(name)
-            try:
-                settings = BrushSettings.from_dict(stored.get("common", {}))
-                params = dataclasses.asdict(kind.params(stored.get("params", {})))
-            except SettingsError:
-                settings, params = BrushSettings(), dataclasses.asdict(kind.params())
-            self.brush_settings[name], self.brush_params[name] = settings, params
-            self.brush_lanes[name] = stored.get("lane") is True
-        stored_view = {k: v for k, v in self.store.view().items() if k in STORED_FIELDS}
-        try:
-            self.initial_view = dataclasses.replace(DEFAULT_VIEW, **stored_view)
-        except (SettingsError, TypeError):
-            self.initial_view = DEFAULT_VIEW
-        self.view_panel.set_values(self.initial_view, 1)
-        self.editor.show_view_look(self.initial_view)
-        tool = self.store.tool
-        self.palette.select(tool if tool in self.palette.actions_by_tool else DEFAULT_TOOL)
-        self.actions_by_name[f"follow_{self.store.follow_mode}"].setChecked(True)
-        self.actions_by_name["show_grid"].setChecked(self.store.show_grid)
+        """Take the stored preferences (after the Preferences dialog)."""
+        window_preferences.apply_preferences(self)
 
     def save_preferences(self) -> None:
-        view = self.canvas.view if self.canvas is not None else self.initial_view
-        self.store.set_view({field: getattr(view, field) for field in STORED_FIELDS})
-        for name in BRUSHES:
-            self.store.set_brush(
-                name,
-                {
-                    "common": self.brush_settings[name].to_dict(),
-                    "params": self.brush_params[name],
-                    "lane": self.brush_lanes[name],
-                },
-            )
-        self.store.tool = self.palette.group.checkedAction().objectName().removeprefix("tool_")
-        self.store.height_unit = self.brush_panel.height_unit.currentText()
-        self.store.save_window(self)
-        self.store.sync()
+        window_preferences.save_preferences(self)
+
+    def current_tool(self) -> str:
+        """The name of the tool chosen in the palette."""
+        return self.palette.group.checkedAction().objectName().removeprefix("tool_")
 
     # ------------------------------------------------------------------------------- documents
     def open_path(self, path: str | None) -> None:
@@ -307,7 +219,7 @@ class MainWindow(QMainWindow):
             freq_range=None,
             channel=min(base.channel, document.n_channels - 1),
         )
-        stacked = self.stacked if self.canvas is not None else self.store.stacked
+        stacked = self.stacked
         if stored_view is not None:
             view = view_from_values(view, stored_view, document.n_channels)
             stacked = stored_view.get("stacked", stacked) is True
@@ -343,36 +255,22 @@ class MainWindow(QMainWindow):
         self.bridge = SessionBridge(session, self)
         canvas.setObjectName("canvas")
         canvas.set_grid(self.actions_by_name["show_grid"].isChecked())
-        canvas.cursor_moved.connect(self._show_readout)
-        canvas.time_clicked_at.connect(self._set_cursor)
-        canvas.selection_changed.connect(self._selection_changed)
-        canvas.message.connect(self.statusBar().showMessage)
-        canvas.gpu_failed.connect(self._gpu_failed, Qt.ConnectionType.QueuedConnection)
-        self.bridge.changed.connect(canvas.show_change)
-        self.bridge.changed.connect(self._session_changed)
-        self.bridge.changed.connect(self.history_panel.session_changed)
-        self.bridge.notice.connect(self.statusBar().showMessage)
-        for name in BRUSHES:
-            self._apply_brush(name)
-        self._choose_tool(self.palette.group.checkedAction().objectName().removeprefix("tool_"))
+        self.transport = Transport(session, self.output_device, self)
+        self.listeners.listen(self.bridge, canvas, self.transport)
+        self.brushes.attach(canvas, document.n_channels)
+        self._choose_tool(self.current_tool())
         self.view_panel.set_values(view, document.n_channels, canvas.stacked)
         self.reference_view.set_document(document, view.channel)
-        self.brush_panel.set_channel_count(document.n_channels)
-        self.brush_panel.set_geometry(canvas.renderer.geometry)
-        self._refresh_brush_panel()
-        self.transport = Transport(session, self.output_device, self)
-        self.transport.state_changed.connect(self._transport_state)
-        self.transport.failed.connect(self._playback_failed)
+        self.brushes.show_document(canvas)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
-        self.transport.waveform_changed.connect(self._waveform_changed)
         self.editor.set_canvas(canvas)
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
         )
         self.history_panel.set_session(session, canvas.finish_painting)
         self.set_document_actions(True)
-        self._update_title()
+        self.listeners.update_title()
         canvas.setFocus()
         if not self.transport.available:
             self.statusBar().showMessage(f"{PLAYBACK_OFF}: {self.transport.reason}")
@@ -385,7 +283,7 @@ class MainWindow(QMainWindow):
         self.document_loaded.emit()
         return True
 
-    def _document_replaced(self) -> None:
+    def document_replaced(self) -> None:
         """The session holds another document (its analysis changed, or that was undone or
         redone): show it in new views, at the same place in time and frequency."""
         if self.session is None or self.canvas is None:
@@ -407,6 +305,7 @@ class MainWindow(QMainWindow):
     def _close_views(self) -> None:
         """Close what shows and plays the session's document (the session stays)."""
         self.selection_ui.detach()
+        self.brushes.detach()
         if self.bridge is not None:
             self.bridge.close()
             self.bridge.deleteLater()
@@ -433,97 +332,22 @@ class MainWindow(QMainWindow):
         values = view_values(self.canvas.view if self.canvas is not None else self.initial_view)
         return {**values, "stacked": self.stacked}
 
-    def _update_title(self) -> None:
-        session = self.session
-        name = session.name if session is not None else "SpectroPaint"
-        note = " (recovered)" if session is not None and session.recovered else ""
-        self.setWindowTitle(f"{name}{note}[*] — SpectroPaint")
-        self.setWindowModified(session is not None and session.modified)
-
     def set_document_actions(self, enabled: bool) -> None:
-        for name in (
-            "save_project",
-            "save_project_as",
-            "export_audio",
-            "export_image",
-            "zoom_in",
-            "zoom_out",
-            "zoom_in_freq",
-            "zoom_out_freq",
-            "fit",
-            "analysis",
-            "clear_selection",
-            "brush_smaller",
-            "brush_bigger",
-        ):
-            self.actions_by_name[name].setEnabled(enabled)
-        playable = enabled and self.transport is not None
-        transport = playable and self.transport.available
-        reason = "" if transport or not enabled else f" (off: {self.transport.reason})"
-        for name in PLAYBACK_ACTIONS:
-            action = self.actions_by_name[name]
-            # Play stays enabled without a device: pressing it looks for one again; the playhead
-            # moves without one too
-            action.setEnabled(playable if name in PLAYHEAD_ACTIONS else transport)
-            action.setToolTip(action.statusTip() + reason)
-        self._update_undo_actions()
-
-    def _update_undo_actions(self) -> None:
-        history = self.session.history if self.session is not None else None
-        self.actions_by_name["undo"].setEnabled(history is not None and history.can_undo)
-        self.actions_by_name["redo"].setEnabled(history is not None and history.can_redo)
-
-    def _session_changed(self, change: Change) -> None:
-        """The title's modified mark and Undo/Redo follow the session; another document gets new
-        views (once every listener has heard the change)."""
-        if change.kind == "document":
-            QTimer.singleShot(0, self._document_replaced)
-        if change.completes_edit or change.kind == "saved":
-            self._update_title()
-            self._update_undo_actions()
-
-    def _waveform_changed(self) -> None:
-        """Playback's waveform was made, or edits reached it: the overview shows it."""
-        if self.transport is not None and self.transport.waveform is not None:
-            document = self.session.document
-            self.overview.set_summary(
-                self.transport.waveform, document.n_samples / document.sample_rate
-            )
+        """Enable the actions that need a document (see :mod:`.action_states`)."""
+        session = self.session
+        action_states.set_document_actions(
+            self.actions_by_name,
+            enabled,
+            self.transport,
+            session.history if session is not None else None,
+        )
 
     # -------------------------------------------------------------------------------- panels
     def _choose_tool(self, name: str) -> None:
         if self.canvas is not None:
             self.canvas.set_tool(name)
         if name in BRUSHES:
-            self._refresh_brush_panel(name)
-
-    def _refresh_brush_panel(self, name: str | None = None) -> None:
-        name = name or self.brush_panel.brush or DEFAULT_TOOL
-        brush_kind(name)
-        settings = self.brush_settings[name]
-        if (
-            self.session is not None
-            and settings.channel is not None
-            and settings.channel >= self.session.document.n_channels
-        ):
-            settings = self.brush_settings[name] = dataclasses.replace(settings, channel=None)
-        self.brush_panel.set_brush(name, settings, self.brush_params[name], self.brush_lanes[name])
-        self._apply_brush(name)
-
-    def _brush_edited(self) -> None:
-        name = self.brush_panel.brush
-        self.brush_settings[name] = self.brush_panel.settings()
-        self.brush_params[name] = self.brush_panel.params()
-        self.brush_lanes[name] = self.brush_panel.per_lane
-        self._apply_brush(name)
-
-    def _apply_brush(self, name: str) -> None:
-        """Give brush ``name``'s tool the settings and parameters its next stroke uses."""
-        if self.canvas is not None:
-            tool = self.canvas.brush_tool(name)
-            tool.settings, tool.params = self.brush_settings[name], dict(self.brush_params[name])
-            tool.per_lane = self.brush_lanes[name]
-            tool.show_outline()
+            self.brushes.refresh(name)
 
     def _view_edited(self, fields: dict) -> None:
         fields = dict(fields)
@@ -545,82 +369,6 @@ class MainWindow(QMainWindow):
                 self.canvas.view, self.session.document.n_channels, self.canvas.stacked
             )
 
-    def _show_readout(self, point: Point | None) -> None:
-        if point is None or self.session is None:
-            self.readout.clear()
-            return
-        self.brush_panel.set_reference_hz(point.hz)
-        document = self.session.document
-        values = document.magnitude_at(point.seconds, point.hz)
-        levels = None
-        if values is not None:
-            levels = [level_db(float(value), document.full_scale) for value in values]
-        self.readout.setText(
-            readout_text(point.seconds, point.hz, levels, self.canvas.view.channel)
-        )
-
-    def _set_cursor(self, seconds: float) -> None:
-        if self.transport is not None:
-            self.transport.set_cursor(seconds)
-            self.statusBar().showMessage(f"Cursor at {seconds:.3f} s", 3000)
-
-    def _selection_changed(self, span) -> None:
-        if self.transport is not None:
-            self.transport.set_selection(span)
-
-    def _playback_failed(self, message: str) -> None:
-        """The output device went away while playing: say so; the document and editing go on."""
-        self.statusBar().showMessage(message)
-        self.set_document_actions(True)
-        QMessageBox.warning(
-            self,
-            "Playback stopped",
-            f"{message}.\n\nYour edits are kept and you can go on editing. "
-            "Press Play to look for an output device again.",
-        )
-
-    def _gpu_failed(self, message: str) -> None:
-        """Drawing failed on the GPU: the document is intact; say what happened and what to do."""
-        self.statusBar().showMessage(message)
-        QMessageBox.critical(
-            self,
-            "Cannot draw",
-            f"{message}\n\nYour edits are kept: save the project (Ctrl+S) before restarting.",
-        )
-
-    def _transport_state(self) -> None:
-        playing = self.transport is not None and self.transport.playing
-        if playing:
-            self.statusBar().withdraw(PLAYBACK_OFF)
-        self.actions_by_name["play_pause"].setText(("&Pause" if playing else "&Play") + "\tSpace")
-        self.set_document_actions(self.session is not None)
-
-    # --------------------------------------------------------------------------------- keys
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
-        """Space: play/pause on a tap, pan the canvas while held and dragged."""
-        kind = event.type()
-        if (
-            kind not in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease)
-            or event.key() != Qt.Key.Key_Space
-        ):
-            return False
-        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier or self.canvas is None:
-            return False
-        focus = QApplication.focusWidget()
-        if (
-            isinstance(focus, TEXT_INPUTS)
-            or watched is not (focus or self)
-            or not self.isActiveWindow()
-        ):
-            return False
-        if event.isAutoRepeat():
-            return True
-        if kind == QEvent.Type.KeyPress:
-            self.canvas.space_pressed()
-        elif self.canvas.space_released():
-            self.commands.on_play_pause()
-        return True
-
     # -------------------------------------------------------------------------- drag and drop
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if any(url.isLocalFile() for url in event.mimeData().urls()):
@@ -631,18 +379,6 @@ class MainWindow(QMainWindow):
         if files:
             event.acceptProposedAction()
             self.open_path(files[0])
-
-    # --------------------------------------------------------------------------------- menus
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for path in self.store.recent_files():
-            action = QAction(os.path.basename(path), self.recent_menu)
-            action.setToolTip(path)
-            action.triggered.connect(lambda checked=False, path=path: self.open_path(path))
-            self.recent_menu.addAction(action)
-        self.recent_menu.addSeparator()
-        demo = self.recent_menu.addAction("Demo Sound")
-        demo.triggered.connect(lambda: self.open_path(None))
 
     # ---------------------------------------------------------------------------------- close
     def _may_discard_edits(self, *, then) -> bool:
@@ -679,7 +415,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.save_preferences()
-        QApplication.instance().removeEventFilter(self)
+        QApplication.instance().removeEventFilter(self.space_key)
         if self.autosave is not None:
             self.autosave.close()
         self.close_document()

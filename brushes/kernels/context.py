@@ -63,8 +63,13 @@ class DabContext:
         The brush's hardness (0..1).
     step : tuple of float
         Motion (frames, bins) since the stroke's previous dab.
-    centre : tuple of float
-        The dab's centre (frame, bin), fractional.
+    centre : tuple
+        The dab's centre (frame, bin), fractional. The bin may be a tensor ``[B, T]`` (float64):
+        per cell of the box, the centre bin of the dab that painted it last (the dabs of one
+        event applied together).
+    band_step_hz : float or None
+        Hz between neighbouring bands of the block, where they are evenly spaced (an STFT's bins),
+        whatever rows the region holds; None: read from ``bin_hz``.
     full_scale : float
         Magnitude of the peak bin of a full-scale (amplitude 1) sinusoid in this transform.
     source : Source or None
@@ -72,6 +77,9 @@ class DabContext:
     original : torch.Tensor or None [shape=(2, C, Bm, Tm)]
         Dragging brushes only: the region's magnitude and phase as they were when the stroke began
         (measurements taken from these do not drift as the dabs pile up).
+    prepared : dict of str to torch.Tensor, or None
+        What the brush's ``prepare`` computed once for the event's region (from the stroke's
+        starting values), sliced to this dab's region ``[..., Bm, Tm]``; None where it has none.
     frame_weight : torch.Tensor or None [shape=(Tm,)], float32
         The share of the signal each region column carries, where the transform splits the
         signal between blocks over time (the NSGT's two slice parities: their windows sum to 1);
@@ -87,10 +95,12 @@ class DabContext:
     hardness: float = 0.5
     step: tuple[float, float] = (0.0, 0.0)
     bins: torch.Tensor | None = None
-    centre: tuple[float, float] = (0.0, 0.0)
+    centre: tuple[float, float | torch.Tensor] = (0.0, 0.0)
+    band_step_hz: float | None = None
     full_scale: float = 1.0
     source: Source | None = None
     original: torch.Tensor | None = None
+    prepared: dict[str, torch.Tensor] | None = None
     frame_weight: torch.Tensor | None = None
 
 

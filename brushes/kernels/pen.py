@@ -88,26 +88,24 @@ def pen(
         if context.frame_weight is not None:
             amplitude = amplitude * context.frame_weight[columns][None, :]
         return _added(magnitude[inner], phase[inner], amplitude, tone_phase)
-    bins = context.bins[rows].to(torch.float64)
-    centre = context.centre[1]
+    bins = context.bins[rows].to(torch.float64)[:, None]
+    centre = context.centre[1]  # a number, or per cell [B, T]
     offset = bins - centre
-    bin_hz = context.bin_hz[rows]
-    step_hz = float(bin_hz[1] - bin_hz[0]) if bin_hz.numel() > 1 else 0.0
-    frequency = bin_hz - offset * step_hz  # the dab's frequency, seen from each row
+    bin_hz = context.bin_hz[rows][:, None]
+    step_hz = context.band_step_hz
+    if step_hz is None:  # the rows' spacing, read on the device (a host read would wait for it)
+        step_hz = bin_hz[1:2] - bin_hz[0:1] if bin_hz.shape[0] > 1 else 0.0
+    frequency = bin_hz - offset * step_hz  # the dab's frequency, seen from each cell
     radius_bins = context.radius[1]
     if radius_bins <= LINE_BINS:
         shape = main_lobe(offset)
     else:
         shape = band_profile(offset, radius_bins, context.hardness)
-    tone_phase = (
-        phase_ramp(
-            frequency, context.frames[columns], hop=context.hop, sample_rate=context.sample_rate
-        )
-        - math.pi * torch.remainder(bins, 2.0)[:, None]
-    )
+    tone_phase = phase_ramp(
+        frequency, context.frames[columns], hop=context.hop, sample_rate=context.sample_rate
+    ) - math.pi * torch.remainder(bins, 2.0)
     tone_phase = tone_phase.to(torch.float32)
     amplitude = (context.full_scale * 10.0 ** (params.level_db / 20.0) * shape).to(torch.float32)
-    amplitude = amplitude[:, None]
     return _added(magnitude[inner], phase[inner], amplitude, tone_phase)
 
 

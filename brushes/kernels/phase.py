@@ -84,9 +84,10 @@ def continuation(
     magnitude, phase, moved_magnitude, carried, shifted : torch.Tensor [shape=(C, B, T)]
     """
     weight = magnitude * moved_magnitude
-    total = _along_time(weight).clamp_min(1e-30)
-    along = _along_time(weight * torch.cos(phase - carried)) / total
-    against = _along_time(weight * torch.cos(phase - shifted)) / total
+    differences = torch.stack((carried, shifted))
+    sums = _along_time(torch.cat((weight[None], weight * torch.cos(phase - differences))))
+    total = sums[0].clamp_min(1e-30)
+    along, against = sums[1] / total, sums[2] / total
     low, high = ALIGNMENT
     sure_along = ((along - low) / (high - low)).clamp(0.0, 1.0)
     return sure_along * ((along - against) / MARGIN).clamp(0.0, 1.0)

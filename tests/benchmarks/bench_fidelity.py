@@ -17,7 +17,10 @@ would take). Spectral convergence (SC) is ``|| |heard| - painted || / ||painted|
 the stroke changed, in dB. librosa's Griffin-Lim (momentum 0.99, random initial phase, seed 0) is
 given the same target, the painted magnitude of the frames the settle re-analysed (all bins), once
 for 32 iterations and once for as many iterations as fit in the settle's own wall time ("same
-time"), its times beside ours. The last rows time the settle of a one-second stroke on a
+time"), its times beside ours. ``operations`` applies gain and erase to a rectangle selection through
+a session, as the window does (the settle on its worker thread; CPU time of the whole process);
+``nsgt`` paints erase and gain boxes on an NSGT document and measures them on the NSGT's
+analysis of the exported audio. The last rows time the settle of a one-second stroke on a
 10-second and a 10-minute stereo document (its cost must not follow the file's length).
 
 One torch thread by default, as in ``bench_brushes.py`` (a settle is hundreds of small operations;
@@ -43,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ for fidel
 
 import fidelity_probes as fp  # noqa: E402
 
+from spectropaint.app.session import Session  # noqa: E402
 from spectropaint.brushes.engine import StrokeSession  # noqa: E402
 from spectropaint.brushes.history import History  # noqa: E402
 from spectropaint.brushes.recorded import load_strokes  # noqa: E402
@@ -51,6 +55,9 @@ from spectropaint.brushes.settle import apply_settle  # noqa: E402
 from spectropaint.brushes.stroke import InputEvent  # noqa: E402
 from spectropaint.transforms.document import Document  # noqa: E402
 from spectropaint.transforms.files.demo_sound import demo_samples  # noqa: E402
+from spectropaint.transforms.nsgt_design import NSGTSettings  # noqa: E402
+from spectropaint.transforms.selection import Selection  # noqa: E402
+from spectropaint.transforms.shapes import Rectangle  # noqa: E402
 
 RATE, HOP, N_FFT = fp.RATE, 512, 2048
 BIN_HZ = RATE / N_FFT
@@ -549,6 +556,103 @@ def pens(silence):
     )
 
 
+def operations(band):
+    """Gain -40 dB and erase on a rectangle selection of the size of the erase box, through a
+    session as in the window (the settle on its worker thread); ms from the operation to its
+    settle applied, and the process's CPU time (both threads)."""
+    original = fp.shown(Document.from_samples(band, RATE, device="cpu"))
+    box = Rectangle(106 * HOP / RATE, 318 * HOP / RATE, 104 * BIN_HZ, 176 * BIN_HZ)
+    for name, params, target in (("gain", {"gain_db": -40.0}, "-40 +-1"), ("erase", {}, "<= -60")):
+        heard = {}
+        for settle in (False, True):
+            session = Session(Document.from_samples(band, RATE, device="cpu"), settle=settle)
+            session.set_selection(Selection.of(box))
+            wall, cpu = time.perf_counter(), time.process_time()
+            session.apply_to_selection(name, params)
+            session.wait_settled()
+            wall, cpu = (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
+            heard[settle] = fp.heard(session.document)
+            if not settle:
+                painted = fp.shown(session.document)
+            session.close()
+        changed = (painted != original).any(axis=0)
+        core = fp.eroded(changed, 2)
+        row(
+            f"{name} selection 80x224",
+            "band",
+            "core 2 cells in, dB",
+            painted=fp.energy_db(painted, original, core),
+            unsettled=fp.energy_db(heard[False], original, core),
+            settled=fp.energy_db(heard[True], original, core),
+            target=target,
+            settle_ms=wall,
+            cpu_ms=cpu,
+        )
+
+
+def _core_db(before, painted, values) -> float:
+    """Energy of ``values`` over the cells 2 in from the edge of what ``painted`` changed, per
+    block, relative to ``before``'s, dB (lists of ``[C, F, T]`` per block)."""
+    found = reference = 0.0
+    for old, new, value in zip(before, painted, values, strict=True):
+        core = fp.eroded((new != old).any(dim=0).numpy(), 2)
+        found += float((value.abs().numpy()[:, core] ** 2).sum())
+        reference += float((old.abs().numpy()[:, core] ** 2).sum())
+    return 10 * np.log10(max(found, 1e-300) / reference)
+
+
+def _mismatch_db(values, heard) -> float:
+    """Energy of ``values - heard`` relative to ``heard``'s over every block, dB."""
+    error = sum(float((v - h).abs().pow(2).sum()) for v, h in zip(values, heard, strict=True))
+    return 10 * np.log10(error / sum(float(h.abs().pow(2).sum()) for h in heard))
+
+
+def nsgt_boxes(band):
+    """Erase and gain -40 dB boxes painted on an NSGT document (24 bins per octave from 55 Hz),
+    measured on the NSGT analysis of the exported audio: cells 2 cells in from the edge of the
+    changed cells of each block, and what the canvas shows against what is heard."""
+    settings = NSGTSettings(bins_per_octave=24, fmin=55.0)
+    brush = BrushSettings(radius_seconds=0.3, radius_semitones=2.0, hardness=1.0)
+    events = [InputEvent(0.01 * i, 1.5 + 0.075 * i, 2000.0) for i in range(41)]
+    for name, params, target in (("erase", {}, "<= -60"), ("gain", {"gain_db": -40.0}, "-40 +-1")):
+        document = Document.from_samples(band, RATE, settings=settings, device="cpu")
+        transform = document.transform
+        before = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
+        history = History(document)
+        session = StrokeSession(document, name, brush, params=params, history=history)
+        for event in events:
+            session.add_events([event])
+        session.end()
+        painted = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
+        unsettled = transform.analyse(torch.from_numpy(document.edited_samples()))
+        began, cpu = time.perf_counter(), time.thread_time()
+        result = session.settle_plan().compute()
+        apply_settle(document, history, result)
+        wall, cpu = (time.perf_counter() - began) * 1e3, (time.thread_time() - cpu) * 1e3
+        settled = transform.analyse(torch.from_numpy(document.edited_samples()))
+        shown = [torch.polar(b.magnitude, b.phase) for b in document.blocks]
+
+        row(
+            f"nsgt {name} box",
+            "band",
+            "core 2 cells in, dB",
+            painted=_core_db(before, painted, painted),
+            unsettled=_core_db(before, painted, unsettled),
+            settled=_core_db(before, painted, settled),
+            target=target,
+            settle_ms=wall,
+            cpu_ms=cpu,
+            iterations=result.iterations,
+        )
+        row(
+            f"nsgt {name} box",
+            "band",
+            "shown - heard, dB",
+            unsettled=_mismatch_db(painted, unsettled),
+            settled=_mismatch_db(shown, settled),
+        )
+
+
 def settle_times(repeat):
     """A one-second stroke (60 events over about a second of audio) on 10 s and 10 min.
 
@@ -613,6 +717,8 @@ PROBES = {
     "music": (lambda band, args: music_moves(band, args.quick), "band"),
     "tone": (lambda tone, args: tone_moves(tone), "tone"),
     "pen": (lambda silence, args: pens(silence), "silence"),
+    "operations": (lambda band, args: operations(band), "band"),
+    "nsgt": (lambda band, args: nsgt_boxes(band), "band"),
     "times": (lambda args: settle_times(1 if args.quick else 3), None),
 }
 

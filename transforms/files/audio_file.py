@@ -41,6 +41,12 @@ from spectropaint.transforms.files.audio_headers import (
 )
 from spectropaint.transforms.files.file_reasons import describe_os_error, file_kind_refusal
 from spectropaint.transforms.files.native_stderr import native_stderr
+from spectropaint.transforms.files.parallel_read import (
+    PiecesFailed,
+    can_read_in_pieces,
+    default_workers,
+    read_in_pieces,
+)
 from spectropaint.transforms.host_memory import available_memory
 
 _BLOCK_FRAMES = 1 << 15
@@ -422,22 +428,53 @@ def _decode(
         refusal = admit(audio_format, frames)
         if refusal is not None:
             raise Refused(refusal)
-        samples, stop = _read_samples(audio_file, progress)
+        samples, stop = _read_samples(
+            audio_file, progress, fd=source if isinstance(source, int) else None
+        )
     return audio_format, samples, stop
 
 
+def _store_integers(block: np.ndarray, target: np.ndarray) -> None:
+    """int32 ``[n, channels]`` as float64 ``[channels, n]``: ``k * 2**-31``, exact."""
+    np.multiply(block.T, 2.0**-31, out=target)
+
+
+def _store_floats(block: np.ndarray, target: np.ndarray) -> None:
+    target[...] = block.T
+
+
 def _read_samples(
-    audio_file: sf.SoundFile, progress: Callable[[float], object] | None
+    audio_file: sf.SoundFile, progress: Callable[[float], object] | None, *, fd: int | None = None
 ) -> tuple[np.ndarray, Truncation | None]:
     """All frames as float64 ``(channels, frames)``: integer PCM through int32, exactly.
 
-    When decoding fails or ends before the declared frames, the frames decoded so far and the
-    :class:`Truncation` that says so; no frame at all is refused.
+    A long uncompressed file open as ``fd`` is read in parallel pieces
+    (:mod:`~spectropaint.transforms.files.parallel_read`), to the same bits. When decoding fails or
+    ends before the declared frames, the frames decoded so far and the :class:`Truncation` that
+    says so; no frame at all is refused.
     """
     frames, channels = audio_file.frames, audio_file.channels
     integer = audio_file.subtype in _INTEGER_BITS
+    store = _store_integers if integer else _store_floats
+    dtype = np.int32 if integer else np.float64
     samples = np.empty((channels, frames))
-    buffer = np.empty((min(_BLOCK_FRAMES, frames), channels), np.int32 if integer else np.float64)
+    workers = default_workers()
+    if fd is not None and can_read_in_pieces(fd, audio_file, workers):
+        try:
+            read_in_pieces(
+                fd,
+                audio_file,
+                store,
+                samples,
+                block_frames=_BLOCK_FRAMES,
+                buffer_dtype=dtype,
+                workers=workers,
+                progress=progress,
+            )
+            return samples, None
+        except PiecesFailed:
+            audio_file.seek(0)  # read it serially instead, salvaging what decodes
+    buffer = np.empty((min(_BLOCK_FRAMES, frames), channels), dtype)
     done, step, failure = 0, _BLOCK_FRAMES, None
     while done < frames:
         try:
@@ -454,11 +491,7 @@ def _read_samples(
             continue
         if len(block) == 0:
             break
-        target = samples[:, done : done + len(block)]
-        if integer:
-            np.multiply(block.T, 2.0**-31, out=target)
-        else:
-            target[...] = block.T
+        store(block, samples[:, done : done + len(block)])
         done += len(block)
         if progress is not None and progress(done / frames) is False:
             raise Cancelled("opening cancelled")
