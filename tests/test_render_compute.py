@@ -121,3 +121,19 @@ def test_scissored_lanes_by_compute_pass_keep_the_rest_of_the_frame():
     assert not changed[:50].any() and not changed[70:].any()
     assert not changed[:, :10].any() and not changed[:, 40:].any()
     assert changed[50:70, 10:40].mean() > 0.9
+
+
+def test_each_thread_draws_into_a_picture_of_its_own():
+    import threading
+
+    from spectropaint.gpu.frame_pass import picture_texture
+
+    device = shared_device()
+    mine = picture_texture(device, (64, 32))
+    assert picture_texture(device, (64, 32)) is mine  # kept while the size stays
+    found = []
+    worker = threading.Thread(target=lambda: found.append(picture_texture(device, (16, 16))))
+    worker.start()
+    worker.join()
+    assert found[0] is not mine and tuple(found[0].size[:2]) == (16, 16)
+    assert picture_texture(device, (64, 32)) is mine  # the other size did not replace it
