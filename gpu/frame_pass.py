@@ -15,6 +15,7 @@ rasteriser (lavapipe), where a compute pass gains nothing.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import wgpu
@@ -31,12 +32,16 @@ def use_compute(device: wgpu.GPUDevice) -> bool:
     return device.adapter.info.get("adapter_type") != "CPU"
 
 
-_pictures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_local = threading.local()
 
 
 def picture_texture(device: wgpu.GPUDevice, size: tuple[int, int]) -> wgpu.GPUTexture:
-    """The device's storage texture of ``size`` (made again when the size changes)."""
-    picture = _pictures.get(device)
+    """The device's storage texture of ``size`` for this thread (the window draws on its thread
+    while an export draws on another), made again when the size changes."""
+    pictures = getattr(_local, "pictures", None)
+    if pictures is None:
+        pictures = _local.pictures = weakref.WeakKeyDictionary()
+    picture = pictures.get(device)
     if picture is None or tuple(picture.size[:2]) != size:
         if picture is not None:
             picture.destroy()
@@ -46,7 +51,7 @@ def picture_texture(device: wgpu.GPUDevice, size: tuple[int, int]) -> wgpu.GPUTe
             format=PICTURE_FORMAT,
             usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.COPY_SRC,
         )
-        _pictures[device] = picture
+        pictures[device] = picture
     return picture
 
 
