@@ -10,6 +10,7 @@ them; minor ticks (no label) subdivide the majors.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from spectropaint.transforms.geometry import octave_c_hz, warp
@@ -122,6 +123,28 @@ def _round_frequencies(low: float, high: float) -> list[float]:
     return out
 
 
+def _finer_frequencies(low: float, high: float, px: Callable[[float], float]) -> list[float]:
+    """For an axis zoomed in between the values of :func:`_round_frequencies`: multiples of 100,
+    50, 20, 10, 5, 2, 1... Hz (the coarsest first, down to a tenth of the span) where consecutive
+    multiples are at least 1.5 times :data:`MIN_FREQ_SPACING_PX` apart at ``px`` (pixels of a
+    frequency), so that the labels added keep one step."""
+    out = []
+    top = math.floor(math.log10(max(low, 1.0)))
+    for power in range(top, math.floor(math.log10(high - low)) - 2, -1):
+        for factor in (5, 2, 1) if power < top else (1,):
+            step = factor * 10.0**power
+            first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
+            if last - first > 1000:
+                continue
+            for k in range(first, last + 1):
+                value = round(k * step, max(0, -power))
+                above = px(value + step) - px(value)
+                below = px(value) - px(value - step) if value > step else math.inf
+                if min(above, below) >= 1.5 * MIN_FREQ_SPACING_PX:
+                    out.append(value)
+    return out
+
+
 def freq_ticks(low: float, high: float, scale: str, length_px: float) -> list[Tick]:
     """Ticks of a frequency axis ``[low, high]`` Hz drawn linear in ``warp(hz, scale)``.
 
@@ -154,7 +177,10 @@ def freq_ticks(low: float, high: float, scale: str, length_px: float) -> list[Ti
         return ticks
     majors: dict[float, float] = {}
     placed: list[float] = []
-    for value in _round_frequencies(low, high):
+    finer = _finer_frequencies(low, high, lambda value: position(value) * length_px)
+    for value in _round_frequencies(low, high) + finer:
+        if value in majors:
+            continue
         px = position(value) * length_px
         if all(abs(px - other) >= MIN_FREQ_SPACING_PX for other in placed):
             placed.append(px)

@@ -65,7 +65,8 @@ def draw_frame(
 ) -> None:
     """Submit one frame: ``parts`` are ``(renderer, clip)``, each renderer prepared for its clip
     (``x, y, width, height`` of the target); ``keep`` leaves the target's other pixels as they are,
-    otherwise they are cleared to black."""
+    otherwise they are cleared to black (a compute pass whose copy covers the whole target clears
+    nothing: a clear is a render pass, slow where render passes are)."""
     texture = target.texture
     size = (texture.size[0], texture.size[1])
     compute = (
@@ -82,7 +83,8 @@ def draw_frame(
             for renderer, clip in parts:
                 renderer.dispatch(compute_pass, picture, clip)
             compute_pass.end()
-        if not compute or not keep:
+        covered = any(tuple(clip) == (0, 0, *size) for _, clip in parts)
+        if not compute or not (keep or covered):  # a clear only where no copy covers the target
             render_pass = encoder.begin_render_pass(
                 color_attachments=[
                     {

@@ -77,3 +77,24 @@ def test_log_axes_have_minor_ticks_between_decades():
 def test_the_last_label_is_drawn_left_of_its_tick_when_it_would_be_cut():
     assert label_left(100, 40, 1000) == 103
     assert label_left(990, 40, 1000) == 990 - 3 - 40
+
+
+@pytest.mark.parametrize("scale", ["log", "mel"])
+@pytest.mark.parametrize("low, high", [(430.0, 470.0), (1000.0, 1100.0), (300.0, 310.0)])
+def test_a_frequency_axis_zoomed_in_still_labels_frequencies(scale, low, high):
+    """Zoomed in on a log or mel axis between round frequencies, the ruler named none (430 to
+    470 Hz drew no label at all): it labels finer round values, as far apart as the linear axis'."""
+    ticks = freq_ticks(low, high, scale, 600)
+    majors = [t for t in ticks if t.major]
+    assert len(majors) >= 3
+    rows = np.sort([t.position * 600 for t in majors])
+    assert np.diff(rows).min() >= 30 - 1e-6
+    for tick in majors:  # labels are the values, written plainly
+        assert float(tick.label.split()[0]) * (1000 if "kHz" in tick.label else 1) == (
+            pytest.approx(tick.value)
+        )
+
+
+def test_a_moderately_zoomed_log_axis_labels_the_hundreds_it_has_room_for():
+    labels = [t.label for t in freq_ticks(280.0, 1500.0, "log", 640) if t.major]
+    assert {"300 Hz", "400 Hz", "500 Hz", "700 Hz", "1 kHz"} <= set(labels)

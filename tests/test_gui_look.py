@@ -20,6 +20,8 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
 
+from spectropaint.transforms.regions import Region
+
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
@@ -201,3 +203,20 @@ def test_the_readout_calls_digital_silence_silence(qtbot, tmp_path):
     assert "ch2 < -150 dB" in text
     levels = [float(word) for word in text.split() if word.lstrip("-").replace(".", "").isdigit()]
     assert min(levels) >= -150  # no -300 or -650 anywhere
+
+
+def test_the_readout_follows_an_edit_under_a_still_pointer(window, qtbot):
+    """Undo, redo or an operation change the level under the pointer: the readout says so without
+    the mouse moving (it showed the level before the edit)."""
+    canvas, session = window.canvas, window.session
+    window.palette.select("select")
+    hover(qtbot, canvas, canvas.width() // 2, canvas.height() // 2)
+    before = window.readout.text()
+    assert "dB" in before and "< -150 dB" not in before
+    document = session.document
+    block = document.blocks[0]
+    everything = Region(0, block.n_bins, 0, block.n_frames, tuple(range(document.n_channels)))
+    session.apply("silence", everything, lambda m, p: (m * 0.0, p))
+    qtbot.waitUntil(lambda: "< -150 dB" in window.readout.text(), timeout=5000)
+    session.undo()
+    qtbot.waitUntil(lambda: window.readout.text() == before, timeout=5000)

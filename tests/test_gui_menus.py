@@ -163,3 +163,22 @@ def test_preferences_are_applied_and_kept(window, qtbot):
     window.open_path(None)  # the next document gets the new undo budget
     qtbot.waitUntil(lambda: window.session.path is None, timeout=20000)
     assert window.session.history.byte_budget == 64 * 2**20
+
+
+def test_one_menu_entry_clears_the_selection(window, qtbot):
+    """Edit > Clear Selection (Ctrl+Shift+A) and Selection > Select None (Ctrl+D) did the same
+    thing under two names and two keys; one is left, and it clears any selection."""
+    from spectropaint.transforms.selection import Selection
+    from spectropaint.transforms.shapes import Range
+
+    clearing = [
+        action.text().replace("&", "")
+        for entry in window.menuBar().actions()
+        for action in entry.menu().actions()
+        if any(word in action.text().replace("&", "") for word in ("Clear Selection", "None"))
+    ]
+    assert clearing == ["Select None"]
+    window.session.set_selection(Selection.of(Range(0.2, 0.6)))
+    window.canvas.setFocus()
+    QTest.keyClick(window.canvas, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: window.session.selection.empty, timeout=3000)

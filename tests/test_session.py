@@ -210,25 +210,3 @@ def test_a_settle_that_arrives_after_an_undo_is_dropped():
     assert session.wait_settled(60)
     assert torch.equal(grids(document), before)
     session.close()
-
-
-def test_the_settle_thread_runs_nicer_than_the_painting_threads():
-    import os
-
-    from spectropaint.transforms.thread_priority import BACKGROUND_NICE, lower_this_thread
-
-    seen = {}
-
-    def background():
-        tid = threading.get_native_id()
-        before = os.getpriority(os.PRIO_PROCESS, tid)
-        seen["lowered"] = lower_this_thread()
-        seen["change"] = os.getpriority(os.PRIO_PROCESS, tid) - before
-        seen["before"] = before
-
-    thread = threading.Thread(target=background)
-    thread.start()
-    thread.join()
-    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    assert seen["lowered"] and seen["change"] == min(BACKGROUND_NICE, 19 - seen["before"])
-    assert main == seen["before"]  # the calling thread only

@@ -219,9 +219,6 @@ class SelectionController(QObject):
         window.menus["&File"].insertAction(
             window.actions_by_name["export_audio"], self.import_action
         )
-        window.actions_by_name["clear_selection"].triggered.connect(
-            lambda: self.command("select_none")
-        )
         for box in (
             self.panel.tolerance,
             self.panel.count,

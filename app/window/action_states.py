@@ -18,7 +18,6 @@ DOCUMENT_ACTIONS = (
     "zoom_out_freq",
     "fit",
     "analysis",
-    "clear_selection",
     "brush_smaller",
     "brush_bigger",
 )

@@ -68,14 +68,6 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("undo", "&Edit", "&Undo", ("Ctrl+Z",), "Undo the last stroke"),
     ActionSpec("redo", "&Edit", "&Redo", ("Ctrl+Shift+Z", "Ctrl+Y"), "Redo the stroke undone last"),
     ActionSpec(
-        "clear_selection",
-        "&Edit",
-        "Clear &Selection",
-        ("Ctrl+Shift+A",),
-        "Forget the time selection",
-        separator_before=True,
-    ),
-    ActionSpec(
         "preferences",
         "&Edit",
         "Pre&ferences...",

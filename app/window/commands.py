@@ -56,9 +56,6 @@ class Commands:
             self.window.canvas.finish_painting()
             self.window.session.redo()
 
-    def on_clear_selection(self) -> None:
-        self.window.canvas.set_selection(None)
-
     def on_preferences(self) -> None:
         from spectropaint.app.window.preferences import PreferencesDialog
 

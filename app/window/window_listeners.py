@@ -25,11 +25,14 @@ class WindowListeners:
 
     def __init__(self, window):
         self.window = window
+        self._pointer: Point | None = None
+        """Where the readout reads (None: the pointer is off the canvas)."""
 
     def listen(self, bridge, canvas, transport) -> None:
         """Connect to a newly opened document's ``bridge``, ``canvas`` and ``transport``."""
         window = self.window
         status = window.statusBar()
+        self._pointer = None
         canvas.cursor_moved.connect(self.show_readout)
         canvas.time_clicked_at.connect(self.set_cursor)
         canvas.selection_changed.connect(self.selection_changed)
@@ -51,10 +54,12 @@ class WindowListeners:
         window.setWindowModified(session is not None and session.modified)
 
     def session_changed(self, change: Change) -> None:
-        """The title's modified mark and Undo/Redo follow the session; another document gets new
-        views (once every listener has heard the change)."""
+        """The title's modified mark, Undo/Redo and the readout under a still pointer follow the
+        session; another document gets new views (once every listener has heard the change)."""
         if change.kind == "document":
             QTimer.singleShot(0, self.window.document_replaced)
+        elif self._pointer is not None and not change.region.empty:
+            self.show_readout(self._pointer)
         if change.completes_edit or change.kind == "saved":
             self.update_title()
             session = self.window.session
@@ -72,7 +77,9 @@ class WindowListeners:
             )
 
     def show_readout(self, point: Point | None) -> None:
+        """The time, frequency and levels at ``point`` (None: the pointer left the canvas)."""
         window = self.window
+        self._pointer = point
         if point is None or window.session is None:
             window.readout.clear()
             return
