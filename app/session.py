@@ -23,9 +23,10 @@ made the change; a GUI bridges them to its own thread.
 
 The session's :attr:`lock` is held while it writes the document; whoever reads the document from
 another thread (playback's resynthesis, a save's snapshot) takes it too.
-The generation is counted under it too (edits only, on the thread that makes them). A new stroke, an operation, an undo, a redo and a snapshot
-first wait for the pending settles (:meth:`Session.finish_settles`; an export in the window does
-too), so none captures a state before a settle and no settle lands on a later edit.
+The generation is counted under it too (edits only, on the thread that makes them). A new stroke,
+an operation, an undo, a redo, a change of analysis and a snapshot first wait for the pending
+settles (:meth:`Session.finish_settles`; an export in the window does too), so none captures a
+state before a settle and no settle lands on a later edit.
 """
 
 from __future__ import annotations
@@ -354,10 +355,10 @@ class Session:
                     region = apply_settle(self.document, self.history, result)
             except Exception:  # the edit stays as painted; painting goes on
                 log.exception("settling an edit failed")
-            with self._settled:
+            self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
+            with self._settled:  # after telling: who waits for it finds the listeners told
                 self._pending_settles -= 1
                 self._settled.notify_all()
-            self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
 
     @property
     def settles_pending(self) -> bool:
@@ -365,7 +366,8 @@ class Session:
         return self._pending_settles > 0
 
     def wait_settled(self, timeout: float | None = None) -> bool:
-        """Block until every finished stroke has settled; False if ``timeout`` passed first."""
+        """Block until every finished edit has settled and ``changed`` has told it; False if
+        ``timeout`` passed first."""
         with self._settled:
             return self._settled.wait_for(lambda: self._pending_settles == 0, timeout)
 
@@ -494,7 +496,7 @@ class Session:
         """
         if self._stroke is not None:
             raise RuntimeError("the analysis cannot change while a stroke is in progress")
-        self.wait_settled()
+        self.finish_settles()
         with self.lock:
             before = self.document.settings
             change_analysis(self.history, settings, progress=progress, reserve_bytes=reserve_bytes)

@@ -434,9 +434,10 @@ class _Masks:
     each : torch.Tensor [shape=(K, B, T)], float32
         Every dab's weight (0 outside its own box).
     owner : torch.Tensor [shape=(B, T)], bool, or None
-        Cells inside some dab's box (only where the brush's result depends on the dab).
+        Cells inside some dab's box (only where the brush's result depends on the dab, and the
+        group has several).
     centre_bins : torch.Tensor [shape=(B, T)], float64, or None
-        The centre bin (block cells) of the last dab whose box holds each cell.
+        The centre bin (block cells) of the last dab whose box holds each cell (likewise).
     """
 
     each: torch.Tensor
@@ -468,7 +469,7 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
     v_d = packed[n_dabs * n_frames : n_dabs * (n_frames + n_bins)].view(n_dabs, n_bins)
     weight_d = packed[n_dabs * (n_frames + n_bins) :].view(n_dabs, 1, 1)
     each = mask_from_distances(u_d, v_d, hardness=state.settings.hardness, weight=weight_d)
-    if state.kind.local:
+    if state.kind.local or n_dabs == 1:  # one dab owns its whole box
         return _Masks(each, None, None)
     inside = in_rows[:, :, None] & in_columns[:, None, :]  # [K, B, T]
     last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
@@ -554,7 +555,7 @@ def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: list[_BlockD
         magnitude, phase = kind.kernel(values[0], values[1], mask, first.params, context)
     base = values[(slice(None), slice(None), *_within(box, region))]
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
-    if masks.owner is not None and len(group) > 1:
+    if masks.owner is not None:
         # cells of the joint box that no dab's box holds keep what they hold now
         current = read_stacked(document, box)
         out_magnitude = select(masks.owner, out_magnitude, current[0])

@@ -219,7 +219,7 @@ def _heal(document, mask: Mask, params: HealOperation) -> Plan:
     index, selection = mask.region.block, mask.region
     transform = document.transform
     context = context_frames(block.hop, document.sample_rate)
-    if transform.supports_settle:  # the frames that overlap the selection's are context too
+    if transform.name == "stft":  # the frames that overlap the selection's are context too
         reached = transform.frames_reaching(
             index, selection.frame0, selection.frame1, document.n_samples
         )

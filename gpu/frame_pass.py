@@ -15,6 +15,7 @@ rasteriser (lavapipe), where a compute pass gains nothing.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import wgpu
@@ -31,12 +32,16 @@ def use_compute(device: wgpu.GPUDevice) -> bool:
     return device.adapter.info.get("adapter_type") != "CPU"
 
 
-_pictures: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_local = threading.local()
 
 
 def picture_texture(device: wgpu.GPUDevice, size: tuple[int, int]) -> wgpu.GPUTexture:
-    """The device's storage texture of ``size`` (made again when the size changes)."""
-    picture = _pictures.get(device)
+    """The device's storage texture of ``size`` for this thread (the window draws on its thread
+    while an export draws on another), made again when the size changes."""
+    pictures = getattr(_local, "pictures", None)
+    if pictures is None:
+        pictures = _local.pictures = weakref.WeakKeyDictionary()
+    picture = pictures.get(device)
     if picture is None or tuple(picture.size[:2]) != size:
         if picture is not None:
             picture.destroy()
@@ -46,7 +51,7 @@ def picture_texture(device: wgpu.GPUDevice, size: tuple[int, int]) -> wgpu.GPUTe
             format=PICTURE_FORMAT,
             usage=wgpu.TextureUsage.STORAGE_BINDING | wgpu.TextureUsage.COPY_SRC,
         )
-        _pictures[device] = picture
+        pictures[device] = picture
     return picture
 
 
@@ -65,7 +70,8 @@ def draw_frame(
 ) -> None:
     """Submit one frame: ``parts`` are ``(renderer, clip)``, each renderer prepared for its clip
     (``x, y, width, height`` of the target); ``keep`` leaves the target's other pixels as they are,
-    otherwise they are cleared to black."""
+    otherwise they are cleared to black (a compute pass whose copy covers the whole target clears
+    nothing: a clear is a render pass, slow where render passes are)."""
     texture = target.texture
     size = (texture.size[0], texture.size[1])
     compute = (
@@ -82,7 +88,8 @@ def draw_frame(
             for renderer, clip in parts:
                 renderer.dispatch(compute_pass, picture, clip)
             compute_pass.end()
-        if not compute or not keep:
+        covered = any(tuple(clip) == (0, 0, *size) for _, clip in parts)
+        if not compute or not (keep or covered):  # a clear only where no copy covers the target
             render_pass = encoder.begin_render_pass(
                 color_attachments=[
                     {

@@ -54,20 +54,21 @@ fn band_position(g: Group, hz: f32) -> f32 {
     return f32(lo) + (hz - a) / (b - a);
 }
 
-fn load_band(g: Group, level: u32, column: i32, bin: i32) -> f32 {
-    let v = g.level_offset[level >> 2u][level & 3u] + u32(column);
+// Texel (x, y) and layer of group g's virtual column v (levels end to end) and band `bin`.
+fn band_texel(g: Group, v: u32, bin: i32) -> vec3<u32> {
     let row = u32(bin) >> view.row_shift;
     let layer = g.layer0 + row * g.cols + (v >> view.col_shift);
-    let texel = vec2<u32>(v & ((1u << view.col_shift) - 1u), u32(bin) & view.row_mask);
-    return textureLoad(magnitude, texel, layer, 0).r;
+    return vec3<u32>(v & ((1u << view.col_shift) - 1u), u32(bin) & view.row_mask, layer);
+}
+
+fn load_band(g: Group, level: u32, column: i32, bin: i32) -> f32 {
+    let p = band_texel(g, g.level_offset[level >> 2u][level & 3u] + u32(column), bin);
+    return textureLoad(magnitude, p.xy, p.z, 0).r;
 }
 
 fn load_band_phase(g: Group, column: i32, bin: i32) -> f32 {
-    let v = g.level_offset[0][0] + u32(column);
-    let row = u32(bin) >> view.row_shift;
-    let layer = g.layer0 + row * g.cols + (v >> view.col_shift);
-    let texel = vec2<u32>(v & ((1u << view.col_shift) - 1u), u32(bin) & view.row_mask);
-    return textureLoad(phase, texel, layer, 0).r;
+    let p = band_texel(g, g.level_offset[0][0] + u32(column), bin);
+    return textureLoad(phase, p.xy, p.z, 0).r;
 }
 
 // The phase colour of the cell under the footprint's centre (the background outside every group).

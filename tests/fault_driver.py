@@ -142,6 +142,7 @@ def run(spec: dict) -> dict:
     if spec.get("edit"):
         region = Region(100, 300, 2, 8, channels=tuple(range(document.n_channels)))
         window.session.apply("quarter", region, lambda magnitude, phase: (magnitude * 0.25, phase))
+        window.session.wait_settled()  # the operation as it stays (settled in the background)
     for path, text in spec.get("previous", {}).items():
         Path(path).write_text(text)
     targets = spec.get("targets", [])

@@ -181,4 +181,7 @@ def test_a_stroke_on_cuda_matches_the_cpu_and_undoes_exactly(brush):
     assert magnitude_error <= 1e-4 * results["cpu"][0].abs().max()
     phase_error = torch.remainder(results["cuda"][1] - results["cpu"][1] + np.pi, 2 * np.pi) - np.pi
     loud = results["cpu"][0] > 1e-3 * results["cpu"][0].max()
-    assert phase_error[loud].abs().max() < 1e-3
+    # warp's phase is ill-conditioned where its neighbours' phasors nearly cancel: on the CPU a
+    # 5e-7 rad change of the input phase moves this stroke's output by 1.6e-3 rad (2.5e-3 before
+    # the dabs were fused), and the devices' trigonometry differs by about that
+    assert phase_error[loud].abs().max() < (1e-2 if brush == "warp" else 1e-3)

@@ -94,3 +94,19 @@ def test_a_settled_nsgt_stroke_undoes_and_redoes_bit_for_bit_and_touches_only_it
     session.redo()
     assert all(torch.equal(a, b) for a, b in zip(blocks(document), settled, strict=True))
     session.close()
+
+
+def test_an_operation_on_an_nsgt_selection_is_settled_over_every_block():
+    from spectropaint.transforms.selection import Selection
+    from spectropaint.transforms.shapes import Rectangle
+
+    session = Session(nsgt_document())
+    session.set_selection(Selection.of(Rectangle(4.0, 8.0, 400.0, 480.0)))
+    session.apply_to_selection("gain", {"gain_db": -40.0})
+    session.wait_settled()
+    assert mismatch_db(session.document) < -100
+    out, original = session.document.edited_samples(), tones(SECONDS)
+    change = level_db(out[0], 440.0, 5.0, 7.0) - level_db(original[0], 440.0, 5.0, 7.0)
+    assert abs(change + 40.0) < 1.0
+    assert abs(level_db(out[1], 1000.0, 5.0, 7.0) - level_db(original[1], 1000.0, 5.0, 7.0)) < 0.1
+    session.close()

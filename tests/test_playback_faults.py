@@ -286,6 +286,7 @@ def test_transport_reports_a_lost_device_once_and_editing_goes_on(transport, qtb
     document = transport.document
     region = Region(5, 40, 10, 60, (0, 1))
     transport.session.apply("tenth", region, lambda magnitude, phase: (0.1 * magnitude, phase))
+    transport.session.wait_settled()  # the operation's settle is resynthesised too
     assert transport.resynthesizer.wait_idle(30) and transport.resynthesizer.error is None
     edited = document.edited_samples().T
     np.testing.assert_allclose(transport.engine.edited(), edited, atol=1e-6)
@@ -376,6 +377,7 @@ def _jack_loss_child() -> dict:
 
     region = Region(5, 40, 10, 60, (0, 1))
     transport.session.apply("tenth", region, lambda magnitude, phase: (0.1 * magnitude, phase))
+    transport.session.wait_settled()  # the operation's settle is resynthesised too
     idle = transport.resynthesizer.wait_idle(30)
     edit_applied = bool(
         idle and np.allclose(transport.engine.edited(), document.edited_samples().T, atol=1e-6)

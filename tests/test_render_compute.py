@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 import pytest
 from brush_fixtures import small_document
+from rendercanvas.offscreen import OffscreenRenderCanvas
 from test_render_reference import FakeDocument, oracle_picture, render_offscreen, sample_magnitudes
 
 from spectropaint.gpu.adapter import shared_device
 from spectropaint.gpu.canvas import attach_canvas
+from spectropaint.gpu.frame_pass import picture_texture
 from spectropaint.gpu.lanes import LaneRenderer
 from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.selection_overlay import selection_mask
@@ -92,8 +95,6 @@ def test_overlays_are_drawn_the_same_by_the_compute_pass():
 
 
 def test_scissored_lanes_by_compute_pass_keep_the_rest_of_the_frame():
-    from rendercanvas.offscreen import OffscreenRenderCanvas
-
     document = FakeDocument(sample_magnitudes(2, 40, 500, seed=9))
     pictures = {}
     for compute in (False, True):
@@ -121,3 +122,15 @@ def test_scissored_lanes_by_compute_pass_keep_the_rest_of_the_frame():
     assert not changed[:50].any() and not changed[70:].any()
     assert not changed[:, :10].any() and not changed[:, 40:].any()
     assert changed[50:70, 10:40].mean() > 0.9
+
+
+def test_each_thread_draws_into_a_picture_of_its_own():
+    device = shared_device()
+    mine = picture_texture(device, (64, 32))
+    assert picture_texture(device, (64, 32)) is mine  # kept while the size stays
+    found = []
+    worker = threading.Thread(target=lambda: found.append(picture_texture(device, (16, 16))))
+    worker.start()
+    worker.join()
+    assert found[0] is not mine and tuple(found[0].size[:2]) == (16, 16)
+    assert picture_texture(device, (64, 32)) is mine  # the other size did not replace it

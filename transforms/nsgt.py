@@ -1,9 +1,9 @@
 """The sliced non-stationary Gabor transform in torch (CUDA, MPS or CPU), behind :class:`Transform`.
 
 The frame comes from ``nsgt`` (:mod:`.nsgt_design`); the transform here is torch: per chunk of
-slices, one windowing, one ``rfft``, and per group of bands a gather of bins, a weighting and an
-``ifft`` of ``M`` points. Blocks are ``(group, parity)``: the coefficients of one group in the even
-(or odd) slices. Same-parity slices tile time, so a block's frames are evenly spaced (``N / M``
+slices, one windowing, one ``rfft``, and per group of bands one weighted gather of bins and one
+``ifft`` of ``M`` points (on the CPU through :mod:`.fft_ops`, chunks on several threads). Blocks
+are ``(group, parity)``: the coefficients of one group in the even (or odd) slices. Same-parity slices tile time, so a block's frames are evenly spaced (``N / M``
 samples) with no gaps and no overlaps; the other parity's frames cover the same times, shifted by
 half a slice (``M / 2`` frames). Block ``2 g + p`` is group ``g``, parity ``p``.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import threading
 from collections.abc import Iterator
@@ -64,10 +65,7 @@ class NSGT(Transform):
         self.design: FrameDesign = frame_design(self.settings, self.sample_rate)
         self._window = torch.from_numpy(self.design.slice_window).to(self.device, torch.float32)
         self._local = threading.local()  # the spectra shared within sharing_work()
-        self._groups = [
-            _GroupTensors(group, self.slice_length, self.design.slice_window, self.device)
-            for group in self.design.groups
-        ]
+        self._groups = _group_tensors(self.settings, self.sample_rate, self.device)
 
     # ----------------------------------------------------------------------------------- geometry
     @property
@@ -171,8 +169,7 @@ class NSGT(Transform):
         parity, r0, r1 = self._slice_range(block, frame0, frame1)
         s0 = (2 * r0 + parity) // 2 * 2  # an even first slice, as _group_coefficients wants
         s1 = 2 * (r1 - 1) + parity + 1
-        length, hop = self.slice_length, self.design.slice_hop
-        first, last = self.design.slice_start(s0), self.design.slice_start(s1 - 1) + length
+        first = self.design.slice_start(s0)
         read = self.samples_read(block, frame0, frame1, n_samples)
         if read[0] < start or read[1] > start + span.shape[-1]:
             raise ValueError(
@@ -180,14 +177,9 @@ class NSGT(Transform):
                 f"[{start}, {start + span.shape[-1]})"
             )
         # the even slice before an odd first one is only a placeholder: what it reads is not used
-        lo, hi = max(first, start), min(last, start + span.shape[-1])
-        segment = torch.zeros(
-            (span.shape[0], last - first), dtype=torch.float32, device=self.device
+        spectra = fft_ops.slice_spectra(
+            span.to(self.device), first - start, s1 - s0, self.slice_length, self._window
         )
-        segment[:, lo - first : hi - first] = span[:, lo - start : hi - start].to(
-            self.device, torch.float32
-        )
-        spectra = torch.fft.rfft(segment.unfold(-1, length, hop) * self._window)
         slices = self._group_coefficients(spectra, group, parity)  # [C, R, B, M] from slice s0
         frames = slices.permute(0, 2, 1, 3).flatten(2)
         offset = s0 // 2 * self._m(block)
@@ -329,9 +321,8 @@ class NSGT(Transform):
             ranges = [self._slice_range(b, f0, f0 + c.shape[-1])[1:] for b, f0, c in mine]
             r0, r1 = min(r[0] for r in ranges), max(r[1] for r in ranges)
             channels = mine[0][2].shape[0]
-            spectra = torch.zeros(
-                (channels, r1 - r0, length // 2 + 1), dtype=torch.complex64, device=self.device
-            )
+            shape = (channels, r1 - r0, length // 2 + 1)
+            spectra = fft_ops.zeros(shape, torch.complex64, self.device)
             for block, frame0, coefficients in mine:
                 self._add_spectra(spectra, block, frame0 - r0 * self._m(block), coefficients)
             signal = fft_ops.irfft(spectra, length).reshape(channels, -1)
@@ -360,11 +351,13 @@ class NSGT(Transform):
         channels, slices = spectra.shape[:2]
         m = tensors.m
         coefficients = coefficients.to(self.device, torch.complex64)
-        after = slices * m - frame0 - coefficients.shape[-1]
-        if frame0 or after:
-            coefficients = torch.nn.functional.pad(coefficients, (frame0, after))
-        rows = coefficients.view(channels, -1, slices, m).transpose(1, 2)
-        rows = rows.clone(memory_format=torch.contiguous_format)  # fft_ overwrites it
+        bands, frames = coefficients.shape[1:]
+        if frame0 or slices * m - frame0 - frames:
+            padded = fft_ops.zeros((channels, bands, slices * m), torch.complex64, self.device)
+            fft_ops.copy_into(padded[:, :, frame0 : frame0 + frames], coefficients)
+            coefficients = padded
+        rows = fft_ops.empty((channels, slices, bands, m), torch.complex64, self.device)
+        fft_ops.copy_into(rows, coefficients.view(channels, bands, slices, m).transpose(1, 2))
         rows = fft_ops.scale_(fft_ops.fft_(rows).flatten(-2), tensors.synthesis)  # [C, R, B * M]
         spectra.index_add_(-1, tensors.index, rows)
 
@@ -385,6 +378,18 @@ class NSGT(Transform):
         return out
 
 
+@functools.lru_cache(maxsize=8)
+def _group_tensors(
+    settings: NSGTSettings, sample_rate: int, device: torch.device
+) -> tuple[_GroupTensors, ...]:
+    """Every group's tensors (read only; cached: a document makes several transforms)."""
+    design = frame_design(settings, sample_rate)
+    return tuple(
+        _GroupTensors(group, design.slice_length, design.slice_window, device)
+        for group in design.groups
+    )
+
+
 class _GroupTensors:
     """A :class:`BandGroup`'s gather index and weights on the transform's device.
 
@@ -401,8 +406,8 @@ class _GroupTensors:
         slice_window: np.ndarray,
         device: torch.device,
     ):
-        def tensor(array: np.ndarray, dtype: torch.dtype | None = None) -> torch.Tensor:
-            return torch.from_numpy(np.ascontiguousarray(array)).to(device, dtype)
+        def tensor(array: np.ndarray, dtype: type | None = None) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array, dtype)).to(device)
 
         self.m = m = group.m
         columns = np.mod(group.start[:, None] + np.arange(m), m)  # [B, M]: tap j's column
@@ -418,6 +423,6 @@ class _GroupTensors:
         sign = circular(sign.reshape(group.index.shape))
         self.index = tensor(circular(group.index))  # [B * M] rfft bins
         analysis, synthesis = circular(group.analysis), circular(group.synthesis)
-        self.analysis = tensor(np.stack((analysis, analysis * sign), -1), torch.float32)
-        self.synthesis = tensor(np.stack((synthesis, synthesis * sign), -1), torch.float32)
-        self.frame_weight = tensor(slice_window[:: slice_length // m], torch.float32)
+        self.analysis = tensor(np.stack((analysis, analysis * sign), -1), np.float32)
+        self.synthesis = tensor(np.stack((synthesis, synthesis * sign), -1), np.float32)
+        self.frame_weight = tensor(slice_window[:: slice_length // m], np.float32)

@@ -108,7 +108,8 @@ class BandGroup:
     Band ``k``'s window covers bins ``start[k] + j`` for ``j`` in ``[0, Lg_k)``; arrays of shape
     ``(B, m)`` hold, at column ``j``, what concerns bin ``start[k] + j`` (0 where ``j >= Lg_k``).
     The coefficients are ``c = ramp * ifft(row * analysis)`` where ``ramp[k, m] = exp(2 pi i
-    start[k] m / M)`` puts back the bins' absolute frequencies.
+    start[k] m / M)`` puts back the bins' absolute frequencies (the transform gets the same without
+    the ramp by placing bin ``b`` at column ``b mod M``).
 
     Attributes
     ----------

@@ -1,4 +1,5 @@
-"""Changing a document's transform while keeping its edits (no Qt; the window makes it one undo step).
+"""Changing a document's transform while keeping its edits (no Qt; a session makes it one undo step:
+:mod:`spectropaint.app.analysis_change`).
 
 :func:`reanalyse` analyses the original audio anew with other settings, then writes, over every frame
 of the new transform that reaches an edited sample span, the analysis of the *edited* signal, and

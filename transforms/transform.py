@@ -260,10 +260,8 @@ class Transform(ABC):
         """``count`` uninitialised tensors ``[C, F, T]`` per block, on the transform's device."""
         return [
             tuple(
-                torch.empty(
-                    (samples.shape[0], layout.n_bins, layout.n_frames),
-                    dtype=dtype,
-                    device=self.device,
+                fft_ops.empty(
+                    (samples.shape[0], layout.n_bins, layout.n_frames), dtype, self.device
                 )
                 for _ in range(count)
             )

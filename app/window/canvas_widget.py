@@ -35,6 +35,9 @@ from spectropaint.gpu.view import Selection, ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
 
 WHEEL_ZOOM_PER_UNIT = 1.0015
+MAX_FPS = 240
+"""How often rendercanvas looks for a requested frame: a change waits for its next look (half of
+1/MAX_FPS on average) before it is drawn, and frames are drawn only when something asked for one."""
 """Zoom factor per wheel unit (a notch is 120 units: about 1.2 times)."""
 _STYLUS = (QPointingDevice.PointerType.Pen, QPointingDevice.PointerType.Eraser)
 _CURSORS = {
@@ -77,7 +80,7 @@ class SpectrogramCanvas(QRenderWidget):
         stacked: bool = False,
         parent: QWidget | None = None,
     ):
-        super().__init__(parent, update_mode="ondemand", max_fps=60)
+        super().__init__(parent, update_mode="ondemand", max_fps=MAX_FPS)
         self.session = session
         self.lanes = LaneRenderer(device, session.document, view or ViewSettings(), stacked=stacked)
         """The channels drawn, one lane each (one lane unless stacked)."""

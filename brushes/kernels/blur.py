@@ -8,13 +8,12 @@ FFT convolution equals the linear one on the dab's box, and its cost grows with 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext
-from spectropaint.brushes.kernels.fft import fast_length
+from spectropaint.brushes.kernels.fft import cached_transfer, fast_length
 from spectropaint.brushes.params import check_params, param
 
 TRUNCATE = 4.0
@@ -75,15 +74,15 @@ def blur(
 def _fft_blur(x: torch.Tensor, sigma: float, *, dim: int) -> torch.Tensor:
     """``x`` convolved along ``dim`` with the truncated Gaussian, circularly on a fast length."""
     n = fast_length(x.shape[dim])
-    transfer = _transfer(sigma, n, x.device)
+    transfer = cached_transfer(
+        ("blur", sigma, n, x.device), n, lambda: _transfer(sigma, n, x.device)
+    )
     if dim == -2:
         transfer = transfer[:, None]
     spectrum = torch.fft.rfft(x, n=n, dim=dim)
     return torch.fft.irfft(spectrum * transfer, n=n, dim=dim).narrow(dim, 0, x.shape[dim])
 
 
-@functools.lru_cache(maxsize=64)
 def _transfer(sigma: float, n: int, device: torch.device) -> torch.Tensor:
-    """The truncated Gaussian's real response ``[n // 2 + 1]`` (float32) on a length-``n``
-    circle; kept for the next dab of the same size."""
+    """The truncated Gaussian's real response ``[n // 2 + 1]`` (float32) on a length-``n`` circle."""
     return torch.fft.rfft(_circular_taps(sigma, n, device)).real.to(torch.float32)

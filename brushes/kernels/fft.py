@@ -2,9 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Hashable
 
 import torch
+
+CACHED_CELLS = 1 << 16
+"""Transfer functions of up to this many values are kept for the next dab of the same size (its
+making is a dozen small operations, the cost of a small dab on a GPU); larger ones, whose FFTs
+cost more than their making, are made each time, so the cache holds at most a few MB."""
+CACHED_TRANSFERS = 32
+_transfers: dict[Hashable, torch.Tensor] = {}
+_lock = threading.Lock()
+
+
+def cached_transfer(key: Hashable, cells: int, make: Callable[[], torch.Tensor]) -> torch.Tensor:
+    """``make()``, kept under ``key`` when it holds at most :data:`CACHED_CELLS` values (the
+    oldest of :data:`CACHED_TRANSFERS` dropped first). Callers must not modify the result."""
+    if cells > CACHED_CELLS:
+        return make()
+    with _lock:
+        found = _transfers.get(key)
+    if found is None:
+        found = make()
+        with _lock:
+            while len(_transfers) >= CACHED_TRANSFERS:
+                _transfers.pop(next(iter(_transfers)))
+            _transfers[key] = found
+    return found
+
+
+def clear_transfers() -> None:
+    """Forget every kept transfer function."""
+    with _lock:
+        _transfers.clear()
 
 
 def fast_length(n: int) -> int:

@@ -6,8 +6,9 @@
 For each duration of stereo 44.1 kHz 24-bit WAV (a chirp over noise) it times, median of
 ``--repeat``:
 
-- reading it (``load_audio``) on one thread (the previous reader) and in parallel pieces (every core
-  up to ``parallel_read.MAX_WORKERS``): the samples are checked equal;
+- reading it (``load_audio``) on one thread (the previous reader) and in parallel pieces
+  (``parallel_read.default_workers()``: one per core up to 8, none below 4 cores): the samples are
+  checked equal;
 - ``Document.from_file`` on ``--device`` (reading and the default STFT analysis);
 - the first frame of the whole file at 1920x1080 by a new renderer (the level it samples uploaded);
 - open to first frame: all of the above in one go, as the window does (without Qt).
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         return document
 
     rows: list[dict] = []
-    workers = min(parallel_read.MAX_WORKERS, os.cpu_count() or 1)
+    workers = parallel_read.default_workers()
     with tempfile.TemporaryDirectory() as folder:
         for seconds in args.durations:
             path = os.path.join(folder, f"{seconds:g}s.wav")

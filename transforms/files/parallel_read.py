@@ -53,8 +53,15 @@ def _reopen(fd: int) -> int:
         raise PiecesFailed(f"cannot open the file again: {err}") from None
 
 
+MIN_CORES = 4
+"""Fewer cores read serially: on a 2-core machine two pieces were no faster than one read (1.0 s
+against 1.0 to 2.6 s for ten minutes of 24-bit stereo, under load), on 16 cores 5 times faster."""
+
+
 def default_workers() -> int:
-    return min(MAX_WORKERS, os.cpu_count() or 1)
+    """Pieces to read a file in: one per core up to ``MAX_WORKERS``; 1 below ``MIN_CORES``."""
+    cores = os.cpu_count() or 1
+    return min(MAX_WORKERS, cores) if cores >= MIN_CORES else 1
 
 
 def read_in_pieces(
