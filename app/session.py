@@ -61,6 +61,10 @@ from spectropaint.transforms.selection import Selection, resolve
 from spectropaint.transforms.transform import Progress
 
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo", "document"})
+HURRY_AFTER_S = 1.5
+"""An edit, undo, redo or snapshot waits this long for the pending settles to finish at their
+own pace, then hurries them (they end their iterations at the next one): the settle of a stroke
+across minutes of sound would otherwise hold the next edit for a minute."""
 """Changes that complete an edit: the document differs from what it was, for good."""
 log = logging.getLogger(__name__)
 _settling: weakref.WeakSet[Session] = weakref.WeakSet()
@@ -221,6 +225,8 @@ class Session:
         self._settles: queue.Queue[SettlePlan | None] = queue.Queue()
         self._settled = threading.Condition()
         self._pending_settles = 0
+        self._unsettled: list[SettlePlan] = []
+        """The plans queued or computing (under ``_settled``)."""
         self._settler: threading.Thread | None = None
         self.selection = Selection()
         """What operations act on (empty: nothing selected)."""
@@ -330,16 +336,26 @@ class Session:
     # -------------------------------------------------------------------------------- settling
     def finish_settles(self) -> None:
         """Wait for the pending settles (a no-op on the settle thread itself, whose listeners may
-        call back). Every edit, undo, redo and snapshot does this first, so none captures a state
-        before a settle, and no settle lands on a later edit (where it would be dropped)."""
-        if threading.current_thread() is not self._settler:
-            self.wait_settled()
+        call back), hurrying them after :data:`HURRY_AFTER_S`. Every edit, undo, redo and
+        snapshot does this first, so none captures a state before a settle, and no settle lands on
+        a later edit (where it would be dropped)."""
+        if threading.current_thread() is self._settler or self.wait_settled(HURRY_AFTER_S):
+            return
+        self._hurry()
+        self.wait_settled()
+
+    def _hurry(self) -> None:
+        """Tell the queued and computing settles to end their iterations at the next one."""
+        with self._settled:
+            for plan in self._unsettled:
+                plan.hurry.set()
 
     def _settle_later(self, plan: SettlePlan) -> None:
         """Compute ``plan`` on the worker thread, then apply it under the lock (dropped there if
         the document moved on meanwhile: another stroke, an undo)."""
         with self._settled:
             self._pending_settles += 1
+            self._unsettled.append(plan)
         if self._settler is None:
             self._settler = threading.Thread(target=self._settle_loop, name="settle", daemon=True)
             self._settler.start()
@@ -358,6 +374,7 @@ class Session:
             self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
             with self._settled:  # after telling: who waits for it finds the listeners told
                 self._pending_settles -= 1
+                self._unsettled.remove(plan)
                 self._settled.notify_all()
 
     @property
@@ -372,8 +389,9 @@ class Session:
             return self._settled.wait_for(lambda: self._pending_settles == 0, timeout)
 
     def close(self) -> None:
-        """Stop the settle thread (strokes not settled yet stay as painted)."""
+        """Stop the settle thread, hurrying the settles under way (see :meth:`finish_settles`)."""
         if self._settler is not None:
+            self._hurry()
             self._settles.put(None)
             self._settler.join()
             self._settler = None

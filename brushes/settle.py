@@ -42,9 +42,10 @@ stroke's frames reach, so everything beyond stays bit-identical.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -145,9 +146,11 @@ class SettlePart:
     pen: PenPath | None
     iterations: int
 
-    def compute(self) -> tuple[list[tuple[Region, torch.Tensor]], int, float]:
+    def compute(
+        self, stop: Callable[[], bool] | None = None
+    ) -> tuple[list[tuple[Region, torch.Tensor]], int, float]:
         """The regions changed with their settled values, the iterations made and the residual
-        (dB)."""
+        (dB); ``stop`` ends the iterations early (see :func:`~.consistency.project`)."""
         span = self.span
         heard = resynthesise(
             self.transform,
@@ -179,6 +182,7 @@ class SettlePart:
                 weights,
                 magnitude_only=self.magnitude_only,
                 iterations=self.iterations,
+                stop=stop,
             )
             sizes = [bins * frames for bins, frames in span.cells(self.transform)]
             flat = torch.split(projection.coefficients, sizes, dim=1)
@@ -239,6 +243,9 @@ class SettlePlan:
     parts: list[SettlePart]
     revision: int
     step: Step | None
+    hurry: threading.Event = field(default_factory=threading.Event, compare=False)
+    """Set (from any thread) to end the iterations at the next one: the result is then the
+    analysis of what the edit sounds like so far, consistent but less close to what was painted."""
 
     def compute(self) -> SettleResult:
         """The settled values (any thread; reads only this plan and immutable samples; one torch
@@ -247,7 +254,7 @@ class SettlePlan:
         writes, iterations, residual_db = [], 0, -math.inf
         with one_thread():
             for part in self.parts:
-                written, done, residual = part.compute()
+                written, done, residual = part.compute(self.hurry.is_set)
                 writes += written
                 iterations, residual_db = max(iterations, done), max(residual_db, residual)
         return SettleResult(

@@ -158,3 +158,42 @@ def test_regions_far_apart_settle_alone_in_one_undo_step():
     assert torch.equal(grids(document), before)
     history.redo()
     assert torch.equal(grids(document), settled)
+
+
+def test_an_edit_waiting_too_long_hurries_the_settle_which_stays_consistent(music, monkeypatch):
+    """A settle that outlasts :data:`HURRY_AFTER_S` is told to end its iterations when the next
+    edit comes (the settle of a stroke across minutes would hold it for a minute): it makes fewer
+    iterations than at its own pace, and what the canvas shows is still what is heard."""
+    import time
+
+    from spectropaint.app import session as session_module
+    from spectropaint.brushes import settle as settle_module
+    from spectropaint.transforms import consistency
+
+    made = []
+    apply = settle_module.apply_settle
+
+    def recording(document, history, result):
+        made.append(result.iterations)
+        return apply(document, history, result)
+
+    monkeypatch.setattr(session_module, "apply_settle", recording)
+    synthesise = consistency._Operator.synthesise
+
+    def slow(self, *args, **kwargs):  # each iteration now takes 50 ms
+        time.sleep(0.05)
+        return synthesise(self, *args, **kwargs)
+
+    monkeypatch.setattr(consistency._Operator, "synthesise", slow)
+    monkeypatch.setattr(session_module, "HURRY_AFTER_S", 0.1)
+    own_pace = operate(music, "erase")
+    hurried = Session(Document.from_samples(music, RATE, device="cpu"))
+    hurried.set_selection(Selection.of(BOX))
+    hurried.apply_to_selection("erase")
+    hurried.undo()  # waits 0.1 s, then hurries
+    hurried.redo()
+    assert made[0] >= 8 and made[1] < made[0] / 2, made
+    assert mismatch_db(hurried.document) < -100
+    assert mismatch_db(own_pace.document) < -100
+    own_pace.close()
+    hurried.close()

@@ -33,6 +33,7 @@ follows the edit's size, never the file's.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -195,6 +196,7 @@ def project(
     magnitude_only: bool = False,
     iterations: int = 100,
     tolerance: float = TOLERANCE,
+    stop: Callable[[], bool] | None = None,
 ) -> Projection:
     """A signal near ``samples`` whose coefficients approach ``target`` where ``weights > 0``.
 
@@ -217,15 +219,19 @@ def project(
         The most iterations (0 returns the analysis of ``samples``).
     tolerance : float
         See :data:`TOLERANCE`.
+    stop : callable, optional
+        Asked before each iteration: True ends the iterations there. What is returned is still the
+        analysis of a signal (consistent), only further from the target.
     """
     operator = _Operator(transform, span, samples)
+    stop = stop or (lambda: False)
     target = target.to(transform.device)
     weights = weights.to(device=transform.device, dtype=torch.float32)
     if magnitude_only or not transform.least_squares_settle or len(span.pieces) > 1:
         return _griffin_lim(
-            operator, target, weights, iterations, tolerance, magnitude_only=magnitude_only
+            operator, target, weights, iterations, tolerance, stop, magnitude_only=magnitude_only
         )
-    return _conjugate_gradients(operator, target, weights, iterations, tolerance)
+    return _conjugate_gradients(operator, target, weights, iterations, tolerance, stop)
 
 
 def _conjugate_gradients(
@@ -234,6 +240,7 @@ def _conjugate_gradients(
     weights: torch.Tensor,
     iterations: int,
     tolerance: float,
+    stop: Callable[[], bool],
 ) -> Projection:
     """CGLS on ``min_d sum W |S(y + d) - target|^2`` over the cells of weight ``W > 0``.
 
@@ -266,7 +273,7 @@ def _conjugate_gradients(
     gamma = float(torch.sum(gradient * gradient))
     done = 0
     last = float(torch.sum(residual * residual))
-    while done < iterations and gamma > 0:
+    while done < iterations and gamma > 0 and not stop():
         image = compact(operator.change(direction))
         alpha = gamma / float(torch.sum(image * image))
         delta += alpha * direction
@@ -297,6 +304,7 @@ def _griffin_lim(
     weights: torch.Tensor,
     iterations: int,
     tolerance: float,
+    stop: Callable[[], bool],
     *,
     magnitude_only: bool = True,
 ) -> Projection:
@@ -329,7 +337,7 @@ def _griffin_lim(
     previous: torch.Tensor | None = None
     done = 0
     last = residual(values)
-    while done < iterations:
+    while done < iterations and not stop():
         if magnitude_only:
             size = magnitude(values)
             moved = values * (1 - weight + weight * wanted / size.clamp_min(1e-30))
