@@ -259,8 +259,8 @@ def plan_action(
         return "de-hum", plans
     if action.apply == "image":
         placement = ImagePlacement(**params.placement)
-        plan = plan_image(document, load_image(params.path), placement, channels=channels)
-        return f"import image {os.path.basename(params.path)}", [] if plan is None else [plan]
+        plans = plan_image(document, load_image(params.path), placement, channels=channels)
+        return f"import image {os.path.basename(params.path)}", plans
     masks = None if selection is None else rasterise_blocks(selection, document, channels=channels)
     return action.apply, plan_operation(document, masks, action.apply, params, clipboard=clipboard)
 

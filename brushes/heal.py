@@ -16,8 +16,9 @@ other is missing), so a decaying note decays through the gap. Then, by ``mode``:
   kept as it was: a partial the click did not reach stays untouched;
 - ``attenuate``: each cell lowered to that level where it is above it, phase kept;
 - ``pattern``: the context's texture copied in: the span of the gap's length before it and the one
-  after it, crossfaded at equal power across the gap (moving coefficients by whole frames is exact
-  for an STFT, so texture and phase come along).
+  after it, crossfaded at equal power across the gap, each band's phase moved on by its advance
+  per frame measured before the gap (a steady partial goes on in phase); on the NSGT each frame
+  copied is brought from its slice weight to that of the frame it fills.
 
 Along frequency (a selection that covers all time, such as a hum's band), each frame's gap runs
 from the lowest to the highest selected band and is filled at the level interpolated between the
@@ -290,20 +291,22 @@ def heal(
     level = torch.where(rows, level, magnitude)
     if mode == "attenuate":
         return Healed(torch.minimum(magnitude, level), phase, None)
+    first, stop, _ = _gaps(selected)
+    omega = (2 * math.pi * hop / sample_rate) * band_hz.to(phase.device, torch.float64)
+    omega = wrap(omega).to(phase.dtype)[None, :].expand(phase.shape[0], -1)
+    advance_before = _measured_advance(phase, first - 1, omega, healable)
     if mode == "pattern":
-        pattern_magnitude, pattern_phase = _pattern(magnitude, phase, selected)
+        pattern_magnitude, pattern_phase = _pattern(
+            magnitude, phase, selected, advance_before, frame_weight
+        )
         return Healed(
             torch.where(rows, pattern_magnitude, magnitude),
             torch.where(rows, pattern_phase, phase),
             None,
         )
-    first, stop, _ = _gaps(selected)
-    omega = (2 * math.pi * hop / sample_rate) * band_hz.to(phase.device, torch.float64)
-    omega = wrap(omega).to(phase.dtype)[None, :].expand(phase.shape[0], -1)
     power = magnitude.double() ** 2
     context_power = _side(power, first - context, context)[0] + _side(power, stop, context)[0]
     partial, owner = _partial_bands(context_power.float(), lobe_bins)
-    advance_before = _measured_advance(phase, first - 1, omega, healable)
     advance_after = _measured_advance(phase, stop + 1, omega, healable)
     advance = omega + wrap(0.5 * wrap(advance_after - advance_before) + advance_before - omega)
     continued = _continued_phase(phase, first, stop, advance, owner)
@@ -330,33 +333,52 @@ def _damage(magnitude: torch.Tensor, level: torch.Tensor) -> torch.Tensor:
 
 
 def _pattern(
-    magnitude: torch.Tensor, phase: torch.Tensor, selected: torch.Tensor
+    magnitude: torch.Tensor,
+    phase: torch.Tensor,
+    selected: torch.Tensor,
+    advance: torch.Tensor,
+    frame_weight: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Each band's gap filled with the span of its length before it and the span after it,
-    crossfaded at equal power (one alone where the other is missing)."""
+    crossfaded: the power of the two at each cell crossfaded linearly, the phase that of their
+    crossfaded sum (one alone where the other is missing). Each frame's phase is moved
+    on by ``advance`` (``[C, B]``, radians per frame, measured before the gap) times the frames
+    it moved, so that a steady partial goes on in phase across the gap (and the two copies add
+    up rather than cancel).
+
+    ``frame_weight`` (``[T]``, the NSGT's slice weights; see :func:`interpolated_level`): a frame
+    copied in is brought from its own weight to that of the frame it fills, and a source whose
+    weight is below :data:`SHARE_FLOOR` counts as missing.
+    """
     n = magnitude.shape[-1]
     first, stop, _ = _gaps(selected)
     length = (stop - first).clamp_min(1)
     position = torch.arange(n, device=magnitude.device)[None, :]
     source_before = position - length[:, None]
     source_after = position + length[:, None]
-    has_before = (first - length >= 0)[:, None].expand(-1, n)
-    has_after = (stop + length <= n)[:, None].expand(-1, n)
+    has_before = (source_before >= 0) & (first - length >= 0)[:, None]
+    has_after = (source_after < n) & (stop + length <= n)[:, None]
+    if frame_weight is not None:
+        weight = frame_weight.to(magnitude.device, magnitude.dtype)
+        has_before = has_before & (weight[source_before.clamp(0, n - 1)] > SHARE_FLOOR)
+        has_after = has_after & (weight[source_after.clamp(0, n - 1)] > SHARE_FLOOR)
     alpha = ((position - first[:, None] + 0.5) / length[:, None]).clamp(0, 1).to(magnitude.dtype)
     alpha = torch.where(has_before, torch.where(has_after, alpha, 0.0), 1.0)
+    power = torch.zeros_like(magnitude)
     real = torch.zeros_like(magnitude)
     imag = torch.zeros_like(magnitude)
     channels = magnitude.shape[0]
-    for source, share in (
-        (source_before, torch.sqrt(1 - alpha)),
-        (source_after, torch.sqrt(alpha)),
-    ):
-        index = source.clamp(0, n - 1)[None].expand(channels, -1, -1)
+    for source, share in ((source_before, 1 - alpha), (source_after, alpha)):
+        clamped = source.clamp(0, n - 1)
+        index = clamped[None].expand(channels, -1, -1)
         m = torch.gather(magnitude, -1, index)
-        p = torch.gather(phase, -1, index)
+        p = torch.gather(phase, -1, index) + advance[..., None] * (position - source)
+        if frame_weight is not None:
+            m = m * weight[position] / weight[clamped].clamp_min(SHARE_FLOOR)
+        power += share * m * m
         real += share * m * torch.cos(p)
         imag += share * m * torch.sin(p)
-    return torch.sqrt(real * real + imag * imag), torch.atan2(imag, real)
+    return torch.sqrt(power), torch.atan2(imag, real)
 
 
 class LocalSTFT:

@@ -1,11 +1,13 @@
 """A picture as sound: brightness placed on a time and frequency rectangle, as level in dB.
 
-:func:`plan_image` samples the picture at every cell of the rectangle (its rows along the chosen
+:func:`plan_image` samples the picture at every cell of the rectangle, in every block of the
+document it reaches (each in seconds and Hz; its rows along the chosen
 frequency axis, so a picture placed on a log axis looks right on a log view) after smoothing it to
 the cells' spacing, maps brightness 1 to ``top_db`` and brightness towards 0 down to
 ``top_db - range_db`` (pure black is silence), and gives each band a steady partial at its centre
-frequency: the phase advances by the band's own rate from frame to frame, from a random start per
-band (seeded), so the picture sounds like held tones, not noise. The result is added to what is
+frequency: the phase advances by the band's own rate from frame to frame, from a start per band
+(seeded), so the picture sounds like held tones, not noise (on the NSGT, each frame's level is
+shared between the slice parities by their weights). The result is added to what is
 there or replaces it; a few Griffin-Lim iterations on the rectangle
 (:func:`~spectropaint.brushes.heal.reconstruct_phase`) make it a sound the STFT can hold, so the
 picture analysed back from the exported audio is the picture.
@@ -25,12 +27,14 @@ from spectropaint.brushes.operations import Plan
 from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES, warp
-from spectropaint.transforms.selection import Selection, block_grid, rasterise
+from spectropaint.transforms.selection import Selection, block_grid, rasterise_blocks
 from spectropaint.transforms.shapes import Rectangle
 
 IMAGE_MODES = ("add", "replace")
 BLACK = 0.5 / 255
 """Brightness at or below this is silence."""
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+"""A band's start phase is ``2 pi frac((f + seed) GOLDEN)``: unrelated between neighbours."""
 
 
 @dataclass(frozen=True)
@@ -110,24 +114,36 @@ def plan_image(
     *,
     channels: tuple[int, ...] | None = None,
     seed: int = 0,
-) -> Plan | None:
-    """The plan that writes ``image`` (luminance ``[H, W]`` in 0..1) at ``placement``; None when
-    the rectangle misses the document."""
+) -> list[Plan]:
+    """The plans that write ``image`` (luminance ``[H, W]`` in 0..1) at ``placement``: one per
+    block the rectangle reaches (the STFT's one; every NSGT block of a group of bands and slice
+    parity it covers), none when it misses the document."""
     rectangle = Rectangle(placement.t0, placement.t1, placement.f0, placement.f1)
-    mask = rasterise(Selection.of(rectangle), document, channels=channels)
-    if mask is None:
-        return None
-    region = mask.region
+    masks = rasterise_blocks(Selection.of(rectangle), document, channels=channels)
+    return [_block_plan(document, image, placement, mask.region, seed) for mask in masks]
+
+
+def _block_plan(document, image: np.ndarray, placement: ImagePlacement, region, seed: int) -> Plan:
+    """The picture written on ``region`` (the rectangle's cells in one block).
+
+    Each band is a steady partial at its centre: its phase is that of a sinusoid in absolute time
+    (``2 pi f t``, ``t`` the frame's centre, the convention of both transforms) from a start that
+    depends on the band's frequency and ``seed`` alone, so the two slice parities of an NSGT group
+    agree; on the NSGT each frame's magnitude is shared by its slice weight.
+    """
     block = document.blocks[region.block]
     device = document.device
     magnitude = torch.from_numpy(image_levels(document, image, placement, region)).to(device)
-    band_hz = torch.as_tensor(block.band_hz[region.bin0 : region.bin1], dtype=torch.float64)
     frames = torch.arange(region.frame0, region.frame1)
-    generator = torch.Generator().manual_seed(seed)
-    start = torch.rand((len(band_hz), 1), generator=generator, dtype=torch.float64) * 2 * math.pi
-    ramp = phase_ramp(band_hz, frames, hop=block.hop, sample_rate=document.sample_rate) + start
+    weight = document.transform.frame_weight(region.block, frames.to(device))
+    if weight is not None:
+        magnitude = magnitude * weight.to(magnitude.dtype)[None, :]
+    band_hz = torch.as_tensor(block.band_hz[region.bin0 : region.bin1], dtype=torch.float64)
+    start = 2 * math.pi * torch.frac((band_hz + seed) * GOLDEN)[:, None]
+    position = frames.double() + block.layout.frame0_sample / block.hop
+    ramp = phase_ramp(band_hz, position, hop=block.hop, sample_rate=document.sample_rate) + start
     tone_phase = torch.remainder(ramp, 2 * math.pi).to(device, torch.float32)
-    weight = torch.ones(region.shape, device=device)
+    ones = torch.ones(region.shape, device=device)
     free = torch.ones((len(region.channels), *region.shape), dtype=torch.bool, device=device)
     consistent = document.transform.name == "stft"
 
@@ -147,7 +163,7 @@ def plan_image(
                 base=torch.stack((old_magnitude, old_phase)),
                 magnitude=new_magnitude,
                 phase=new_phase,
-                weight=weight,
+                weight=ones,
                 free=free,
             )
         return new_magnitude.contiguous(), new_phase

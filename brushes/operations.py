@@ -219,7 +219,8 @@ def _heal(document, mask: Mask, params: HealOperation) -> Plan:
     index, selection = mask.region.block, mask.region
     transform = document.transform
     context = context_frames(block.hop, document.sample_rate)
-    if transform.name == "stft":  # the frames that overlap the selection's are context too
+    consistent = transform.name == "stft"
+    if consistent:  # the frames that overlap the selection's are context too
         reached = transform.frames_reaching(
             index, selection.frame0, selection.frame1, document.n_samples
         )
@@ -229,7 +230,6 @@ def _heal(document, mask: Mask, params: HealOperation) -> Plan:
     weight = mask.padded(region)
     band_hz = _band_hz(document, region)
     lobe = round(main_lobe_bins(document))
-    consistent = transform.name == "stft"
     frame_weight = transform.frame_weight(
         index, torch.arange(region.frame0, region.frame1, device=document.device)
     )

@@ -4,6 +4,7 @@ DFT), with everything outside the selection's blocks and cells kept bit for bit.
 
 import numpy as np
 import torch
+from repair_measures import analysed, residual_drop_db
 from test_nsgt_document import RATE, SETTINGS, level_db, tones
 
 from spectropaint.brushes.history import History
@@ -131,3 +132,26 @@ def test_auditioning_a_selection_on_an_nsgt_document_plays_every_block_it_reache
     error = samples[0, middle] - expected
     assert 10 * np.log10(np.sum(expected**2) / np.sum(error**2)) > 25
     assert level_db(samples[0], 110.0, 4.0 - first / RATE, 6.0 - first / RATE) < -60
+
+
+def test_pattern_heal_on_an_nsgt_document_takes_the_click_away():
+    """The pattern's frames are copied from other times of the slice, whose slice weights differ:
+    each is brought to the weight of the frame it fills."""
+    clean = tones()
+    rng = np.random.default_rng(5)
+    damaged = clean.copy()
+    at, n = int(5.0 * RATE), int(0.03 * RATE)
+    damaged[:, at : at + n] += 0.3 * rng.standard_normal((2, n)) * np.exp(-np.arange(n) / 176.0)
+    document = Document.from_samples(damaged, RATE, settings=SETTINGS, device="cpu")
+    run(document, Selection.of(Rectangle(4.97, 5.06, 0.0, RATE / 2)), "heal", {"mode": "pattern"})
+    out = document.edited_samples()
+    # the click's broadband energy, where channel 0 has no tone (above 1.5 kHz), by an STFT
+    seconds = Document.from_samples(clean[:1], RATE, device="cpu").blocks[0].frame_seconds
+    hz = Document.from_samples(clean[:1], RATE, device="cpu").blocks[0].band_hz
+    before, after, truth = (analysed(x[:1], RATE)[0] for x in (damaged, out, clean))
+    where = np.ix_(hz > 1500, (seconds > 4.9) & (seconds < 5.15))
+    drop = residual_drop_db(before[where], after[where], truth[where])
+    assert drop > 20
+    for channel, tone in ((0, 440.0), (0, 110.0), (1, 1000.0)):
+        change = level_db(out[channel], tone, 4.9, 5.15) - level_db(clean[channel], tone, 4.9, 5.15)
+        assert abs(change) < 1.0, (tone, change)

@@ -310,17 +310,14 @@ def rasterise_blocks(
     return [mask for mask in masks if mask is not None]
 
 
-def resolve(selection: Selection, document, *, block: int = 0) -> Selection:
-    """``selection`` with every shape that depends on the sound measured on ``document``: a
-    harmonic's pitch track, a wand's cells."""
+def resolve(selection: Selection, document) -> Selection:
+    """``selection`` with every shape that depends on the sound measured on ``document`` as a
+    whole (every block, in seconds and Hz): a harmonic's pitch track, a wand's cells."""
     from spectropaint.transforms.sound_analysis import resolve_shape
 
     if selection.resolved:
         return selection
-    terms = tuple(
-        Term(term.mode, resolve_shape(term.shape, document, block=block))
-        for term in selection.terms
-    )
+    terms = tuple(Term(term.mode, resolve_shape(term.shape, document)) for term in selection.terms)
     return replace(selection, terms=terms)
 
 

@@ -296,6 +296,12 @@ class Painted(Shape):
         }
 
 
+REACH_STEP_SECONDS = 0.002
+"""Time step on which a harmonic selection follows its track over each cell's reach."""
+MAX_REACH_SECONDS = 0.5
+"""The longest reach of a cell a harmonic selection considers (bands a few Hz apart)."""
+
+
 @dataclass(frozen=True)
 class Harmonic(Shape):
     """A fundamental and its overtones over ``[t0, t1)``: harmonic ``h`` is the band
@@ -355,19 +361,34 @@ class Harmonic(Shape):
         return self.t0, self.t1, 0.0, top
 
     def weights(self, grid: CellGrid) -> np.ndarray:
+        """A cell is selected when a harmonic passes within the half-width of its band at some
+        time its analysis reaches: ``1 / spacing_hz`` seconds around its centre (the window of a
+        band that far from its neighbours), so that the long cells of low NSGT bands catch a
+        vibrato's whole swing."""
+        from scipy.ndimage import maximum_filter1d, minimum_filter1d
+
         track = self._track()
         columns = axis_cells(grid.seconds, self.t0, self.t1)
         out = np.zeros(grid.shape, dtype=np.float32)
         if not columns.any():
             return out
-        fundamental = np.interp(grid.seconds[columns], track[:, 0], track[:, 1])
+        seconds = grid.seconds[columns]
+        reach = np.minimum(1.0 / np.maximum(grid.spacing_hz, 1e-9), MAX_REACH_SECONDS)
+        sizes = 2 * np.round(0.5 * reach / REACH_STEP_SECONDS).astype(np.int64) + 1
+        extra = REACH_STEP_SECONDS * (sizes.max() // 2)
+        fine = np.arange(seconds[0] - extra, seconds[-1] + extra + 1e-9, REACH_STEP_SECONDS)
+        pitch = np.interp(fine, track[:, 0], track[:, 1])
         ratio = 2 ** (self.width_cents / 2400) - 1
-        hz = grid.hz[:, None]
-        inside = np.zeros((len(grid.hz), int(columns.sum())), dtype=bool)
-        for h in range(1, self.count + 1):
-            centre = h * fundamental[None, :]
-            half = np.maximum(centre * ratio, grid.lobe_hz[:, None])
-            inside |= np.abs(hz - centre) <= half
+        inside = np.zeros((len(grid.hz), len(seconds)), dtype=bool)
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            low = np.interp(seconds, fine, minimum_filter1d(pitch, int(size), mode="nearest"))
+            high = np.interp(seconds, fine, maximum_filter1d(pitch, int(size), mode="nearest"))
+            hz, lobe = grid.hz[rows, None], grid.lobe_hz[rows, None]
+            for h in range(1, self.count + 1):
+                below = np.maximum(h * low * ratio, lobe)
+                above = np.maximum(h * high * ratio, lobe)
+                inside[rows] |= (hz >= h * low[None, :] - below) & (hz <= h * high[None, :] + above)
         out[:, columns] = inside
         return out
 

@@ -1,6 +1,9 @@
 """Measurements on a document's coefficients that selections need: levels in dB, a fundamental's
 track over time, a hum's frequency, and the magic wand's connected region.
 
+The track and the wand work on a :class:`Picture` of the whole document in seconds and Hz
+(:func:`level_picture`: an STFT's own cells, or every block of an NSGT on one grid).
+
 Each reads only the cells it needs (the time span asked for, the bands up to the highest harmonic),
 so its cost follows the span, never the file's length; :func:`find_hum` reads at most
 :data:`HUM_SECONDS` of audio.
@@ -8,7 +11,7 @@ so its cost follows the span, never the file's length; :func:`find_hum` reads at
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,6 +26,8 @@ TRACK_SEARCH_CENTS = 150.0
 TRACK_STEP_CENTS = 40.0
 """How far the fundamental may move from one frame to the next."""
 TRACK_RESOLUTION_CENTS = 5.0
+PICTURE_STEP_SECONDS = 0.005
+"""Spacing of the columns of a :func:`level_picture` of a document of several blocks."""
 HUM_SECONDS = 8.0
 """The most audio :func:`find_hum` reads."""
 HUM_WINDOW_SECONDS = 1.5
@@ -34,16 +39,12 @@ WAND_BANDS = 15
 HUM_HARMONICS = 12
 
 
-def levels_db(document, region: Region, *, frames: np.ndarray | None = None) -> np.ndarray:
+def levels_db(document, region: Region) -> np.ndarray:
     """The level of every cell of ``region`` in dB relative to full scale, the channels' powers
-    averaged: float64 ``[bins, frames]`` (``frames``: only those frame indices of the block)."""
+    averaged: float64 ``[bins, frames]``."""
     block = document.blocks[region.block]
-    channels = list(region.channels)
-    rows = slice(region.bin0, region.bin1)
-    if frames is None:
-        magnitude = block.magnitude[channels, rows, region.frame0 : region.frame1]
-    else:
-        magnitude = block.magnitude[channels, rows][:, :, frames]
+    magnitude = block.magnitude[list(region.channels), region.bin0 : region.bin1]
+    magnitude = magnitude[:, :, region.frame0 : region.frame1]
     power = (magnitude.double() ** 2).mean(dim=0).cpu().numpy()
     with np.errstate(divide="ignore"):
         level = 10 * np.log10(power / document.full_scale**2)
@@ -113,6 +114,101 @@ def _cents_around(hz: float, span: float) -> np.ndarray:
     return hz * 2.0 ** (cents / 1200.0)
 
 
+@dataclass(frozen=True)
+class Picture:
+    """Levels of a document on one grid of seconds and Hz, from all its blocks.
+
+    Attributes
+    ----------
+    seconds : np.ndarray [shape=(T,)]
+        Centre time of each column (evenly spaced).
+    hz : np.ndarray [shape=(B,)]
+        Centre frequency of each row (increasing).
+    level : np.ndarray [shape=(B, T)]
+        dB relative to full scale, the channels' powers averaged, floored at :data:`FLOOR_DB`.
+    """
+
+    seconds: np.ndarray
+    hz: np.ndarray
+    level: np.ndarray
+
+    def column(self, seconds: float) -> int:
+        """The column nearest ``seconds`` (clipped to the picture)."""
+        return int(np.argmin(np.abs(self.seconds - seconds)))
+
+
+def _block_span(document, block: int, t0: float, t1: float) -> tuple[int, int]:
+    """The frames of ``block`` whose centres lie in ``[t0, t1]``, with one to spare each side."""
+    n_frames = document.blocks[block].n_frames
+    first = max(0, int(np.floor(_frame_index(document, block, t0))) - 1)
+    last = min(n_frames, int(np.ceil(_frame_index(document, block, t1))) + 2)
+    return first, max(last, first)
+
+
+def level_picture(
+    document,
+    t0: float,
+    t1: float,
+    *,
+    top_hz: float = np.inf,
+    channels: tuple[int, ...] | None = None,
+) -> Picture:
+    """The levels of ``document`` over ``[t0, t1]`` and the bands up to ``top_hz``, from every
+    block: a :class:`Picture`.
+
+    A document of one block (the STFT) gives that block's own cells: its frames centred in the
+    span (at least one) and its bands up to the first at or above ``top_hz``. A document of
+    several (the NSGT, one block per group of bands and slice parity) gives its bands on columns
+    :data:`PICTURE_STEP_SECONDS` apart: each block's magnitudes interpolated linearly in time
+    onto them, the two parities of a group added (their slice weights sum to one, so a steady
+    partial has its full level at every time). Reads only the frames the span reaches.
+    """
+    channels = tuple(range(document.n_channels)) if channels is None else tuple(channels)
+    blocks = document.blocks
+    if len(blocks) == 1:
+        first, last = _frame_span(document, 0, t0, t1)
+        band_hz = np.asarray(blocks[0].band_hz, dtype=np.float64)
+        top = len(band_hz)
+        if np.isfinite(top_hz):
+            top = min(top, int(np.ceil(hz_to_bins(top_hz, band_hz=band_hz))) + 3)
+        region = Region(0, max(top, 2), first, last, channels, 0)
+        seconds = blocks[0].frame_seconds[first:last].astype(np.float64)
+        return Picture(seconds, band_hz[: region.bin1], levels_db(document, region))
+    n_columns = max(1, int(np.floor((t1 - t0) / PICTURE_STEP_SECONDS)) + 1)
+    seconds = t0 + PICTURE_STEP_SECONDS * np.arange(n_columns)
+    rows: dict[float, np.ndarray] = {}  # a band's centre -> its magnitude [C, T], parities added
+    for index, block in enumerate(blocks):
+        band_hz = np.asarray(block.band_hz, dtype=np.float64)
+        top = int(np.searchsorted(band_hz, top_hz)) + 1
+        first, last = _block_span(document, index, t0, t1)
+        if top <= 0 or last <= first:
+            continue
+        magnitude = block.magnitude[list(channels), :top, first:last].double().cpu().numpy()
+        layout = block.layout
+        position = seconds_to_frames(
+            seconds,
+            hop=layout.hop,
+            sample_rate=document.sample_rate,
+            frame0_sample=layout.frame0_sample,
+        )
+        low = np.floor(position).astype(np.int64) - first
+        frac = position - np.floor(position)
+        values = 0.0
+        for column, weight in ((low, 1.0 - frac), (low + 1, frac)):
+            inside = (column >= 0) & (column < last - first)  # no frame there: nothing
+            values = values + magnitude[..., np.clip(column, 0, last - first - 1)] * (
+                weight * inside
+            )
+        for row, hz in enumerate(band_hz[:top]):
+            rows[hz] = rows.get(hz, 0.0) + values[:, row]
+    hz = np.array(sorted(rows))
+    magnitude = np.stack([rows[value] for value in hz], axis=1)  # [C, B, T]
+    power = (magnitude**2).mean(axis=0)
+    with np.errstate(divide="ignore"):
+        level = 10 * np.log10(power / document.full_scale**2)
+    return Picture(seconds, hz, np.maximum(level, FLOOR_DB))
+
+
 def track_fundamental(
     document,
     t0: float,
@@ -122,63 +218,48 @@ def track_fundamental(
     *,
     seed_seconds: float | None = None,
     channels: tuple[int, ...] | None = None,
-    block: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The fundamental of a harmonic sound over ``[t0, t1)``, starting near ``f0`` Hz at
-    ``seed_seconds`` (default ``t0``) and following it frame by frame both ways.
+    ``seed_seconds`` (default ``t0``) and following it column by column both ways, on the
+    document's :func:`level_picture` (all its blocks).
 
-    Each frame's fundamental maximises the sum over ``count`` harmonics of the level at ``h * f``
-    (within :data:`TRACK_STEP_CENTS` of the previous frame's; :data:`TRACK_SEARCH_CENTS` at the
+    Each column's fundamental maximises the sum over ``count`` harmonics of the level at ``h * f``
+    (within :data:`TRACK_STEP_CENTS` of the previous column's; :data:`TRACK_SEARCH_CENTS` at the
     seed), refined by a parabola.
 
     Returns
     -------
     seconds, hz : np.ndarray [shape=(T,)]
-        Centre time of each frame and its fundamental.
+        Centre time of each column and its fundamental.
     """
-    layout = document.blocks[block].layout
-    first, last = _frame_span(document, block, t0, t1)
     top_hz = count * f0 * 2 ** ((TRACK_SEARCH_CENTS + 600) / 1200)
-    top_bin = min(layout.n_bins, int(np.ceil(hz_to_bins(top_hz, band_hz=layout.band_hz))) + 3)
-    channels = tuple(range(document.n_channels)) if channels is None else channels
-    level = levels_db(document, Region(0, max(top_bin, 2), first, last, channels, block))
-    level = np.maximum(level, level.max() - 80.0)
-    band_hz = np.asarray(layout.band_hz[: level.shape[0]], dtype=np.float64)
-    seed = _frame_index(document, block, t0 if seed_seconds is None else seed_seconds)
-    seed_column = int(np.clip(round(seed) - first, 0, last - first - 1))
-    track = np.empty(last - first)
+    picture = level_picture(document, t0, t1, top_hz=top_hz, channels=channels)
+    level = np.maximum(picture.level, picture.level.max() - 80.0)
+    seed_column = picture.column(t0 if seed_seconds is None else seed_seconds)
+    track = np.empty(len(picture.seconds))
     candidates = _cents_around(f0, TRACK_SEARCH_CENTS)
-    scores = _comb_scores(level[:, seed_column], band_hz, candidates, count)
+    scores = _comb_scores(level[:, seed_column], picture.hz, candidates, count)
     track[seed_column] = _best(candidates, scores)
-    for order in (range(seed_column + 1, last - first), range(seed_column - 1, -1, -1)):
+    for order in (range(seed_column + 1, len(track)), range(seed_column - 1, -1, -1)):
         previous = track[seed_column]
         for column in order:
             candidates = _cents_around(previous, TRACK_STEP_CENTS)
-            scores = _comb_scores(level[:, column], band_hz, candidates, count)
+            scores = _comb_scores(level[:, column], picture.hz, candidates, count)
             previous = track[column] = _best(candidates, scores)
-    seconds = document.blocks[block].frame_seconds[first:last].astype(np.float64)
-    return seconds, track
+    return picture.seconds, track
 
 
-def fundamental_near(
-    document, seconds: float, low_hz: float, high_hz: float, count: int, *, block: int = 0
-) -> float:
-    """The fundamental in ``[low_hz, high_hz]`` whose ``count`` harmonics are loudest at the frame
-    of ``seconds`` (a click on a zoomed-out view lands within a few pixels of it, which may be
+def fundamental_near(document, seconds: float, low_hz: float, high_hz: float, count: int) -> float:
+    """The fundamental in ``[low_hz, high_hz]`` whose ``count`` harmonics are loudest at
+    ``seconds`` (a click on a zoomed-out view lands within a few pixels of it, which may be
     many cents)."""
-    layout = document.blocks[block].layout
-    column = int(np.clip(round(_frame_index(document, block, seconds)), 0, layout.n_frames - 1))
-    low = max(low_hz, float(layout.band_hz[1]))
-    top_bin = min(
-        layout.n_bins, int(np.ceil(hz_to_bins(count * high_hz * 1.1, band_hz=layout.band_hz))) + 3
-    )
-    channels = tuple(range(document.n_channels))
-    level = levels_db(document, Region(0, max(top_bin, 2), column, column + 1, channels, block))
-    level = np.maximum(level[:, 0], level.max() - 80.0)
-    band_hz = np.asarray(layout.band_hz[: level.shape[0]], dtype=np.float64)
+    picture = level_picture(document, seconds, seconds, top_hz=count * high_hz * 1.1)
+    column = picture.column(seconds)
+    level = np.maximum(picture.level[:, column], picture.level[:, column].max() - 80.0)
+    low = max(low_hz, float(picture.hz[1]))
     span = 1200 * np.log2(max(high_hz, low * 1.001) / low)
     candidates = low * 2.0 ** (np.arange(0.0, span + 1e-9, TRACK_RESOLUTION_CENTS) / 1200)
-    return _best(candidates, _comb_scores(level, band_hz, candidates, count))
+    return _best(candidates, _comb_scores(level, picture.hz, candidates, count))
 
 
 def find_hum(
@@ -207,11 +288,7 @@ def find_hum(
     half = 0.5 * min(t1 - t0, HUM_SECONDS)
     start = max(0, int((middle - half) * rate))
     stop = min(document.n_samples, int((middle + half) * rate))
-    block = document.blocks[0]
-    frame0 = max(0, start // block.hop - 1)
-    frame1 = min(block.n_frames, stop // block.hop + 2)
-    first, samples = document.edited_span(frame0, frame1)
-    audio = samples[:, start - first : stop - first]
+    audio = document.edited_between(start, stop)
     window = min(audio.shape[-1], 1 << round(np.log2(HUM_WINDOW_SECONDS * rate)))
     hz, _, power = spectrogram(audio, fs=rate, nperseg=window, noverlap=window * 3 // 4)
     top = np.searchsorted(hz, harmonics * high_hz * 1.1)
@@ -237,14 +314,14 @@ def wand_raster(
     window_seconds: float,
     *,
     channels: tuple[int, ...] | None = None,
-    block: int = 0,
 ) -> Raster:
     """The magic wand: the cells 4-connected to the one at ``(seconds, hz)`` whose level stands at
-    least ``tolerance_db`` above their surroundings.
+    least ``tolerance_db`` above their surroundings, on the document's :func:`level_picture`
+    (all its blocks).
 
     A cell's surroundings are the lower of two medians: its band's over ``window_seconds`` around
     the click (a partial held throughout stands above its neighbouring bands, not above itself
-    in time) and its frame's over :data:`WAND_BANDS` neighbouring bands (a click stands above the
+    in time) and its column's over :data:`WAND_BANDS` neighbouring bands (a click stands above the
     frames around it).
 
     The search stays within that window (its cost does not grow with the file). A click on a
@@ -252,24 +329,19 @@ def wand_raster(
     """
     from scipy.ndimage import label, median_filter
 
-    layout = document.blocks[block].layout
-    first, last = _frame_span(
-        document, block, seconds - window_seconds / 2, seconds + window_seconds / 2
+    picture = level_picture(
+        document, seconds - window_seconds / 2, seconds + window_seconds / 2, channels=channels
     )
-    channels = tuple(range(document.n_channels)) if channels is None else channels
-    level = levels_db(document, Region(0, layout.n_bins, first, last, channels, block))
+    level = picture.level
     in_time = np.median(level, axis=1, keepdims=True)
     in_frequency = median_filter(level, size=(WAND_BANDS, 1), mode="nearest")
     above = level >= np.minimum(in_time, in_frequency) + tolerance_db
-    column = int(
-        np.clip(round(_frame_index(document, block, seconds)) - first, 0, last - first - 1)
-    )
-    row = int(np.clip(round(float(hz_to_bins(hz, band_hz=layout.band_hz))), 0, layout.n_bins - 1))
-    frame_seconds = document.blocks[block].frame_seconds
+    column = picture.column(seconds)
+    row = int(np.clip(round(float(hz_to_bins(hz, band_hz=picture.hz))), 0, len(picture.hz) - 1))
     if not above[row, column]:
         return Raster(
-            frame_seconds[first + column : first + column + 1].astype(np.float64),
-            np.asarray(layout.band_hz[row : row + 1], dtype=np.float64),
+            picture.seconds[column : column + 1],
+            picture.hz[row : row + 1],
             np.zeros((1, 1), dtype=np.float32),
         )
     labels, _ = label(above)
@@ -277,14 +349,10 @@ def wand_raster(
     rows = np.flatnonzero(region.any(axis=1))
     columns = np.flatnonzero(region.any(axis=0))
     box = (slice(rows[0], rows[-1] + 1), slice(columns[0], columns[-1] + 1))
-    return Raster(
-        frame_seconds[first + columns[0] : first + columns[-1] + 1].astype(np.float64),
-        np.asarray(layout.band_hz[box[0]], dtype=np.float64),
-        region[box].astype(np.float32),
-    )
+    return Raster(picture.seconds[box[1]], picture.hz[box[0]], region[box].astype(np.float32))
 
 
-def resolve_shape(shape: Shape, document, *, block: int = 0) -> Shape:
+def resolve_shape(shape: Shape, document) -> Shape:
     """``shape`` measured on ``document`` when it depends on the sound (else itself)."""
     if shape.resolved:
         return shape
@@ -296,12 +364,11 @@ def resolve_shape(shape: Shape, document, *, block: int = 0) -> Shape:
             shape.f0,
             shape.count,
             seed_seconds=shape.seed_seconds,
-            block=block,
         )
         return replace(shape, track=tuple(zip(seconds.tolist(), hz.tolist(), strict=True)))
     if isinstance(shape, Wand):
         raster = wand_raster(
-            document, shape.seconds, shape.hz, shape.tolerance_db, shape.window_seconds, block=block
+            document, shape.seconds, shape.hz, shape.tolerance_db, shape.window_seconds
         )
         return replace(shape, raster=raster)
     raise SettingsError(f"cannot resolve a {shape.kind} selection")

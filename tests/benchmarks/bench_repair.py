@@ -302,7 +302,7 @@ def image_import() -> dict:
     document = Document.from_samples(np.zeros(3 * RATE), RATE, device="cpu")
     placement = ImagePlacement(0.5, 2.5, 500.0, 8000.0)
     start = time.perf_counter()
-    plan = plan_image(document, picture, placement)
+    (plan,) = plan_image(document, picture, placement)
     apply_plan(document, plan)
     seconds = time.perf_counter() - start
     back = Document.from_samples(document.edited_samples(), RATE, device="cpu")
