@@ -38,6 +38,7 @@ def signal():
     ids=["2048-512-hann", "1024-256-hamming", "4096-1024-blackman", "1000-300-hann"],
 )
 def test_torch_engine_matches_torch_stft_and_inverts_to_minus_120_db(signal, settings):
+    # on the CPU the engine computes the same frames by pocketfft: equal to float32 rounding
     stft = STFT(settings)
     (spec,) = stft.analyse(signal)
     reference = torch.stft(
@@ -54,7 +55,8 @@ def test_torch_engine_matches_torch_stft_and_inverts_to_minus_120_db(signal, set
         == reference.shape
         == (2, settings.n_fft // 2 + 1, 1 + signal.shape[-1] // settings.hop)
     )
-    assert torch.equal(spec, reference)
+    assert spec.dtype == reference.dtype == torch.complex64
+    assert error_db(spec, reference) < -130
     assert error_db(stft.synthesise([spec], signal.shape[-1]), signal) < -120
 
 
