@@ -8,6 +8,7 @@ and added to the rest: that is what resynthesis by difference needs.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -16,9 +17,11 @@ import scipy.fft
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
-from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms import fft_ops
+from spectropaint.transforms.errors import Cancelled, SettingsError
 from spectropaint.transforms.geometry import fft_frequencies
-from spectropaint.transforms.transform import BlockLayout, Transform
+from spectropaint.transforms.ordered_threads import results_in_order
+from spectropaint.transforms.transform import BlockLayout, Progress, Store, Transform
 
 WINDOWS = ("hann", "hamming", "blackman")
 ENGINES = ("torch", "nnaudio")
@@ -168,6 +171,24 @@ class STFT(Transform):
             pieces.append(self._analyse_chunk(samples, chunk0, chunk1))
         out = pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=-1)
         return out[:, :, frame0 - first : frame1 - first]
+
+    def _analyse_into(self, samples: torch.Tensor, store: Store, progress: Progress | None) -> None:
+        """Chunks on :func:`~.fft_ops.cpu_workers` threads, each storing its own frames (they are
+        disjoint); ``progress`` is called on this thread, in order. A chunk's bits do not depend on
+        the thread that computes it."""
+        total = self.n_frames(samples.shape[-1])
+
+        def work(frame0: int) -> int:
+            frame1 = min(total, frame0 + self.chunk_frames)
+            store(0, frame0, frame1, self.analyse_frames(samples, 0, frame0, frame1))
+            return frame1
+
+        starts = range(0, total, self.chunk_frames)
+        workers = fft_ops.cpu_workers(self.device)
+        with contextlib.closing(results_in_order(work, starts, workers)) as results:
+            for done in results:
+                if progress is not None and progress(done / total) is False:
+                    raise Cancelled("analysis cancelled")
 
     def _analyse_chunk(self, samples: torch.Tensor, frame0: int, frame1: int) -> torch.Tensor:
         x = self._padded(samples, frame0 * self.hop, (frame1 - 1) * self.hop + self.n_fft)
