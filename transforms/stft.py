@@ -32,7 +32,8 @@ class STFTSettings:
     """Analysis settings: FFT size and hop in samples, window name, engine.
 
     The default engine is ``torch``: ``tests/benchmarks/bench_transforms.py`` measures it faster than
-    nnAudio in both directions (see the README's numbers).
+    nnAudio in both directions (see the README's numbers). On the CPU its analysis is computed by
+    numpy and pocketfft (:meth:`STFT._stft_cpu`), equal to ``torch.stft`` to float32 rounding.
     """
 
     n_fft: int = 2048
