@@ -102,7 +102,7 @@ def analysis_bytes(
     workers: int = 1,
 ) -> int:
     """Working memory of analysing ``workers`` chunks at once (an upper estimate, not a
-    measurement; the NSGT analyses a chunk per thread on the CPU, the STFT one chunk).
+    measurement; both transforms analyse a chunk per thread on the CPU).
 
     STFT: the chunk's padded float32 input, its windowed frames, the complex64 result, and its
     magnitude and phase before they are copied into the document's tensors. NSGT: a chunk of
@@ -125,7 +125,7 @@ def analysis_bytes(
     frames = STFT.chunk_frames
     n_fft, n_bins = settings.n_fft, settings.n_fft // 2 + 1
     span = (frames - 1) * settings.hop + n_fft
-    return channels * (2 * 4 * span + frames * (4 * n_fft + 8 * n_bins + 2 * 4 * n_bins))
+    return workers * channels * (2 * 4 * span + frames * (4 * n_fft + 8 * n_bins + 2 * 4 * n_bins))
 
 
 def document_bytes(

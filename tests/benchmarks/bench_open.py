@@ -9,9 +9,12 @@ For each duration of stereo 44.1 kHz 24-bit WAV (a chirp over noise) it times, m
 - reading it (``load_audio``) on one thread (the previous reader) and in parallel pieces
   (``parallel_read.default_workers()``: one per core up to 8, none below 4 cores): the samples are
   checked equal;
-- ``Document.from_file`` on ``--device`` (reading and the default STFT analysis);
+- ``Document.from_file`` on ``--device`` (reading and the default STFT analysis), on the CPU also
+  as before (``torch.stft`` on one thread: the previous analysis) and now (numpy and pocketfft on
+  ``fft_ops.cpu_workers`` threads): the coefficients are checked equal to -130 dB;
 - the first frame of the whole file at 1920x1080 by a new renderer (the level it samples uploaded);
-- open to first frame: all of the above in one go, as the window does (without Qt).
+- open to first frame: all of the above in one go, as the window does (without Qt), before and
+  after on the CPU.
 
 Every GPU time ends with a read-back of one pixel, and CUDA work is synchronised before the clock
 stops.
@@ -20,7 +23,9 @@ stops.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
 import os
 import platform
 import statistics
@@ -35,9 +40,11 @@ from bench_render import Target, open_device
 
 from spectropaint.gpu.adapter import describe_adapter, request_adapter
 from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.files import audio_file, parallel_read
 from spectropaint.transforms.files.audio_file import load_audio
+from spectropaint.transforms.stft import STFT
 
 RATE = 44100
 
@@ -48,6 +55,31 @@ def write_wav(path: str, seconds: float) -> None:
     t = np.arange(n) / RATE
     chirp = 0.3 * np.sin(2 * np.pi * (200 * t + 50 * t**2 / max(1.0, seconds / 60)))
     sf.write(path, np.stack([chirp, chirp]).T + 0.01 * rng.standard_normal((n, 2)), RATE, "PCM_24")
+
+
+@contextlib.contextmanager
+def previous_analysis():
+    """The CPU analysis as it was: ``torch.stft`` of each chunk, one chunk at a time."""
+
+    def torch_stft(self: STFT, x: torch.Tensor) -> torch.Tensor:
+        x = x.to(torch.float32)
+        return torch.stft(
+            x, self.n_fft, self.hop, window=self.window, center=False, return_complex=True
+        )
+
+    saved = STFT._stft_cpu, fft_ops.cpu_workers
+    STFT._stft_cpu, fft_ops.cpu_workers = torch_stft, lambda device: 1
+    try:
+        yield
+    finally:
+        STFT._stft_cpu, fft_ops.cpu_workers = saved
+
+
+def error_db(test: Document, reference: Document) -> float:
+    """The coefficients' difference relative to the reference's energy, dB."""
+    (a,), (b,) = test.blocks, reference.blocks
+    x, y = torch.polar(a.magnitude, a.phase), torch.polar(b.magnitude, b.phase)
+    return 10 * math.log10(float((x - y).abs().square().sum() / y.abs().square().sum()))
 
 
 def timed(function, repeat: int) -> tuple[float, object]:
@@ -114,13 +146,27 @@ def main(argv: list[str] | None = None) -> int:
                 sync()
                 return document
 
+            before = not cuda and args.device == "cpu"
+            if before:
+                with previous_analysis():
+                    ms, previous = timed(from_file, args.repeat)
+                row("Document.from_file, torch.stft (before)", ms)
             ms, document = timed(from_file, args.repeat)
-            row("Document.from_file (read + analyse)", ms)
+            extra = {"threads": fft_ops.cpu_workers(torch.device(args.device))}
+            if before:
+                extra["error_db"] = round(error_db(document, previous), 1)
+                assert extra["error_db"] < -130
+                del previous
+            row("Document.from_file (read + analyse)", ms, **extra)
             ms, _ = timed(lambda d=document: first_frame(d), args.repeat)
             row("first frame 1920x1080, new renderer", ms)
+            del document
+            if before:
+                with previous_analysis():
+                    ms, _ = timed(lambda p=path: open_to_first_frame(p), args.repeat)
+                row("open to first frame (before)", ms)
             ms, _ = timed(lambda p=path: open_to_first_frame(p), args.repeat)
             row("open to first frame", ms)
-            del document
     machine = {
         "adapter": describe_adapter(adapter),
         "torch_device": args.device,
