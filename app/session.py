@@ -225,8 +225,9 @@ class Session:
         self._settles: queue.Queue[SettlePlan | None] = queue.Queue()
         self._settled = threading.Condition()
         self._pending_settles = 0
+        """Settles not yet applied (a listener told of a settle finds it no longer counted)."""
         self._unsettled: list[SettlePlan] = []
-        """The plans queued or computing (under ``_settled``)."""
+        """The plans queued, computing, or whose settle is being told (under ``_settled``)."""
         self._settler: threading.Thread | None = None
         self.selection = Selection()
         """What operations act on (empty: nothing selected)."""
@@ -371,9 +372,10 @@ class Session:
                     region = apply_settle(self.document, self.history, result)
             except Exception:  # the edit stays as painted; painting goes on
                 log.exception("settling an edit failed")
+            with self._settled:  # before telling: a listener finds no settle pending for it
+                self._pending_settles -= 1
             self.changed.emit(Change(region, "settle", self.generation))  # EMPTY when dropped
             with self._settled:  # after telling: who waits for it finds the listeners told
-                self._pending_settles -= 1
                 self._unsettled.remove(plan)
                 self._settled.notify_all()
 
@@ -386,7 +388,7 @@ class Session:
         """Block until every finished edit has settled and ``changed`` has told it; False if
         ``timeout`` passed first."""
         with self._settled:
-            return self._settled.wait_for(lambda: self._pending_settles == 0, timeout)
+            return self._settled.wait_for(lambda: not self._unsettled, timeout)
 
     def close(self) -> None:
         """Stop the settle thread, hurrying the settles under way (see :meth:`finish_settles`)."""

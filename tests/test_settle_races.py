@@ -125,3 +125,22 @@ def test_an_undo_at_once_after_an_operation_then_redo_gives_the_settled_operatio
     assert torch.equal(at_once, waited)
     for session in sessions:
         session.close()
+
+
+def test_a_listener_told_of_the_last_settle_finds_none_pending_and_a_waiter_finds_it_told():
+    """Listeners told on another thread (the window's) check ``settles_pending`` when the settle
+    reaches them: counted still, the autosave waiting for it never wrote (CI saw it time out)."""
+    session = Session(small_document())
+    told = []
+
+    def listener(change):
+        if change.kind == "settle":
+            time.sleep(0.1)  # a waiter must not wake before the listeners are told
+            told.append(session.settles_pending)
+
+    session.changed.connect(listener)
+    stroke(session, FIRST)
+    assert session.settles_pending
+    assert session.wait_settled(10.0)
+    assert told == [False]
+    session.close()
