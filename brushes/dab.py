@@ -36,6 +36,7 @@ from spectropaint.brushes.tiles import TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
+from spectropaint.transforms.torch_device import same_device
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class StrokeState:
         and moves there with the first dab, and follows the document to the CPU should its device
         run out of memory (an allocation that fails here is retried on the CPU too).
         """
-        if self.blocks[0].band_hz.device == device:
+        if same_device(self.blocks[0].band_hz.device, device):
             return
         stores = [block.coverage.tiles for block in self.blocks]
         stores += [tiles.tiles for tiles in self.step.originals.values()]
@@ -388,32 +389,36 @@ def apply_dabs(
 
 def _groups(dabs: list[_BlockDab], limit: int = FUSE_BOX) -> list[list[_BlockDab]]:
     """Consecutive dabs with the same parameters whose joint box stays compact, of at most
-    ``limit`` cells."""
+    ``limit`` cells (the boxes' bounds kept as numbers: a move can hold hundreds of dabs)."""
     groups: list[list[_BlockDab]] = []
-    box, cells = EMPTY, 0
+    bin0 = bin1 = frame0 = frame1 = cells = 0
     for dab in dabs:
-        area = dab.box.shape[0] * dab.box.shape[1]
+        box = dab.box
+        area = (box.bin1 - box.bin0) * (box.frame1 - box.frame0)
         if groups and dab.params == groups[-1][0].params and dab.radius == groups[-1][0].radius:
-            joint = box.union(dab.box)
-            joint_area = joint.shape[0] * joint.shape[1]
+            joint = (
+                min(bin0, box.bin0),
+                max(bin1, box.bin1),
+                min(frame0, box.frame0),
+                max(frame1, box.frame1),
+            )
+            joint_area = (joint[1] - joint[0]) * (joint[3] - joint[2])
             if (
                 joint_area <= FUSE_SLACK * (cells + area)
                 and joint_area <= limit
                 and joint_area * (len(groups[-1]) + 1) <= FUSE_CELLS
             ):
                 groups[-1].append(dab)
-                box, cells = joint, cells + area
+                bin0, bin1, frame0, frame1 = joint
+                cells += area
                 continue
         groups.append([dab])
-        box, cells = dab.box, area
+        bin0, bin1, frame0, frame1, cells = box.bin0, box.bin1, box.frame0, box.frame1, area
     return groups
 
 
 def _joint_box(group: list[_BlockDab]) -> Region:
-    box = EMPTY
-    for dab in group:
-        box = box.union(dab.box)
-    return box
+    return Region.bounding([dab.box for dab in group])
 
 
 def _upload(array: np.ndarray, device: torch.device) -> torch.Tensor:

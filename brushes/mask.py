@@ -28,14 +28,13 @@ def dab_box(
     Cells are at integer positions; a cell is in the box when it lies strictly inside the ellipse's
     bounding rectangle.
     """
-    box = Region(
-        math.floor(y - radius_bins) + 1,
-        math.ceil(y + radius_bins),
-        math.floor(x - radius_frames) + 1,
-        math.ceil(x + radius_frames),
+    return Region(
+        max(0, math.floor(y - radius_bins) + 1),
+        min(n_bins, math.ceil(y + radius_bins)),
+        max(0, math.floor(x - radius_frames) + 1),
+        min(n_frames, math.ceil(x + radius_frames)),
         channels,
     )
-    return box.clipped(n_bins, n_frames)
 
 
 def mask_from_distances(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.torch_device import same_device
 
 SETTINGS = BrushSettings(radius_frames=8, radius_bins=6)
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -63,6 +65,28 @@ def heard(document) -> list[str]:
 
 
 # --------------------------------------------------------------------------- injected (any machine)
+def test_a_stroke_moves_its_state_only_when_the_document_changed_device(monkeypatch):
+    """Before each group of dabs the stroke's state follows the document's device; a device named
+    otherwise than its tensors say (``cpu:0``; ``cuda`` for ``cuda:0``) is the same one. Taken for
+    another, every tile was moved at every group: 128,575 calls in one stroke on the H200."""
+    assert same_device(torch.device("cpu", 0), torch.device("cpu"))
+    assert not same_device(torch.device("cpu"), torch.device("meta"))
+    document = small_document()
+    document.device = torch.device("cpu", 0)
+    moved = []
+    to = torch.Tensor.to
+
+    def spy(tensor, *args, **kwargs):
+        if sys._getframe(1).f_code.co_name == "follow":
+            moved.append(args)
+        return to(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "to", spy)
+    paint(document, "gain", line(), SETTINGS)
+    assert document.blocks[0].edited_frames.any()
+    assert moved == []
+
+
 @pytest.mark.parametrize("brush", sorted(BRUSHES))
 def test_a_dab_that_runs_out_of_memory_is_applied_again_bit_for_bit(brush):
     reference = small_document()

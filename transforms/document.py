@@ -304,7 +304,7 @@ class Document:
         """The samples the transform reads: the float64 array itself on the CPU (no copy); float32
         elsewhere, converted slice by slice (the analysis rounds to float32 either way)."""
         samples = np.ascontiguousarray(self._signal)
-        if self.device == CPU:
+        if self.device.type == "cpu":
             return torch.from_numpy(samples)
         out = torch.empty(samples.shape, dtype=torch.float32, device=self.device)
         step = 1 << 22
@@ -482,7 +482,7 @@ class Document:
         devices' FFT rounding (about 1e-7 of full scale); unedited frames stay exact.
         """
         previous = self.device
-        if previous != CPU:
+        if previous.type != "cpu":
             self.device = CPU
             self.transform = make_transform(self.settings, self.sample_rate, CPU)
             self._samples = self._device_samples()

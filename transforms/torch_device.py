@@ -99,6 +99,17 @@ def out_of_memory(error: BaseException) -> bool:
     )
 
 
+def same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether ``a`` and ``b`` name one device: ``cuda`` is the current CUDA device (where its
+    tensors say ``cuda:0``), ``cpu:0`` the CPU (whose tensors say ``cpu``)."""
+    if a.type != b.type:
+        return False
+    if a.type == "cpu" or a.index == b.index:
+        return True
+    current = torch.cuda.current_device() if a.type == "cuda" else 0
+    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
+
+
 def release_cache(device: torch.device) -> None:
     """Hand the memory torch's caching allocator keeps on ``device`` back to the driver."""
     if device.type == "cuda":
