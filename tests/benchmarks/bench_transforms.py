@@ -52,8 +52,11 @@ from spectropaint.transforms.torch_device import choose_device, describe
 RATE = 44100
 
 
-def timed(function, repeat: int) -> float:
-    """Median wall time in milliseconds (CUDA synchronised)."""
+def timed(function, repeat: int, *, warm: bool = False) -> float:
+    """Median wall time in milliseconds (CUDA synchronised); ``warm``: after one untimed call (a
+    first call plans its FFTs and takes its memory: 1.8 s for a 1 s edit on the H200, then 2 ms)."""
+    if warm:
+        function()
     times = []
     for _ in range(repeat):
         if torch.cuda.is_available():
@@ -107,7 +110,11 @@ def bench_duration(seconds: float, device: torch.device, repeat: int, folder: st
         row(
             "inverse (full)",
             engine,
-            timed(lambda stft=stft, spec=spec: stft.synthesise(spec, samples.shape[-1]), repeat),
+            timed(
+                lambda stft=stft, spec=spec: stft.synthesise(spec, samples.shape[-1]),
+                repeat,
+                warm=True,
+            ),
         )
         del spec
     try:
@@ -137,7 +144,7 @@ def bench_duration(seconds: float, device: torch.device, repeat: int, folder: st
     row(
         "resynthesise 1 s edit",
         "torch",
-        timed(lambda: document.edited_span(frame0, frame1), repeat),
+        timed(lambda: document.edited_span(frame0, frame1), repeat, warm=True),
     )
     out = os.path.join(folder, "export.wav")
     row("export with 1 s edit", "torch", timed(lambda: document.export(out), repeat))
