@@ -17,6 +17,7 @@ the fused path is tested and measured against.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -432,12 +433,16 @@ def _upload(array: np.ndarray, device: torch.device) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class _Masks:
-    """The group's dabs on its joint box ``[B, T]``, built in one batched operation.
+    """The group's dabs, each on its own box, and their largest weight on the joint box
+    ``[B, T]``, built in one batched operation.
 
     Attributes
     ----------
-    each : torch.Tensor [shape=(K, B, T)], float32
-        Every dab's weight (0 outside its own box).
+    each : torch.Tensor [shape=(K, H, W)], float32
+        Every dab's weight on its own box, at the top left (``H`` x ``W``: the tallest and widest
+        box; 0 past the dab's own).
+    largest : torch.Tensor [shape=(B, T)], float32
+        The largest weight any dab gives each cell of the joint box (0 outside every dab's box).
     owner : torch.Tensor [shape=(B, T)], bool, or None
         Cells inside some dab's box (only where the brush's result depends on the dab, and the
         group has several).
@@ -446,42 +451,78 @@ class _Masks:
     """
 
     each: torch.Tensor
+    largest: torch.Tensor
     owner: torch.Tensor | None
     centre_bins: torch.Tensor | None
 
+    def own(self, index: int, box: Region) -> torch.Tensor:
+        """Dab ``index``'s weight on its own ``box``."""
+        bins, frames = box.shape
+        return self.each[index, :bins, :frames]
+
 
 def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box: Region) -> _Masks:
-    """Every dab's mask on ``box``, from distances computed on the host and uploaded at once."""
+    """Every dab's mask on its own box, from distances computed on the host and uploaded at once,
+    and their largest on ``box``, scattered there by index: the work grows with the dabs' cells,
+    not with the dabs times the joint box (a move across a long file seen whole holds hundreds)."""
     axes, device = stroke.axes, state.document.device
-    frame_x = axes.x_offset + axes.x_scale * np.arange(box.frame0, box.frame1, dtype=np.float64)
-    band_y = np.asarray(axes.y[box.bin0 : box.bin1], dtype=np.float64)
+    n_bins, n_frames = box.shape
     at = np.array([dab.at for dab in group], dtype=np.float64)
     reach = np.array([dab.reach for dab in group], dtype=np.float64)
     spans = np.array(
         [(d.box.frame0, d.box.frame1, d.box.bin0, d.box.bin1) for d in group], dtype=np.int64
-    )
-    frames = np.arange(box.frame0, box.frame1)
-    bins = np.arange(box.bin0, box.bin1)
-    in_columns = (frames >= spans[:, :1]) & (frames < spans[:, 1:2])  # [K, T]
-    in_rows = (bins >= spans[:, 2:3]) & (bins < spans[:, 3:4])  # [K, B]
+    ) - (box.frame0, box.frame0, box.bin0, box.bin0)  # in the joint box
+    widths, heights = spans[:, 1] - spans[:, 0], spans[:, 3] - spans[:, 2]
+    width, height = int(widths.max()), int(heights.max())
+    columns = spans[:, :1] + np.arange(width)  # [K, W], past a dab's box: masked, then clamped
+    rows = spans[:, 2:3] + np.arange(height)  # [K, H]
+    in_columns = np.arange(width) < widths[:, None]
+    in_rows = np.arange(height) < heights[:, None]
+    columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
+    frame_x = axes.x_offset + axes.x_scale * (box.frame0 + columns).astype(np.float64)
+    band_y = np.asarray(axes.y, dtype=np.float64)[box.bin0 + rows]
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
     u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
     weights = np.array([dab.weight for dab in group], dtype=np.float64)
-    n_dabs, n_frames, n_bins = u.shape[0], u.shape[1], v.shape[1]
-    packed = _upload(np.concatenate((u.ravel(), v.ravel(), weights)).astype(np.float32), device)
-    u_d = packed[: n_dabs * n_frames].view(n_dabs, n_frames)
-    v_d = packed[n_dabs * n_frames : n_dabs * (n_frames + n_bins)].view(n_dabs, n_bins)
-    weight_d = packed[n_dabs * (n_frames + n_bins) :].view(n_dabs, 1, 1)
-    each = mask_from_distances(u_d, v_d, hardness=state.settings.hardness, weight=weight_d)
+    n_dabs = len(group)
+    sizes = np.cumsum([0, u.size, v.size, n_dabs, columns.size, rows.size])
+    packed = _upload(  # cell indices in float32: exact, the joint box holds under 2**24 cells
+        np.concatenate((u.ravel(), v.ravel(), weights, columns.ravel(), rows.ravel())).astype(
+            np.float32
+        ),
+        device,
+    )
+    u_d, v_d, weight_d, columns_d, rows_d = (packed[a:b] for a, b in itertools.pairwise(sizes))
+    each = mask_from_distances(
+        u_d.view(n_dabs, width),
+        v_d.view(n_dabs, height),
+        hardness=state.settings.hardness,
+        weight=weight_d.view(n_dabs, 1, 1),
+    )
+    if n_dabs == 1:
+        largest = each[0]
+    else:
+        cells = (
+            rows_d.view(n_dabs, height, 1).long() * n_frames
+            + columns_d.view(n_dabs, 1, width).long()
+        )
+        largest = (
+            torch.zeros(n_bins * n_frames, device=each.device)
+            .scatter_reduce_(0, cells.flatten(), each.flatten(), "amax")
+            .view(n_bins, n_frames)
+        )
     if state.kind.local or n_dabs == 1:  # one dab owns its whole box
-        return _Masks(each, None, None)
-    inside = in_rows[:, :, None] & in_columns[:, None, :]  # [K, B, T]
+        return _Masks(each, largest, None, None)
+    frames, bins = np.arange(n_frames), np.arange(n_bins)
+    inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
+        (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
+    )[:, None, :]  # [K, B, T]
     last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
     centres = np.array([dab.centre[1] for dab in group], dtype=np.float64)
     owned = inside.any(axis=0)
     packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
-    return _Masks(each, packed[1] > 0, packed[0])
+    return _Masks(each, largest, packed[1] > 0, packed[0])
 
 
 def _grown(box: Region, margin: tuple[int, int]) -> Region:
@@ -544,7 +585,7 @@ def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: list[_BlockD
     region = _grown(box, stroke.margin)
     values, bins, frames = _read(state, stroke.index, region, original=True)
     masks = _masks(state, stroke, group, box)
-    mask = masks.each.amax(dim=0) if len(group) > 1 else masks.each[0]
+    mask = masks.largest
     stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
     weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
     stroke.coverage.scatter(weight, box)
@@ -580,7 +621,7 @@ def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
         own = _grown(dab.box, stroke.margin)
         rows, columns = _within(own, region)
         context = _context(state, stroke, own, dab.box, bins[rows], frames[columns], dab)
-        mask = masks.each[index][_within(dab.box, box)]
+        mask = masks.own(index, dab.box)
         magnitude, phase = kind.kernel(
             values[0][:, rows, columns], values[1][:, rows, columns], mask, dab.params, context
         )
@@ -622,7 +663,7 @@ def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: list[_BlockD
                 name: tensor[..., rows, columns] for name, tensor in prepared.items()
             },
         )  # fmt: skip
-        mask = masks.each[index][_within(dab.box, box)]
+        mask = masks.own(index, dab.box)
         magnitude, phase = kind.kernel(values[0], values[1], mask, dab.params, context)
         base = values[(slice(None), slice(None), *_within(dab.box, own))]
         new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase)
