@@ -461,6 +461,20 @@ class _Masks:
         return self.each[index, :bins, :frames]
 
 
+_WARM: set[str] = set()
+
+
+def warm_up(device: torch.device) -> None:
+    """Launch :func:`_masks`' scatter once on a CUDA ``device``: CUDA loads a kernel's code at its
+    first launch, which cost the first move of the first stroke 12 ms on the H200 (the pointer's
+    next moves queued behind it)."""
+    if device.type != "cuda" or str(device) in _WARM:
+        return
+    _WARM.add(str(device))
+    cells = torch.arange(2, device=device).long() * 2 + torch.zeros(1, device=device).long()
+    torch.zeros(4, device=device).scatter_reduce_(0, cells, torch.ones(2, device=device), "amax")
+
+
 def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box: Region) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once,
     and their largest on ``box``, scattered there by index: the work grows with the dabs' cells,

@@ -32,6 +32,7 @@ from spectropaint.brushes.dab import (
     apply_dabs,
     band_step,
     region_refusal,
+    warm_up,
 )
 from spectropaint.brushes.history import History, OpenStep, Step
 from spectropaint.brushes.plane import StrokePlane
@@ -119,6 +120,7 @@ class StrokeSession:
             blocks=blocks,
             full_scale=document.on_cpu_after_oom(self.operation, lambda: document.full_scale),
         )
+        warm_up(document.device)
         self.spacer = DabSpacer(
             radius_frames=plane.radius[0],
             radius_bins=plane.radius[1],
