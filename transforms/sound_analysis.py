@@ -43,8 +43,8 @@ def levels_db(document, region: Region) -> np.ndarray:
     """The level of every cell of ``region`` in dB relative to full scale, the channels' powers
     averaged: float64 ``[bins, frames]``."""
     block = document.blocks[region.block]
-    magnitude = block.magnitude[list(region.channels), region.bin0 : region.bin1]
-    magnitude = magnitude[:, :, region.frame0 : region.frame1]
+    cells = block.magnitude[:, region.bin0 : region.bin1, region.frame0 : region.frame1]
+    magnitude = cells[list(region.channels)]  # gathered after slicing: the region's cells only
     power = (magnitude.double() ** 2).mean(dim=0).cpu().numpy()
     with np.errstate(divide="ignore"):
         level = 10 * np.log10(power / document.full_scale**2)
