@@ -11,6 +11,15 @@ import sys
 from spectropaint.transforms.errors import SpectroPaintError
 
 QT_PROBE_CALLS = 64
+THREAD_SWITCH_S = 0.0005
+"""How long a Python thread may hold the interpreter while another waits for it (Python's default
+is 5 ms): strokes are painted, settled and played on threads of their own, and a pointer move
+handed to the painting thread waited up to that long while the window's thread drew."""
+
+
+def share_interpreter() -> None:
+    """Set the process's thread switch interval for the window (:data:`THREAD_SWITCH_S`)."""
+    sys.setswitchinterval(THREAD_SWITCH_S)
 
 
 def qt_reference_problem() -> str | None:
@@ -80,6 +89,7 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
     if problem is not None:
         raise SpectroPaintError(problem)
     choose_device(device)
+    share_interpreter()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)

@@ -323,14 +323,6 @@ class BandsRenderer(SpectrogramRenderer):
         return values
 
     def close(self) -> None:
-        for texture in (
-            self._magnitude,
-            self._phase,
-            self._placeholder,
-            self._colormaps,
-            self._mask,
-        ):
-            if texture is not None:
-                texture.destroy()
-        for buffer in (self._uniforms, self._groups, self._edges):
+        super().close()
+        for buffer in (self._groups, self._edges):
             buffer.destroy()

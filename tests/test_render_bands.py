@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from test_render_reference import (
     _colours,
     _levels,
@@ -48,15 +47,35 @@ def document():
     return Document.from_samples(music(3.0), RATE, settings=settings, device="cpu")
 
 
-def pair_magnitude(document, group: int, channel: int) -> np.ndarray:
-    """``|even + odd|`` on the even block's frames, computed here from the coefficients."""
+def pair_sum(document, group: int, channel: int) -> np.ndarray:
+    """``even + odd`` on the even block's frames (complex128), from the coefficients."""
     even, odd = document.blocks[2 * group], document.blocks[2 * group + 1]
     lag = document.transform.slice_length // 2 // even.hop
-    total = torch.polar(even.magnitude[channel], even.phase[channel]).numpy().astype(complex)
-    total[:, lag:] += torch.polar(odd.magnitude[channel], odd.phase[channel]).numpy()[
-        :, : total.shape[1] - lag
-    ]
-    return np.abs(total)
+
+    def coefficients(block):
+        magnitude = block.magnitude[channel].double().numpy()
+        return magnitude * np.exp(1j * block.phase[channel].double().numpy())
+
+    total = coefficients(even)
+    total[:, lag:] += coefficients(odd)[:, : total.shape[1] - lag]
+    return total
+
+
+def pair_magnitude(document, group: int, channel: int) -> np.ndarray:
+    """``|even + odd|`` on the even block's frames, computed here from the coefficients."""
+    return np.abs(pair_sum(document, group, channel))
+
+
+def group_bands(document):
+    """Each group's number, even block and band edges (at the geometric means of neighbouring
+    centres, in the order of the groups)."""
+    centres = np.concatenate([block.band_hz for block in document.blocks[::2]])
+    edges = band_edges(centres, RATE / 2)
+    first = 0
+    for group in range(len(document.blocks) // 2):
+        block = document.blocks[2 * group]
+        yield group, block, edges[first : first + block.n_bins + 1]
+        first += block.n_bins
 
 
 def oracle_bands(document, view: ViewSettings, width: int, height: int) -> np.ndarray:
@@ -71,15 +90,9 @@ def oracle_bands(document, view: ViewSettings, width: int, height: int) -> np.nd
     hz_b = _unwarp(w_lo + up * (w_hi - w_lo) / height, view.freq_scale)
     texel_a = t0 + np.arange(width) * (t1 - t0) / width
     texel_b = t0 + (np.arange(width) + 1) * (t1 - t0) / width
-    centres = np.concatenate([block.band_hz for block in document.blocks[::2]])
-    edges = band_edges(centres, RATE / 2)
     magnitude = np.full((height, width), -1.0)
-    first = 0
-    for group in range(len(document.blocks) // 2):
-        block = document.blocks[2 * group]
+    for group, block, mine in group_bands(document):
         n_bins = block.n_bins
-        mine = edges[first : first + n_bins + 1]
-        first += n_bins
         seconds_a = (texel_a - 0.5) * geometry.step_seconds
         seconds_b = (texel_b - 0.5) * geometry.step_seconds
         step = block.hop / RATE
@@ -112,20 +125,6 @@ def oracle_bands(document, view: ViewSettings, width: int, height: int) -> np.nd
     return np.where((magnitude >= 0)[..., None], rgb, 0).astype(np.uint8)
 
 
-def pair_sum(document, group: int, channel: int) -> np.ndarray:
-    """``even + odd`` on the even block's frames (complex128), from the coefficients."""
-    even, odd = document.blocks[2 * group], document.blocks[2 * group + 1]
-    lag = document.transform.slice_length // 2 // even.hop
-
-    def coefficients(block):
-        magnitude = block.magnitude[channel].double().numpy()
-        return magnitude * np.exp(1j * block.phase[channel].double().numpy())
-
-    total = coefficients(even)
-    total[:, lag:] += coefficients(odd)[:, : total.shape[1] - lag]
-    return total
-
-
 def oracle_phase(document, view: ViewSettings, width: int, height: int):
     """What fs_bands draws in the phase view, and where the phase is defined: per pixel, the
     angle of the pair's sum at the band (between edges at the geometric means of neighbouring
@@ -137,20 +136,14 @@ def oracle_phase(document, view: ViewSettings, width: int, height: int):
     up = height - np.arange(height)
     hz = _unwarp(w_lo + (up - 0.5) * (w_hi - w_lo) / height, view.freq_scale)
     seconds = (t0 + (np.arange(width) + 0.5) * (t1 - t0) / width - 0.5) * geometry.step_seconds
-    centres = np.concatenate([block.band_hz for block in document.blocks[::2]])
-    edges = band_edges(centres, RATE / 2)
     angle = np.zeros((height, width))
     inside = np.zeros((height, width), dtype=bool)
     defined = np.ones((height, width), dtype=bool)
     loudest = max(
         np.abs(pair_sum(document, g, view.channel)).max() for g in range(len(document.blocks) // 2)
     )
-    first = 0
-    for group in range(len(document.blocks) // 2):
-        block = document.blocks[2 * group]
+    for group, block, mine in group_bands(document):
         n_bins = block.n_bins
-        mine = edges[first : first + n_bins + 1]
-        first += n_bins
         total = pair_sum(document, group, view.channel)
         frames = np.floor((seconds - block.frame_seconds[0]) * RATE / block.hop + 0.5).astype(int)
         rows = (hz >= mine[0]) & (hz < mine[-1])

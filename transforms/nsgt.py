@@ -170,12 +170,7 @@ class NSGT(Transform):
         s0 = (2 * r0 + parity) // 2 * 2  # an even first slice, as _group_coefficients wants
         s1 = 2 * (r1 - 1) + parity + 1
         first = self.design.slice_start(s0)
-        read = self.samples_read(block, frame0, frame1, n_samples)
-        if read[0] < start or read[1] > start + span.shape[-1]:
-            raise ValueError(
-                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
-                f"[{start}, {start + span.shape[-1]})"
-            )
+        self._check_span(span, start, block, frame0, frame1, n_samples)
         # the even slice before an odd first one is only a placeholder: what it reads is not used
         spectra = fft_ops.slice_spectra(
             span.to(self.device), first - start, s1 - s0, self.slice_length, self._window

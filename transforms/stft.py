@@ -232,12 +232,7 @@ class STFT(Transform):
         frame1: int,
         n_samples: int,
     ) -> torch.Tensor:
-        read = self.samples_read(block, frame0, frame1, n_samples)
-        if read[0] < start or read[1] > start + span.shape[-1]:
-            raise ValueError(
-                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
-                f"[{start}, {start + span.shape[-1]})"
-            )
+        self._check_span(span, start, block, frame0, frame1, n_samples)
         first, stop = frame0 * self.hop, (frame1 - 1) * self.hop + self.n_fft
         return self._stft(self._padded(span, first, stop, offset=start, n=n_samples))
 

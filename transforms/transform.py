@@ -205,6 +205,18 @@ class Transform(ABC):
         reflection at the signal's ends): what :meth:`analyse_span` needs."""
         raise NotImplementedError(f"the {self.name} transform does not settle edits")
 
+    def _check_span(
+        self, span: torch.Tensor, start: int, block: int, frame0: int, frame1: int, n_samples: int
+    ) -> None:
+        """Raise ``ValueError`` unless ``span`` (samples from ``start``) holds every sample the
+        frames ``[frame0, frame1)`` of ``block`` read (:meth:`analyse_span`)."""
+        read = self.samples_read(block, frame0, frame1, n_samples)
+        if read[0] < start or read[1] > start + span.shape[-1]:
+            raise ValueError(
+                f"frames [{frame0}, {frame1}) read samples {read}, outside the span given "
+                f"[{start}, {start + span.shape[-1]})"
+            )
+
     def frames_reaching(
         self, block: int, frame0: int, frame1: int, n_samples: int
     ) -> tuple[int, int]:

@@ -19,7 +19,6 @@ saving the project clears it (an audio export is a rendering of it, not a save).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
@@ -59,11 +58,6 @@ from spectropaint.gpu.view import view_from_values, view_values
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
 
-THREAD_SWITCH_S = 0.0005
-"""How long a Python thread may hold the interpreter while another waits for it (Python's default
-is 5 ms): strokes are painted, settled and played on threads of their own, and a pointer move
-handed to the painting thread waited up to that long while the window's thread drew."""
-
 
 class MainWindow(QMainWindow):
     """SpectroPaint's window.
@@ -91,7 +85,6 @@ class MainWindow(QMainWindow):
         recovery_folder: str | None = None,
     ):
         super().__init__()
-        sys.setswitchinterval(THREAD_SWITCH_S)
         self.setStatusBar(StatusLine(self))
         self.store = settings or SettingsStore()
         self.torch_device = torch_device

@@ -48,6 +48,7 @@ from gui_fixtures import NO_OUTPUT, send_mouse  # noqa: E402
 from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from spectropaint.app.gui_main import share_interpreter  # noqa: E402
 from spectropaint.app.playback.engine import find_output_device  # noqa: E402
 
 RATE = 44100
@@ -241,6 +242,7 @@ def main() -> int:
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--screenshot", metavar="PNG")
     args = parser.parse_args()
+    share_interpreter()  # as run_gui does
     app = QApplication(sys.argv[:1])
     pump = Pump(app)
     imported = time.perf_counter() - STARTED
