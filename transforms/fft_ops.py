@@ -1,4 +1,5 @@
-"""The NSGT's array kernels on torch tensors, fast on the CPU as well as on GPUs.
+"""Array kernels on torch tensors (FFTs of windowed frames, gathers, the polar split), fast on the
+CPU as well as on GPUs: the NSGT's, and the STFT's analysis on the CPU.
 
 On a GPU these are torch's own operations. On the CPU they run numpy and ``scipy.fft`` on the
 tensors' memory, one thread per call (callers run calls on several threads: see
@@ -14,7 +15,6 @@ gives for the NSGT. Each call computes the same bits for the same input whatever
 from __future__ import annotations
 
 import numpy as np
-import scipy.fft
 import torch
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -65,14 +65,24 @@ def slice_spectra(
     segment = np.zeros((samples.shape[0], last - first), dtype=np.float32)
     if hi > lo:
         segment[:, lo - first : hi - first] = _numpy(samples[:, lo:hi])
-    slices = sliding_window_view(segment, length, axis=-1)[:, ::hop] * _numpy(window)
-    return torch.from_numpy(scipy.fft.rfft(slices, overwrite_x=True))
+    return windowed_rfft(segment, length, hop, _numpy(window))
+
+
+def windowed_rfft(signal: np.ndarray, length: int, hop: int, window: np.ndarray) -> torch.Tensor:
+    """``rfft`` of the frames of float32 ``signal`` ``[C, n]``, ``length`` long and ``hop`` apart,
+    times ``window``, by pocketfft on this thread: complex64 ``[C, frames, length // 2 + 1]``."""
+    import scipy.fft  # on first use: opening the window needs no scipy
+
+    frames = sliding_window_view(signal, length, axis=-1)[:, ::hop] * window
+    return torch.from_numpy(scipy.fft.rfft(frames, overwrite_x=True))
 
 
 def irfft(x: torch.Tensor, n: int) -> torch.Tensor:
     """``torch.fft.irfft`` of complex64 ``x`` along its last axis: float32 ``[..., n]``."""
     if x.device.type != "cpu":
         return torch.fft.irfft(x, n=n)
+    import scipy.fft
+
     return torch.from_numpy(scipy.fft.irfft(_numpy(x), n=n))
 
 
@@ -81,6 +91,8 @@ def fft_(x: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
     along its last axis, which it may overwrite: pass a tensor of your own."""
     if x.device.type != "cpu":
         return torch.fft.ifft(x) if inverse else torch.fft.fft(x)
+    import scipy.fft
+
     transform = scipy.fft.ifft if inverse else scipy.fft.fft
     return torch.from_numpy(transform(_numpy(x), overwrite_x=True))
 

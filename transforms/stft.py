@@ -13,9 +13,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.fft
 import torch
-from numpy.lib.stride_tricks import sliding_window_view
 
 from spectropaint.transforms import fft_ops
 from spectropaint.transforms.errors import Cancelled, SettingsError
@@ -219,9 +217,8 @@ class STFT(Transform):
         ``torch.stft`` on this project's 2-core machine (``tests/benchmarks/bench_open.py``); the
         same frames of the same samples give the same bits in any chunk."""
         signal = np.asarray(x.detach().numpy(), dtype=np.float32)
-        frames = sliding_window_view(signal, self.n_fft, axis=-1)[:, :: self.hop]
-        spectra = scipy.fft.rfft(frames * self.window.numpy(), overwrite_x=True)
-        return torch.from_numpy(spectra).transpose(-1, -2)
+        spectra = fft_ops.windowed_rfft(signal, self.n_fft, self.hop, self.window.numpy())
+        return spectra.transpose(-1, -2)
 
     def analyse_span(
         self,
