@@ -29,6 +29,7 @@ from pathlib import Path
 
 PRELOAD = (
     "importlib.readers",
+    "scipy.fft",
     "spectropaint.brushes.history",
     "spectropaint.gpu.png_export",
     "spectropaint.transforms.document",
