@@ -10,8 +10,8 @@ runs once for the group where the brush allows (a kernel given, per cell, the ce
 painted it last), once per dab on slices of the group's region otherwise (the spectral filter's
 whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
 cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
-the host. One dab at a time (:func:`apply_dab`) is the same code with groups of one: the reference
-the fused path is tested and measured against.
+the host. One dab at a time (``apply_dabs(..., fuse=False)``) is the same code with groups of one: the
+reference the fused path is tested and measured against.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from spectropaint.brushes.tiles import TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
-from spectropaint.transforms.torch_device import same_device
 
 
 @dataclass(frozen=True)
@@ -107,11 +106,11 @@ class StrokeState:
     def follow(self, device: torch.device) -> None:
         """Move the stroke's tensors (frequencies, coverage, original tiles) to ``device``.
 
-        Called before each dab with the document's device: the stroke's state is made on the CPU
-        and moves there with the first dab, and follows the document to the CPU should its device
+        Called before each event's dabs with the document's device: the stroke's state is made on
+        the CPU and moves there with the first dab, and follows the document to the CPU should its device
         run out of memory (an allocation that fails here is retried on the CPU too).
         """
-        if same_device(self.blocks[0].band_hz.device, device):
+        if self.blocks[0].band_hz.device == device:
             return
         stores = [block.coverage.tiles for block in self.blocks]
         stores += [tiles.tiles for tiles in self.step.originals.values()]
@@ -339,15 +338,11 @@ def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab |
     )
 
 
-def apply_dab(state: StrokeState, dab: Dab) -> Region | Regions:
-    """Apply one dab to every block it reaches; the boxes it wrote (``EMPTY`` if none)."""
-    return apply_dabs(state, [dab], fuse=False)
-
-
 FUSE_SLACK = 2.0
 """Dabs join one box while it holds at most this many times the cells of their own boxes."""
 FUSE_CELLS = 1 << 22
-"""And while their masks over the joint box (dabs times its cells) stay within this many values."""
+"""And while dabs times the joint box's cells stay within this many values: the host's map of which
+dab last holds each cell (a brush that reads each cell's dab centre, :func:`_masks`) is that big."""
 FUSE_BOX = 1 << 16
 """And while the joint box holds at most this many cells, or one full-size dab's box where that is
 more: the memory a group takes stays what :func:`region_refusal` checked a dab for, or a few MB."""
@@ -433,16 +428,18 @@ def _upload(array: np.ndarray, device: torch.device) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class _Masks:
-    """The group's dabs, each on its own box, and their largest weight on the joint box
-    ``[B, T]``, built in one batched operation.
+    """The group's dabs, each on its own box, built in one batched operation, and where those boxes
+    lie in the joint box ``[B, T]``.
 
     Attributes
     ----------
     each : torch.Tensor [shape=(K, H, W)], float32
         Every dab's weight on its own box, at the top left (``H`` x ``W``: the tallest and widest
         box; 0 past the dab's own).
-    largest : torch.Tensor [shape=(B, T)], float32
-        The largest weight any dab gives each cell of the joint box (0 outside every dab's box).
+    rows, columns : torch.Tensor [shape=(K, H) and (K, W)], float32
+        The joint box's row and column of each of those cells (clamped into it past a dab's box).
+    shape : tuple of int
+        ``(B, T)``.
     owner : torch.Tensor [shape=(B, T)], bool, or None
         Cells inside some dab's box (only where the brush's result depends on the dab, and the
         group has several).
@@ -451,9 +448,28 @@ class _Masks:
     """
 
     each: torch.Tensor
-    largest: torch.Tensor
+    rows: torch.Tensor
+    columns: torch.Tensor
+    shape: tuple[int, int]
     owner: torch.Tensor | None
     centre_bins: torch.Tensor | None
+
+    def largest(self) -> torch.Tensor:
+        """The largest weight any dab gives each cell of the joint box ``[B, T]`` (0 outside every
+        dab's box), scattered there by index (a stamping brush's blend; warp's dabs use their own)."""
+        n_dabs, height, width = self.each.shape
+        if n_dabs == 1:
+            return self.each[0]
+        n_bins, n_frames = self.shape
+        cells = (
+            self.rows.view(n_dabs, height, 1).long() * n_frames
+            + self.columns.view(n_dabs, 1, width).long()
+        )
+        return (
+            torch.zeros(n_bins * n_frames, device=self.each.device)
+            .scatter_reduce_(0, cells.flatten(), self.each.flatten(), "amax")
+            .view(n_bins, n_frames)
+        )
 
     def own(self, index: int, box: Region) -> torch.Tensor:
         """Dab ``index``'s weight on its own ``box``."""
@@ -465,20 +481,21 @@ _WARM: set[str] = set()
 
 
 def warm_up(device: torch.device) -> None:
-    """Launch :func:`_masks`' scatter once on a CUDA ``device``: CUDA loads a kernel's code at its
-    first launch, which cost the first move of the first stroke 12 ms on the H200 (the pointer's
-    next moves queued behind it)."""
+    """Launch :meth:`_Masks.largest`'s kernels once on a CUDA ``device``: CUDA loads a kernel's
+    code at its first launch, which cost the first move of the first stroke 12 ms on the H200 (the
+    pointer's next moves queued behind it)."""
     if device.type != "cuda" or str(device) in _WARM:
         return
     _WARM.add(str(device))
-    cells = torch.arange(2, device=device).long() * 2 + torch.zeros(1, device=device).long()
-    torch.zeros(4, device=device).scatter_reduce_(0, cells, torch.ones(2, device=device), "amax")
+    place = torch.zeros(2, 1, device=device)
+    _Masks(torch.ones(2, 1, 1, device=device), place, place, (1, 1), None, None).largest()
 
 
 def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box: Region) -> _Masks:
-    """Every dab's mask on its own box, from distances computed on the host and uploaded at once,
-    and their largest on ``box``, scattered there by index: the work grows with the dabs' cells,
-    not with the dabs times the joint box (a move across a long file seen whole holds hundreds)."""
+    """Every dab's mask on its own box, from distances computed on the host and uploaded at once
+    (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
+    long file seen whole holds hundreds), and for a brush that reads each cell's dab centre, which
+    dab last holds each cell of ``box``."""
     axes, device = stroke.axes, state.document.device
     n_bins, n_frames = box.shape
     at = np.array([dab.at for dab in group], dtype=np.float64)
@@ -514,20 +531,9 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
         hardness=state.settings.hardness,
         weight=weight_d.view(n_dabs, 1, 1),
     )
-    if n_dabs == 1:
-        largest = each[0]
-    else:
-        cells = (
-            rows_d.view(n_dabs, height, 1).long() * n_frames
-            + columns_d.view(n_dabs, 1, width).long()
-        )
-        largest = (
-            torch.zeros(n_bins * n_frames, device=each.device)
-            .scatter_reduce_(0, cells.flatten(), each.flatten(), "amax")
-            .view(n_bins, n_frames)
-        )
+    placed = (each, rows_d.view(n_dabs, height), columns_d.view(n_dabs, width), (n_bins, n_frames))
     if state.kind.local or n_dabs == 1:  # one dab owns its whole box
-        return _Masks(each, largest, None, None)
+        return _Masks(*placed, None, None)
     frames, bins = np.arange(n_frames), np.arange(n_bins)
     inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
@@ -536,7 +542,7 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
     centres = np.array([dab.centre[1] for dab in group], dtype=np.float64)
     owned = inside.any(axis=0)
     packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
-    return _Masks(each, largest, packed[1] > 0, packed[0])
+    return _Masks(*placed, packed[1] > 0, packed[0])
 
 
 def _grown(box: Region, margin: tuple[int, int]) -> Region:
@@ -599,7 +605,7 @@ def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: list[_BlockD
     region = _grown(box, stroke.margin)
     values, bins, frames = _read(state, stroke.index, region, original=True)
     masks = _masks(state, stroke, group, box)
-    mask = masks.largest
+    mask = masks.largest()
     stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
     weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
     stroke.coverage.scatter(weight, box)

@@ -4,9 +4,9 @@
 :meth:`StrokeSession.add_events` applies the dabs of one or more input events and returns the
 boxes they changed (the caller tells its listeners: ``spectropaint.app.session.Session``);
 :meth:`StrokeSession.end` commits the step. Like libmypaint's surface, the stroke needs nothing of
-the document but ``read``, ``write``, its blocks' geometry, ``on_cpu_after_oom`` and ``notices``: a
-dab that runs the device out of memory moves the document to the CPU (with a notice) and is applied
-again there. The stroke's bounds (:mod:`.stroke`: positions clipped to the document, dabs per event
+the document but ``read``, ``write``, its blocks' geometry, ``on_cpu_after_oom`` and ``notices``: an
+event whose dabs run the device out of memory moves the document to the CPU (with a notice), and
+its groups not yet written are applied there. The stroke's bounds (:mod:`.stroke`: positions clipped to the document, dabs per event
 and per stroke) are told once each as notices, and a stroke whose dabs' regions would not fit in
 memory is refused before it begins.
 

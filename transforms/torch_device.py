@@ -37,7 +37,7 @@ def choose_device(explicit: str | torch.device | None = None) -> torch.device:
     """The device to use: ``explicit``, else ``$SPECTROPAINT_DEVICE``, else the best available."""
     wanted = explicit if explicit is not None else os.environ.get(ENV_VAR) or None
     if wanted is None:
-        return torch.device(available_devices()[0])
+        return _as_tensors_say(torch.device(available_devices()[0]))
     try:
         device = torch.device(wanted)
     except (RuntimeError, TypeError) as exc:
@@ -55,6 +55,18 @@ def choose_device(explicit: str | torch.device | None = None) -> torch.device:
         raise SettingsError(
             f"CUDA device {device.index} was asked for but only {torch.cuda.device_count()} exist"
         )
+    return _as_tensors_say(device)
+
+
+def _as_tensors_say(device: torch.device) -> torch.device:
+    """``device`` named as its tensors name it (``cuda`` is ``cuda:0`` when that is the current
+    device; ``cpu:0`` is ``cpu``), so that comparing a tensor's device with it tells whether they
+    are one (a stroke's state moved every tile at every group, taking ``cuda`` for another device)."""
+    if device.type == "cpu":
+        return torch.device("cpu")
+    if device.index is None:
+        index = torch.cuda.current_device() if device.type == "cuda" else 0
+        return torch.device(device.type, index)
     return device
 
 
@@ -97,17 +109,6 @@ def out_of_memory(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and any(
         mark in str(error) for mark in OUT_OF_MEMORY_MARKS
     )
-
-
-def same_device(a: torch.device, b: torch.device) -> bool:
-    """Whether ``a`` and ``b`` name one device: ``cuda`` is the current CUDA device (where its
-    tensors say ``cuda:0``), ``cpu:0`` the CPU (whose tensors say ``cpu``)."""
-    if a.type != b.type:
-        return False
-    if a.type == "cpu" or a.index == b.index:
-        return True
-    current = torch.cuda.current_device() if a.type == "cuda" else 0
-    return (current if a.index is None else a.index) == (current if b.index is None else b.index)
 
 
 def release_cache(device: torch.device) -> None:
