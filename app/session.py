@@ -61,11 +61,11 @@ from spectropaint.transforms.selection import Selection, resolve
 from spectropaint.transforms.transform import Progress
 
 EDIT_KINDS = frozenset({"stroke", "operation", "undo", "redo", "document"})
+"""Changes that complete an edit: the document differs from what it was, for good."""
 HURRY_AFTER_S = 1.5
 """An edit, undo, redo or snapshot waits this long for the pending settles to finish at their
 own pace, then hurries them (they end their iterations at the next one): the settle of a stroke
 across minutes of sound would otherwise hold the next edit for a minute."""
-"""Changes that complete an edit: the document differs from what it was, for good."""
 log = logging.getLogger(__name__)
 _settling: weakref.WeakSet[Session] = weakref.WeakSet()
 """Sessions whose settle thread runs: stopped at exit, before the interpreter tears torch down
@@ -246,12 +246,14 @@ class Session:
 
     def _emit(self, region: Region, kind: str) -> None:
         """Tell ``changed``; an edit counts a generation, under the lock (edits come from the GUI
-        thread and the painting thread). Never called with the lock held."""
-        with self.lock:
-            if kind in EDIT_KINDS:
+        thread and the painting thread; a paint event does not wait for it). Never called with the
+        lock held."""
+        generation = self.generation
+        if kind in EDIT_KINDS:
+            with self.lock:
                 self.generation += 1
                 self.modified = True
-            generation = self.generation
+                generation = self.generation
         self.changed.emit(Change(region, kind, generation))
 
     # ---------------------------------------------------------------------------------- strokes
@@ -381,7 +383,8 @@ class Session:
 
     @property
     def settles_pending(self) -> bool:
-        """Finished strokes are still settling (a save now would hold them as painted)."""
+        """Finished strokes or operations are still settling (a save now would hold them as
+        painted)."""
         return self._pending_settles > 0
 
     def wait_settled(self, timeout: float | None = None) -> bool:

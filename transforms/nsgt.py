@@ -34,7 +34,9 @@ from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSett
 from spectropaint.transforms.transform import BlockLayout, Progress, Store, Transform
 
 CHUNK_SLICES = 8
-"""Slices analysed per call (even); partial re-analyses use the same chunk grid, so they match."""
+"""Slices analysed per call (even); partial re-analyses (:meth:`NSGT.analyse_frames`) use the same
+chunk grid, so they match bit for bit; a settle's spans (:meth:`NSGT.analyse_span`) match to float32
+rounding."""
 
 
 class NSGT(Transform):

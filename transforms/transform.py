@@ -115,8 +115,8 @@ class Transform(ABC):
         ----------
         span : torch.Tensor [shape=(C, n)]
             Samples ``[start, start + n)`` of a signal ``n_samples`` long; they must hold every
-            sample the frames read (:meth:`samples_reached`, and the reflections at the signal's
-            ends).
+            sample the frames read (:meth:`samples_read`, the reflections at the signal's ends
+            included).
 
         Returns
         -------
@@ -220,8 +220,9 @@ class Transform(ABC):
     def frames_reaching(
         self, block: int, frame0: int, frame1: int, n_samples: int
     ) -> tuple[int, int]:
-        """All frames whose span overlaps that of frames ``[frame0, frame1)``."""
-        raise NotImplementedError(f"the {self.name} transform does not settle edits")
+        """All frames whose span overlaps that of frames ``[frame0, frame1)`` (the STFT's heal
+        grows its context by them)."""
+        raise NotImplementedError(f"the {self.name} transform has no frames_reaching")
 
     @abstractmethod
     def synthesise(self, blocks: list[torch.Tensor], n_samples: int) -> torch.Tensor:
@@ -262,7 +263,7 @@ class Transform(ABC):
         return [(magnitude, phase) for magnitude, phase in blocks]
 
     def _analyse_into(self, samples: torch.Tensor, store: Store, progress: Progress | None) -> None:
-        """``store`` every chunk of :meth:`_chunks`, then report progress."""
+        """``store`` every chunk of :meth:`_chunks` (which reports progress after each)."""
         for index, frame0, frame1, chunk in self._chunks(samples, progress):
             store(index, frame0, frame1, chunk)
 
@@ -286,7 +287,8 @@ class Transform(ABC):
         """``(block, frame0, frame1, coefficients)`` for every chunk of every block, in order.
 
         Coefficients are ``[C, F, frame1 - frame0]``, or ``[C, F, R, M]`` with ``R * M`` frames
-        (a transform whose frames come ``M`` to a slice). ``progress`` sees the fraction of frames done after the caller has stored each chunk.
+        (a transform whose frames come ``M`` to a slice). ``progress`` sees the fraction of frames
+        done after the caller has stored each chunk.
         """
         layouts = self.layout(samples.shape[-1], 1)
         total = sum(layout.n_frames for layout in layouts)

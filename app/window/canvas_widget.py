@@ -35,10 +35,10 @@ from spectropaint.gpu.view import Selection, ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
 
 WHEEL_ZOOM_PER_UNIT = 1.0015
+"""Zoom factor per wheel unit (a notch is 120 units: about 1.2 times)."""
 MAX_FPS = 240
 """How often rendercanvas looks for a requested frame: a change waits for its next look (half of
 1/MAX_FPS on average) before it is drawn, and frames are drawn only when something asked for one."""
-"""Zoom factor per wheel unit (a notch is 120 units: about 1.2 times)."""
 _STYLUS = (QPointingDevice.PointerType.Pen, QPointingDevice.PointerType.Eraser)
 _CURSORS = {
     "cross": Qt.CursorShape.CrossCursor,

@@ -58,7 +58,8 @@ class WindowListeners:
         session; another document gets new views (once every listener has heard the change)."""
         if change.kind == "document":
             QTimer.singleShot(0, self.window.document_replaced)
-        elif self._pointer is not None and not change.region.empty:
+        elif self._pointer is not None and not change.region.empty and change.kind != "paint":
+            # while painting, cursor_moved shows it: a readout per paint event waited for the GPU
             self.show_readout(self._pointer)
         if change.completes_edit or change.kind == "saved":
             self.update_title()
