@@ -36,7 +36,13 @@ def _numpy(x: torch.Tensor) -> np.ndarray:
 
 
 def slice_spectra(
-    samples: torch.Tensor, first: int, count: int, length: int, window: torch.Tensor
+    samples: torch.Tensor,
+    first: int,
+    count: int,
+    length: int,
+    window: torch.Tensor,
+    *,
+    hop: int | None = None,
 ) -> torch.Tensor:
     """``rfft`` of ``count`` windowed slices of ``samples``.
 
@@ -45,7 +51,8 @@ def slice_spectra(
     samples : torch.Tensor [shape=(C, n)]
         Real samples; taken as zero outside ``[0, n)``.
     first : int
-        Sample where slice 0 starts (may be negative); slices start ``length // 2`` apart.
+        Sample where slice 0 starts (may be negative); slices start ``hop`` apart (default
+        ``length // 2``).
     window : torch.Tensor [shape=(length,)], float32
         On the device the spectra are computed on.
 
@@ -53,7 +60,7 @@ def slice_spectra(
     -------
     torch.Tensor [shape=(C, count, length // 2 + 1)], complex64
     """
-    hop = length // 2
+    hop = length // 2 if hop is None else hop
     last = first + (count - 1) * hop + length
     lo, hi = max(0, first), min(samples.shape[-1], last)
     if window.device.type != "cpu":

@@ -169,17 +169,20 @@ class NSGT(Transform):
     ) -> torch.Tensor:
         group, _ = self.group_of(block)
         parity, r0, r1 = self._slice_range(block, frame0, frame1)
-        s0 = (2 * r0 + parity) // 2 * 2  # an even first slice, as _group_coefficients wants
-        s1 = 2 * (r1 - 1) + parity + 1
-        first = self.design.slice_start(s0)
         self._check_span(span, start, block, frame0, frame1, n_samples)
-        # the even slice before an odd first one is only a placeholder: what it reads is not used
+        # the block's own slices only (2 r + parity, two slice hops apart): the other parity's
+        # frames are another block
         spectra = fft_ops.slice_spectra(
-            span.to(self.device), first - start, s1 - s0, self.slice_length, self._window
+            span.to(self.device),
+            self.design.slice_start(2 * r0 + parity) - start,
+            r1 - r0,
+            self.slice_length,
+            self._window,
+            hop=2 * self.design.slice_hop,
         )
-        slices = self._group_coefficients(spectra, group, parity)  # [C, R, B, M] from slice s0
+        slices = self._group_coefficients(spectra, group)  # [C, R, B, M] from slice 2 r0 + parity
         frames = slices.permute(0, 2, 1, 3).flatten(2)
-        offset = s0 // 2 * self._m(block)
+        offset = r0 * self._m(block)
         return frames[:, :, frame0 - offset : frame1 - offset]
 
     # ------------------------------------------------------------------------------------ forward
@@ -208,12 +211,12 @@ class NSGT(Transform):
         first = self.design.slice_start(s0)
         return fft_ops.slice_spectra(samples, first, s1 - s0, self.slice_length, self._window)
 
-    def _group_coefficients(self, spectra: torch.Tensor, group: int, parity: int) -> torch.Tensor:
-        """Coefficients ``[C, S, B, M]`` of one group in the slices of one parity among slice
-        spectra ``[C, S_all, N/2 + 1]`` (the chunk starts at an even slice): one weighted gather
-        of the bands' bins and one ``ifft`` of ``M`` points for all bands and slices."""
+    def _group_coefficients(self, spectra: torch.Tensor, group: int) -> torch.Tensor:
+        """Coefficients ``[C, S, B, M]`` of one group in the slices whose spectra are
+        ``[C, S, N/2 + 1]`` (those of one parity): one weighted gather of the bands' bins and one
+        ``ifft`` of ``M`` points for all bands and slices."""
         tensors = self._groups[group]
-        rows = fft_ops.take_scaled(spectra[:, parity::2], tensors.index, tensors.analysis)
+        rows = fft_ops.take_scaled(spectra, tensors.index, tensors.analysis)
         return fft_ops.fft_(rows.unflatten(-1, (-1, tensors.m)), inverse=True)
 
     def _chunk_grid(self, s0: int, s1: int, total: int) -> Iterator[tuple[int, int]]:
@@ -234,7 +237,7 @@ class NSGT(Transform):
         pieces = []
         for c0, c1 in self._chunk_grid(2 * r0 + parity, 2 * (r1 - 1) + parity + 1, slices):
             spectra = self._spectra(samples, c0, c1)
-            pieces.append(self._group_coefficients(spectra, group, parity))
+            pieces.append(self._group_coefficients(spectra[:, parity::2], group))
         frames = torch.cat(pieces, dim=1).permute(0, 2, 1, 3).flatten(2)  # [C, B, R * M]
         first_chunk = (2 * r0 + parity) // CHUNK_SLICES * CHUNK_SLICES  # even: its slice r is c/2
         offset = first_chunk // 2 * self.design.groups[group].m
@@ -250,7 +253,7 @@ class NSGT(Transform):
             for parity in (0, 1):
                 if c1 - c0 <= parity:
                     continue
-                slices = self._group_coefficients(spectra, group, parity)
+                slices = self._group_coefficients(spectra[:, parity::2], group)
                 frame0 = (c0 + 1 - parity) // 2 * info.m
                 frame1 = frame0 + slices.shape[1] * info.m
                 yield 2 * group + parity, frame0, frame1, slices.permute(0, 2, 1, 3)
