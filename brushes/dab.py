@@ -495,7 +495,8 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
     long file seen whole holds hundreds), and for a brush that reads each cell's dab centre, which
-    dab last holds each cell of ``box``."""
+    dab last holds each cell of ``box`` (that map is dabs times the joint box, on the host: at most
+    :data:`FUSE_CELLS` values)."""
     axes, device = stroke.axes, state.document.device
     n_bins, n_frames = box.shape
     at = np.array([dab.at for dab in group], dtype=np.float64)
