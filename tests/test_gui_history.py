@@ -85,6 +85,7 @@ def test_undo_waits_for_a_slow_settle_without_blocking_the_window(window, qtbot,
     import threading
     import time
 
+    from spectropaint.app.window.when_idle import WAITING
     from spectropaint.brushes.settle import SettlePlan
 
     release, real = threading.Event(), SettlePlan.compute
@@ -105,3 +106,4 @@ def test_undo_waits_for_a_slow_settle_without_blocking_the_window(window, qtbot,
     release.set()
     qtbot.waitUntil(lambda: torch.equal(state(window), opened), timeout=10000)
     assert window.when_idle.pending == 0
+    assert not window.statusBar().currentMessage().startswith(WAITING)  # not left standing

@@ -101,7 +101,7 @@ class MainWindow(QMainWindow):
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.listeners = WindowListeners(self)
-        self.when_idle = WhenIdle(self._painting_or_settling, self.statusBar().showMessage, self)
+        self.when_idle = WhenIdle(self._painting_or_settling, self.statusBar(), self)
         self.setWindowTitle("SpectroPaint")
         self.setAcceptDrops(True)
         self.resize(1280, 800)

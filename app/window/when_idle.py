@@ -13,23 +13,25 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
+from spectropaint.app.window.status_line import StatusLine
+
 POLL_MS = 50
 WAITING = "Waiting for the last stroke to settle"
 
 
 class WhenIdle(QObject):
-    """Runs actions once ``busy()`` is False, in the order asked; says so on ``show_message``
-    while they wait."""
+    """Runs actions once ``busy()`` is False, in the order asked; says so on ``status`` while
+    they wait, and withdraws that once they ran."""
 
     def __init__(
         self,
         busy: Callable[[], bool],
-        show_message: Callable[[str], None],
+        status: StatusLine,
         parent: QObject | None = None,
     ):
         super().__init__(parent)
         self.busy = busy
-        self.show_message = show_message
+        self.status = status
         self._waiting: list[Callable[[], object]] = []
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -46,7 +48,7 @@ class WhenIdle(QObject):
             action()
             return
         self._waiting.append(action)
-        self.show_message(f"{WAITING}: {what} follows")
+        self.status.showMessage(f"{WAITING}: {what} follows")
         self._timer.start()
 
     def clear(self) -> None:
@@ -59,5 +61,6 @@ class WhenIdle(QObject):
             return
         self._timer.stop()
         waiting, self._waiting = self._waiting, []
+        self.status.withdraw(WAITING)  # before the actions, which may say something of their own
         for action in waiting:
             action()
