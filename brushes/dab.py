@@ -28,11 +28,11 @@ import torch
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, Source
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import dab_box, mask_from_distances
+from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import Dab
+from spectropaint.brushes.stroke import Dabs
 from spectropaint.brushes.tiles import TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
@@ -262,80 +262,131 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
 
 
 @dataclass(frozen=True)
-class _BlockDab:
-    """One dab as one block sees it: its box, and its geometry in the plane and in the block's cells.
+class _BlockDabs:
+    """Dabs as one block sees them, as arrays: one row per dab that covers some of its cells, in
+    stamping order, all computed on the host (nothing here touches the device).
 
     Attributes
     ----------
-    box : Region
-        The cells it can cover (clipped), computed on the host.
-    at : tuple of float
-        Its centre (x, y) in the stroke's plane.
-    reach : tuple of float
-        Its pressure-scaled radii (x, y) in the stroke's plane: the mask's.
-    weight : float
-        Its peak weight.
-    radius, step, centre : tuple of float
-        The brush's full-size radii, the motion since the previous dab and the centre, in the
+    boxes : np.ndarray [shape=(K, 4)], int64
+        ``bin0, bin1, frame0, frame1`` of the cells each dab can cover (clipped, never empty).
+    at, reach : np.ndarray [shape=(K, 2)], float64
+        Centres (x, y) and pressure-scaled radii in the stroke's plane: the masks'.
+    weight : np.ndarray [shape=(K,)], float64
+        Peak weights.
+    radius, step, centre : np.ndarray [shape=(K, 2)], float64
+        The brush's full-size radii, the motion since the previous dab and the centres, in the
         block's (frames, bins).
-    params : Any
-        The kernel's parameters (the clone's offset rounded to the block's cells).
+    offsets : np.ndarray [shape=(K, 2)], int64, or None
+        The clone's offset rounded to the block's cells (frames, bins), where the stroke's plane is
+        not the block's cells.
+    channels : tuple of int
+    block : int
     """
 
-    box: Region
-    at: tuple[float, float]
-    reach: tuple[float, float]
-    weight: float
-    radius: tuple[float, float]
-    step: tuple[float, float]
-    centre: tuple[float, float]
-    params: Any
+    boxes: np.ndarray
+    at: np.ndarray
+    reach: np.ndarray
+    weight: np.ndarray
+    radius: np.ndarray
+    step: np.ndarray
+    centre: np.ndarray
+    offsets: np.ndarray | None
+    channels: tuple[int, ...]
+    block: int
+
+    def __len__(self) -> int:
+        return len(self.boxes)
+
+    def part(self, start: int, stop: int) -> _BlockDabs:
+        """Dabs ``start`` to ``stop`` (views)."""
+        rows = slice(start, stop)
+        return dataclasses.replace(
+            self,
+            **{name: getattr(self, name)[rows] for name in _PER_DAB},
+            offsets=None if self.offsets is None else self.offsets[rows],
+        )
+
+    def box(self, index: int) -> Region:
+        bin0, bin1, frame0, frame1 = (int(v) for v in self.boxes[index])
+        return Region(bin0, bin1, frame0, frame1, self.channels, self.block)
+
+    def joint_box(self) -> Region:
+        """The smallest box holding every dab's."""
+        lows, highs = self.boxes.min(axis=0), self.boxes.max(axis=0)
+        return Region(
+            int(lows[0]), int(highs[1]), int(lows[2]), int(highs[3]), self.channels, self.block
+        )
+
+    def params(self, params: Any, index: int = 0) -> Any:
+        """The kernel's parameters for dab ``index`` (the clone's offset in this block's cells)."""
+        if self.offsets is None:
+            return params
+        frames, bins = (int(v) for v in self.offsets[index])
+        return dataclasses.replace(params, offset_frames=frames, offset_bins=bins)
+
+    def pair(self, name: str, index: int) -> tuple[float, float]:
+        """Field ``name`` (``radius``, ``step``, ``centre``) of dab ``index`` as numbers."""
+        x, y = getattr(self, name)[index]
+        return float(x), float(y)
 
 
-def _block_dab(state: StrokeState, stroke: BlockStroke, dab: Dab) -> _BlockDab | None:
-    """The dab on ``stroke``'s block, or None where it covers none of its cells (decided on the
-    host: nothing here touches the device)."""
+_PER_DAB = ("boxes", "at", "reach", "weight", "radius", "step", "centre")
+
+
+def _block_dabs(state: StrokeState, stroke: BlockStroke, dabs: Dabs) -> _BlockDabs:
+    """``dabs`` on ``stroke``'s block: those that cover some of its cells (decided on the host)."""
     settings, axes = state.settings, stroke.axes
     block = state.document.blocks[stroke.index]
-    size = settings.size_at(dab.pressure)
-    reach = (state.plane.radius[0] * size, state.plane.radius[1] * size)
-    weight = settings.weight_at(dab.pressure)
-    params = state.params
+    size = settings.size_at(dabs.pressure)
+    reach = np.stack((state.plane.radius[0] * size, state.plane.radius[1] * size), axis=1)
+    weight = np.broadcast_to(settings.weight_at(dabs.pressure), len(dabs))
+    at = np.stack((dabs.x, dabs.y), axis=1)
+    step = np.stack((dabs.step_x, dabs.step_y), axis=1)
     if axes.identity:  # the stroke's plane is this block's cells
-        box = dab_box(
-            dab.x, dab.y, reach[0], reach[1],
-            n_bins=block.n_bins, n_frames=block.n_frames, channels=state.channels,
-        )  # fmt: skip
-        if box.empty:
-            return None
-        step = (dab.step_x, dab.step_y)
-        return _BlockDab(
-            box, (dab.x, dab.y), reach, weight, state.plane.radius, step, (dab.x, dab.y), params
+        boxes = dab_boxes(
+            dabs.x, dabs.y, reach[:, 0], reach[:, 1], n_bins=block.n_bins, n_frames=block.n_frames
         )
-    frame0, frame1 = axes.frame_span(dab.x, reach[0], block.n_frames)
-    bin0, bin1 = axes.band_span(dab.y, reach[1])
-    box = Region(bin0, bin1, frame0, frame1, state.channels, stroke.index)
-    if box.empty:
-        return None
-    u = axes.frame_offsets(frame0, frame1, dab.x) / reach[0]
-    v = (axes.y[bin0:bin1] - dab.y) / reach[1]
-    if float(np.min(u * u) + np.min(v * v)) >= 1.0:
-        return None  # the box's cells all lie outside the ellipse
-    per_x, per_y = axes.cells_per_unit(dab.y)
+        keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
+        radius = np.broadcast_to(np.asarray(state.plane.radius, dtype=np.float64), at.shape)
+        return _keep(state, stroke, keep, boxes, at, reach, weight, radius, step, at, None)
+    low = np.clip(np.floor((at[:, 0] - reach[:, 0] - axes.x_offset) / axes.x_scale) + 1, 0, FAR)
+    high = np.clip(np.ceil((at[:, 0] + reach[:, 0] - axes.x_offset) / axes.x_scale), -FAR, FAR)
+    frame0, frame1 = low.astype(np.int64), np.minimum(high.astype(np.int64), block.n_frames)
+    bin0 = np.searchsorted(axes.y, at[:, 1] - reach[:, 1], side="right")
+    bin1 = np.searchsorted(axes.y, at[:, 1] + reach[:, 1], side="left")
+    boxes = np.stack((bin0, bin1, frame0, frame1), axis=1).astype(np.int64)
+    keep = (bin0 < bin1) & (frame0 < frame1)
+    # the box's cell nearest the centre along each axis (the distance is monotonic in the index)
+    nearest_frame = np.floor((at[:, 0] - axes.x_offset) / axes.x_scale).clip(-FAR, FAR)
+    frames = np.clip(
+        nearest_frame[:, None] + np.arange(-1, 3), frame0[:, None], frame1[:, None] - 1
+    )
+    u = (axes.x_offset + axes.x_scale * frames - at[:, :1]) / reach[:, :1]
+    nearest_band = np.searchsorted(axes.y, at[:, 1])
+    bands = np.clip(nearest_band[:, None] + np.arange(-2, 2), bin0[:, None], bin1[:, None] - 1)
+    v = (axes.y[bands.clip(0, max(0, len(axes.y) - 1))] - at[:, 1:]) / reach[:, 1:]
+    keep &= (u * u).min(axis=1) + (v * v).min(axis=1) < 1.0  # else all its cells lie outside
+    per_x, per_y = axes.cells_per_unit(at[:, 1])
+    per = np.stack((np.broadcast_to(per_x, len(at)), per_y), axis=1)
+    offsets = None
     if state.kind.reads_source:
+        params = state.params
         if state.plane.physical:
             offset = (params.offset_seconds, params.offset_pitch)
         else:
             offset = (params.offset_frames, params.offset_bins)
-        frames, bins = round(offset[0] * per_x), round(offset[1] * per_y)
-        if frames == 0 and bins == 0:
-            return None  # the source is the destination in this block's cells
-        params = dataclasses.replace(params, offset_frames=frames, offset_bins=bins)
-    radius = (state.plane.radius[0] * per_x, state.plane.radius[1] * per_y)
-    step = (dab.step_x * per_x, dab.step_y * per_y)
-    return _BlockDab(
-        box, (dab.x, dab.y), reach, weight, radius, step, axes.cell_of(dab.x, dab.y), params
-    )
+        offsets = np.round(np.asarray(offset, dtype=np.float64) * per).astype(np.int64)
+        keep &= offsets.any(axis=1)  # else the source is the destination in this block's cells
+    radius = np.asarray(state.plane.radius, dtype=np.float64) * per
+    centre = np.stack(axes.cell_of(at[:, 0], at[:, 1]), axis=1)
+    return _keep(state, stroke, keep, boxes, at, reach, weight, radius, step * per, centre, offsets)
+
+
+def _keep(state, stroke, keep, *fields) -> _BlockDabs:
+    """The :class:`_BlockDabs` of the rows of ``fields`` that ``keep`` marks."""
+    kept = [None if field is None else np.ascontiguousarray(field[keep]) for field in fields]
+    return _BlockDabs(*kept, state.channels, stroke.index)
 
 
 FUSE_SLACK = 2.0
@@ -349,7 +400,7 @@ more: the memory a group takes stays what :func:`region_refusal` checked a dab f
 
 
 def apply_dabs(
-    state: StrokeState, dabs: list[Dab], *, fuse: bool = True, done: set | None = None
+    state: StrokeState, dabs: Dabs, *, fuse: bool = True, done: set | None = None
 ) -> Region | Regions:
     """Apply the dabs of one input event; the boxes they wrote.
 
@@ -366,15 +417,19 @@ def apply_dabs(
     """
     changed: Region | Regions = EMPTY
     for stroke in state.blocks:
-        block_dabs = [d for d in (_block_dab(state, stroke, dab) for dab in dabs) if d is not None]
+        block_dabs = _block_dabs(state, stroke, dabs)
         grid = state.document.blocks[stroke.index]
         bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
         limit = max(FUSE_BOX, bins * frames)
-        groups = _groups(block_dabs, limit) if fuse else [[d] for d in block_dabs]
-        for number, group in enumerate(groups):
+        if fuse:
+            bounds = _groups(block_dabs, limit, by_radius=state.kind.reads_radius)
+        else:
+            bounds = [(index, index + 1) for index in range(len(block_dabs))]
+        for number, (start, stop) in enumerate(bounds):
+            group = block_dabs.part(start, stop)
             key = (stroke.index, number)
             if done is not None and key in done:
-                changed = changed.union(_joint_box(group))
+                changed = changed.union(group.joint_box())
                 continue
             apply = _apply_dragging if state.kind.drags else _apply_stamping
             changed = changed.union(apply(state, stroke, group))
@@ -383,38 +438,66 @@ def apply_dabs(
     return changed
 
 
-def _groups(dabs: list[_BlockDab], limit: int = FUSE_BOX) -> list[list[_BlockDab]]:
-    """Consecutive dabs with the same parameters whose joint box stays compact, of at most
-    ``limit`` cells (the boxes' bounds kept as numbers: a move can hold hundreds of dabs)."""
-    groups: list[list[_BlockDab]] = []
-    bin0 = bin1 = frame0 = frame1 = cells = 0
-    for dab in dabs:
-        box = dab.box
-        area = (box.bin1 - box.bin0) * (box.frame1 - box.frame0)
-        if groups and dab.params == groups[-1][0].params and dab.radius == groups[-1][0].radius:
-            joint = (
-                min(bin0, box.bin0),
-                max(bin1, box.bin1),
-                min(frame0, box.frame0),
-                max(frame1, box.frame1),
-            )
-            joint_area = (joint[1] - joint[0]) * (joint[3] - joint[2])
-            if (
-                joint_area <= FUSE_SLACK * (cells + area)
-                and joint_area <= limit
-                and joint_area * (len(groups[-1]) + 1) <= FUSE_CELLS
-            ):
-                groups[-1].append(dab)
-                bin0, bin1, frame0, frame1 = joint
-                cells += area
-                continue
-        groups.append([dab])
-        bin0, bin1, frame0, frame1, cells = box.bin0, box.bin1, box.frame0, box.frame1, area
+_LOOK_AHEAD = 512
+"""Dabs :func:`_groups` weighs at once for joining a group (more when they all join)."""
+
+
+def _groups(
+    dabs: _BlockDabs, limit: int = FUSE_BOX, *, by_radius: bool = False
+) -> list[tuple[int, int]]:
+    """``(start, stop)`` of runs of consecutive dabs with the same parameters (and radii, when
+    ``by_radius``) whose joint box stays compact, of at most ``limit`` cells.
+
+    Greedy, as adding the dabs one by one would be: a group takes the next dab while the joint
+    box with it holds at most :data:`FUSE_SLACK` times their cells, at most ``limit`` cells, and
+    at most :data:`FUSE_CELLS` times their count; the running bounds are computed as arrays.
+    """
+    n_dabs = len(dabs)
+    if n_dabs == 0:
+        return []
+    keys = [dabs.offsets] if dabs.offsets is not None else []
+    if by_radius:
+        keys.append(dabs.radius)
+    if keys:  # where the parameters change, a group ends
+        key = np.concatenate(keys, axis=1)
+        change = np.flatnonzero((key[1:] != key[:-1]).any(axis=1)) + 1
+        runs = itertools.pairwise([0, *change.tolist(), n_dabs])
+    else:
+        runs = [(0, n_dabs)]
+    boxes = dabs.boxes
+    areas = (boxes[:, 1] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 2])
+    groups = []
+    for run_start, run_stop in runs:
+        start = run_start
+        while start < run_stop:
+            stop = _group_end(boxes, areas, start, run_stop, limit)
+            groups.append((start, stop))
+            start = stop
     return groups
 
 
-def _joint_box(group: list[_BlockDab]) -> Region:
-    return Region.bounding([dab.box for dab in group])
+def _group_end(boxes: np.ndarray, areas: np.ndarray, start: int, stop: int, limit: int) -> int:
+    """Where the group beginning at dab ``start`` ends (at most ``stop``): see :func:`_groups`."""
+    low_bin, high_bin, low_frame, high_frame = boxes[start]
+    cells = int(areas[start])
+    end = start + 1
+    while end < stop:
+        ahead = slice(end, min(stop, end + _LOOK_AHEAD))
+        part = boxes[ahead]
+        bin0 = np.minimum(np.minimum.accumulate(part[:, 0]), low_bin)
+        bin1 = np.maximum(np.maximum.accumulate(part[:, 1]), high_bin)
+        frame0 = np.minimum(np.minimum.accumulate(part[:, 2]), low_frame)
+        frame1 = np.maximum(np.maximum.accumulate(part[:, 3]), high_frame)
+        joint = (bin1 - bin0) * (frame1 - frame0)
+        covered = cells + np.cumsum(areas[ahead])
+        count = np.arange(end - start + 1, end - start + 1 + len(part))
+        fits = (joint <= FUSE_SLACK * covered) & (joint <= limit) & (joint * count <= FUSE_CELLS)
+        if not fits.all():
+            return end + int(np.argmin(fits))
+        low_bin, high_bin, low_frame, high_frame = bin0[-1], bin1[-1], frame0[-1], frame1[-1]
+        cells = int(covered[-1])
+        end = ahead.stop
+    return end
 
 
 def _upload(array: np.ndarray, device: torch.device) -> torch.Tensor:
@@ -491,7 +574,7 @@ def warm_up(device: torch.device) -> None:
     _Masks(torch.ones(2, 1, 1, device=device), place, place, (1, 1), None, None).largest()
 
 
-def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box: Region) -> _Masks:
+def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
     long file seen whole holds hundreds), and for a brush that reads each cell's dab centre, which
@@ -499,11 +582,8 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
     :data:`FUSE_CELLS` values)."""
     axes, device = stroke.axes, state.document.device
     n_bins, n_frames = box.shape
-    at = np.array([dab.at for dab in group], dtype=np.float64)
-    reach = np.array([dab.reach for dab in group], dtype=np.float64)
-    spans = np.array(
-        [(d.box.frame0, d.box.frame1, d.box.bin0, d.box.bin1) for d in group], dtype=np.int64
-    ) - (box.frame0, box.frame0, box.bin0, box.bin0)  # in the joint box
+    at, reach = group.at, group.reach
+    spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
     widths, heights = spans[:, 1] - spans[:, 0], spans[:, 3] - spans[:, 2]
     width, height = int(widths.max()), int(heights.max())
     columns = spans[:, :1] + np.arange(width)  # [K, W], past a dab's box: masked, then clamped
@@ -516,7 +596,7 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
     u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
-    weights = np.array([dab.weight for dab in group], dtype=np.float64)
+    weights = group.weight
     n_dabs = len(group)
     sizes = np.cumsum([0, u.size, v.size, n_dabs, columns.size, rows.size])
     packed = _upload(  # cell indices in float32: exact, the joint box holds under 2**24 cells
@@ -540,7 +620,7 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab], box:
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
     )[:, None, :]  # [K, B, T]
     last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
-    centres = np.array([dab.centre[1] for dab in group], dtype=np.float64)
+    centres = group.centre[:, 1]
     owned = inside.any(axis=0)
     packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
     return _Masks(*placed, packed[1] > 0, packed[0])
@@ -573,11 +653,12 @@ def _context(
     box: Region,
     bins: torch.Tensor,
     frames: torch.Tensor,
-    dab: _BlockDab,
+    dabs: _BlockDabs,
+    index: int,
     **extra,
 ) -> DabContext:
-    """The kernel's context for ``box`` in ``region`` (whose bin and frame indices are given);
-    ``extra`` fields of :class:`DabContext` override the dab's own."""
+    """The kernel's context for ``box`` in ``region`` (whose bin and frame indices are given), for
+    dab ``index`` of ``dabs``; ``extra`` fields of :class:`DabContext` override the dab's own."""
     block = state.document.blocks[stroke.index]
     fields = dict(
         inner=_within(box, region),
@@ -585,11 +666,11 @@ def _context(
         frames=frames,
         hop=block.hop,
         sample_rate=state.document.sample_rate,
-        radius=dab.radius,
+        radius=dabs.pair("radius", index),
         hardness=state.settings.hardness,
-        step=dab.step,
+        step=dabs.pair("step", index),
         bins=bins,
-        centre=dab.centre,
+        centre=dabs.pair("centre", index),
         band_step_hz=stroke.band_step_hz,
         full_scale=state.full_scale,
         frame_weight=state.document.transform.frame_weight(stroke.index, frames),
@@ -598,10 +679,10 @@ def _context(
     return DabContext(**fields)
 
 
-def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab]) -> Region:
+def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> Region:
     """A stamping brush's group: the kernel on the stroke's starting values, blended by coverage."""
     kind, document = state.kind, state.document
-    box = _joint_box(group)
+    box = group.joint_box()
     state.step.record(box)
     region = _grown(box, stroke.margin)
     values, bins, frames = _read(state, stroke.index, region, original=True)
@@ -610,16 +691,18 @@ def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: list[_BlockD
     stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
     weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
     stroke.coverage.scatter(weight, box)
-    first = group[0]
-    source = _source(state, stroke, region, first.params) if kind.reads_source else None
+    params = group.params(state.params)
+    source = _source(state, stroke, region, params) if kind.reads_source else None
     if kind.whole_box and len(group) > 1:
         magnitude, phase = _per_dab(state, stroke, group, box, region, values, bins, frames, masks)
     else:
-        centre = first.centre if masks.centre_bins is None else (first.centre[0], masks.centre_bins)
+        centre = group.pair("centre", 0)
+        if masks.centre_bins is not None:
+            centre = (centre[0], masks.centre_bins)
         context = _context(
-            state, stroke, region, box, bins, frames, first, source=source, centre=centre
+            state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre
         )
-        magnitude, phase = kind.kernel(values[0], values[1], mask, first.params, context)
+        magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
     base = values[(slice(None), slice(None), *_within(box, region))]
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
     if masks.owner is not None:
@@ -638,26 +721,31 @@ def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
     inner = _within(box, region)
     out_magnitude = values[0][(slice(None), *inner)].clone()
     out_phase = values[1][(slice(None), *inner)].clone()
-    for index, dab in enumerate(group):
-        own = _grown(dab.box, stroke.margin)
+    for index in range(len(group)):
+        own_box = group.box(index)
+        own = _grown(own_box, stroke.margin)
         rows, columns = _within(own, region)
-        context = _context(state, stroke, own, dab.box, bins[rows], frames[columns], dab)
-        mask = masks.own(index, dab.box)
+        context = _context(state, stroke, own, own_box, bins[rows], frames[columns], group, index)
+        mask = masks.own(index, own_box)
         magnitude, phase = kind.kernel(
-            values[0][:, rows, columns], values[1][:, rows, columns], mask, dab.params, context
+            values[0][:, rows, columns],
+            values[1][:, rows, columns],
+            mask,
+            group.params(state.params, index),
+            context,
         )
-        at = (slice(None), *_within(dab.box, box))
+        at = (slice(None), *_within(own_box, box))
         out_magnitude[at] = magnitude
         out_phase[at] = phase
     return out_magnitude, out_phase
 
 
-def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: list[_BlockDab]) -> Region:
+def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> Region:
     """A dragging brush's group: dab after dab on the current values, in the group's region held in
     memory (each dab reads what the previous one left), written once at the end."""
     kind, document = state.kind, state.document
     grid = document.blocks[stroke.index]
-    box = _joint_box(group)
+    box = group.joint_box()
     state.step.record(box)
     region = _grown(box, stroke.margin)
     inside = region.clipped(grid.n_bins, grid.n_frames)
@@ -668,27 +756,29 @@ def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: list[_BlockD
     prepared = None
     if kind.prepare is not None:
         prepared = kind.prepare(
-            original, stroke.band_hz[bins], frames, group[0].params, hop=grid.hop,
+            original, stroke.band_hz[bins], frames, group.params(state.params), hop=grid.hop,
             sample_rate=document.sample_rate,
         )  # fmt: skip
     original = original[..., 1:]
     masks = _masks(state, stroke, group, box)
-    for index, dab in enumerate(group):
-        own = _grown(dab.box, stroke.margin)
+    for index in range(len(group)):
+        own_box = group.box(index)
+        own = _grown(own_box, stroke.margin)
         rows, columns = _within(own, region)
         values = _reflected(current, inside, own, grid.n_bins, grid.n_frames)
         context = _context(
-            state, stroke, own, dab.box, bins[rows], frames[columns], dab,
+            state, stroke, own, own_box, bins[rows], frames[columns], group, index,
             original=original[..., rows, columns],
             prepared=None if prepared is None else {
                 name: tensor[..., rows, columns] for name, tensor in prepared.items()
             },
         )  # fmt: skip
-        mask = masks.own(index, dab.box)
-        magnitude, phase = kind.kernel(values[0], values[1], mask, dab.params, context)
-        base = values[(slice(None), slice(None), *_within(dab.box, own))]
+        mask = masks.own(index, own_box)
+        params = group.params(state.params, index)
+        magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
+        base = values[(slice(None), slice(None), *_within(own_box, own))]
         new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase)
-        at = (slice(None), *_within(dab.box, inside))
+        at = (slice(None), *_within(own_box, inside))
         current[0][at], current[1][at] = new
     at = (slice(None), *_within(box, inside))
     document.write(box, current[0][at], current[1][at])

@@ -153,7 +153,7 @@ class StrokeSession:
             ]
         events = tuple(events)
         self.events.extend(self._in_cells(events))
-        dabs = list(self.spacer.feed(events))
+        dabs = self.spacer.feed(events)
         self._tell_limits()
         if not dabs:
             return EMPTY
@@ -166,7 +166,7 @@ class StrokeSession:
         axes = self.state.blocks[0].axes
         cells = [axes.cell_of(event.x, event.y) for event in events]
         return [
-            dataclasses.replace(event, x=_finite(x), y=_finite(y))
+            dataclasses.replace(event, x=_finite(float(x)), y=_finite(float(y)))
             for event, (x, y) in zip(events, cells, strict=True)
         ]
 

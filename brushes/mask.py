@@ -8,33 +8,30 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-from spectropaint.transforms.regions import Region
+FAR = float(1 << 40)
+"""Cell indices are clipped to this before they become integers (positions may reach ``1e308``)."""
 
 
-def dab_box(
-    x: float,
-    y: float,
-    radius_frames: float,
-    radius_bins: float,
-    *,
-    n_bins: int,
-    n_frames: int,
-    channels: tuple[int, ...],
-) -> Region:
-    """The grid cells an ellipse centred on frame ``x``, bin ``y`` can cover, clipped (never wrapped).
+def dab_boxes(
+    x: np.ndarray, y: np.ndarray, radius_frames, radius_bins, *, n_bins: int, n_frames: int
+) -> np.ndarray:
+    """The grid cells the ellipses centred on frames ``x``, bins ``y`` can cover, clipped (never
+    wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0, frame1`` (empty where ``bin0 >= bin1`` or
+    ``frame0 >= frame1``).
 
     Cells are at integer positions; a cell is in the box when it lies strictly inside the ellipse's
     bounding rectangle.
     """
-    return Region(
-        max(0, math.floor(y - radius_bins) + 1),
-        min(n_bins, math.ceil(y + radius_bins)),
-        max(0, math.floor(x - radius_frames) + 1),
-        min(n_frames, math.ceil(x + radius_frames)),
-        channels,
-    )
+    columns = [
+        np.floor(y - radius_bins) + 1,
+        np.minimum(np.ceil(y + radius_bins), n_bins),
+        np.floor(x - radius_frames) + 1,
+        np.minimum(np.ceil(x + radius_frames), n_frames),
+    ]
+    return np.stack([np.clip(c, 0, FAR) for c in columns], axis=1).astype(np.int64)
 
 
 def mask_from_distances(

@@ -18,7 +18,6 @@ that of the cells themselves.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,33 +116,21 @@ class BlockAxes:
     y: np.ndarray
     identity: bool = False
 
-    def frame_span(self, x: float, radius: float, n_frames: int) -> tuple[int, int]:
-        """Frames strictly inside ``(x - radius, x + radius)``, clipped."""
-        lo = math.floor((x - radius - self.x_offset) / self.x_scale) + 1
-        hi = math.ceil((x + radius - self.x_offset) / self.x_scale)
-        return max(0, lo), min(n_frames, hi)
-
-    def band_span(self, y: float, radius: float) -> tuple[int, int]:
-        """Bands strictly inside ``(y - radius, y + radius)``."""
-        return (
-            int(np.searchsorted(self.y, y - radius, side="right")),
-            int(np.searchsorted(self.y, y + radius, side="left")),
-        )
-
-    def frame_offsets(self, frame0: int, frame1: int, x: float) -> np.ndarray:
-        """``x`` of frames ``[frame0, frame1)`` minus ``x``, float64."""
-        return self.x_offset + self.x_scale * np.arange(frame0, frame1) - x
-
-    def cell_of(self, x: float, y: float) -> tuple[float, float]:
-        """Fractional frame and band of the plane point ``(x, y)`` (bands interpolated)."""
+    def cell_of(self, x, y) -> tuple[np.ndarray, np.ndarray]:
+        """Fractional frames and bands of the plane points ``(x, y)`` (bands interpolated); arrays
+        of ``x``'s and ``y``'s shape, float64."""
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
         positions = np.arange(len(self.y), dtype=np.float64)
-        band = float(np.interp(y, self.y, positions)) if len(self.y) else 0.0
+        band = np.interp(y, self.y, positions) if len(self.y) else np.zeros_like(y)
         return (x - self.x_offset) / self.x_scale, band
 
-    def cells_per_unit(self, y: float) -> tuple[float, float]:
-        """Frames per x unit, and bands per y unit near ``y`` (the local density)."""
-        k = int(np.clip(np.searchsorted(self.y, y), 1, max(1, len(self.y) - 1)))
+    def cells_per_unit(self, y) -> tuple[float, np.ndarray]:
+        """Frames per x unit, and bands per y unit near each ``y`` (the local density; an array of
+        ``y``'s shape)."""
+        y = np.asarray(y, dtype=np.float64)
         if len(self.y) < 2:
-            return 1.0 / self.x_scale, 1.0
-        dy = float(self.y[k] - self.y[k - 1])
-        return 1.0 / self.x_scale, (1.0 / dy if dy > 0 and math.isfinite(dy) else 1.0)
+            return 1.0 / self.x_scale, np.ones_like(y)
+        k = np.clip(np.searchsorted(self.y, y), 1, len(self.y) - 1)
+        dy = self.y[k] - self.y[k - 1]
+        fine = (dy > 0) & np.isfinite(dy)
+        return 1.0 / self.x_scale, np.where(fine, 1.0 / np.where(fine, dy, 1.0), 1.0)

@@ -61,6 +61,10 @@ class BrushKind:
         sample_rate) -> dict`` of tensors ``[..., Bm, Tm]`` (``original`` ``[2, C, Bm, Tm + 1]``
         with the frame before the region in front); each dab's kernel gets them sliced to its
         region as ``context.prepared`` (dragging brushes: warp's phase ramp and drift).
+    reads_radius : bool
+        The kernel reads the dab's radii in the block's cells (``context.radius``: blur's widths,
+        the pen's band profile), so dabs whose radii differ there (on bands spaced unevenly in the
+        stroke's plane) are never one kernel call.
     settles_phase : bool
         The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
         whose phase is the original's and fits); the others' phase is free to settle (see
@@ -78,6 +82,7 @@ class BrushKind:
     local: bool = True
     whole_box: bool = False
     prepare: Callable[..., dict[str, Any]] | None = None
+    reads_radius: bool = False
     settles_phase: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
@@ -102,13 +107,13 @@ BRUSHES: dict[str, BrushKind] = {
             settles_phase=True,
             defaults={"gain_db": ERASE_DB},
         ),
-        BrushKind("blur", blur, BlurParams, keeps_phase=True),
+        BrushKind("blur", blur, BlurParams, keeps_phase=True, reads_radius=True),
         BrushKind(
             "filter", spectral_filter, FilterParams, keeps_phase=True, local=False, whole_box=True
         ),
         BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True, prepare=warp_prepare),
         BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
-        BrushKind("pen", pen, PenParams, keeps_phase=False, local=False),
+        BrushKind("pen", pen, PenParams, keeps_phase=False, local=False, reads_radius=True),
     )
 }
 

@@ -22,8 +22,10 @@ Bounds, so that no stroke can run for minutes or exhaust memory (a recorded file
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+import numpy as np
 
 from spectropaint.brushes.validation import check_number
 
@@ -83,8 +85,42 @@ class Dab:
     step_y: float = 0.0
 
 
+@dataclass(frozen=True)
+class Dabs:
+    """Dabs as arrays, in the order they are stamped (what :meth:`DabSpacer.feed` gives): a move
+    across a long file seen whole holds hundreds, and every step after this one works on arrays.
+
+    Attributes
+    ----------
+    t, x, y, pressure, step_x, step_y : np.ndarray [shape=(n,)], float64
+        As :class:`Dab`'s fields, one entry per dab.
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+    pressure: np.ndarray
+    step_x: np.ndarray
+    step_y: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, index: int | slice) -> Dab | Dabs:
+        """Dab ``index``, or the :class:`Dabs` of a slice."""
+        if isinstance(index, slice):
+            return Dabs(*(getattr(self, name)[index] for name in _DAB_FIELDS))
+        return Dab(*(float(getattr(self, name)[index]) for name in _DAB_FIELDS))
+
+    def __iter__(self) -> Iterator[Dab]:
+        return (self[index] for index in range(len(self)))
+
+
+_DAB_FIELDS = ("t", "x", "y", "pressure", "step_x", "step_y")
+
+
 class DabSpacer:
-    """Turns a stream of :class:`InputEvent` into evenly spaced :class:`Dab` objects.
+    """Turns a stream of :class:`InputEvent` into evenly spaced dabs (:class:`Dabs`).
 
     Parameters
     ----------
@@ -133,20 +169,26 @@ class DabSpacer:
         self._last_dab: tuple[float, float] | None = None
         self._travelled = 0.0
 
-    def feed(self, events: Iterable[InputEvent]) -> list[Dab]:
+    def feed(self, events: Iterable[InputEvent]) -> Dabs:
         """The dabs the path up to and including ``events`` adds. The first event inside the
         document (or the point where the path enters it) always dabs."""
-        dabs: list[Dab] = []
+        pieces: list[Dabs] = []
         for event in events:
             last, self._last = self._last, event
             if last is None:
                 if self._inside(event.x, event.y):
-                    self._emit(dabs, event.t, event.x, event.y, event.pressure)
+                    one = [np.array([value]) for value in (event.t, event.x, event.y)]
+                    self._emit(pieces, *one, np.array([event.pressure]))
                 continue
             part = self._clipped(last, event)
             if part is not None:
-                self._space(dabs, *part)
-        return dabs
+                self._space(pieces, *part)
+        if len(pieces) == 1:
+            return pieces[0]
+        empty = np.zeros(0)
+        return Dabs(
+            *(np.concatenate([getattr(p, n) for p in pieces] or [empty]) for n in _DAB_FIELDS)
+        )
 
     def _inside(self, x: float, y: float) -> bool:
         if self.box is None:
@@ -183,7 +225,9 @@ class DabSpacer:
             return event
         return InputEvent(event.t, x, y, event.pressure)
 
-    def _space(self, dabs: list[Dab], last: InputEvent, event: InputEvent, entering: bool) -> None:
+    def _space(
+        self, pieces: list[Dabs], last: InputEvent, event: InputEvent, entering: bool
+    ) -> None:
         """Dabs every ``spacing`` radii along the segment ``last`` to ``event`` (inside the box)."""
         dx, dy = event.x - last.x, event.y - last.y
         length = math.hypot(dx / self.radius_frames, dy / self.radius_bins)
@@ -199,28 +243,38 @@ class DabSpacer:
             step = length / MAX_DABS_PER_EVENT
             along = step if self._last_dab is not None and not entering else 0.0
             count = MAX_DABS_PER_EVENT
-        for _ in range(count):
-            f = min(along / length, 1.0)
+        # the distances along the segment, summed one step after another (as a walk would)
+        alongs = np.cumsum(np.concatenate(([along], np.full(count, step))))
+        f = np.minimum(alongs[:count] / length, 1.0)
+        if count:
             self._emit(
-                dabs,
+                pieces,
                 2 * (last.t / 2 + f * (event.t / 2 - last.t / 2)),  # times may be ±1e308
                 last.x + f * dx,
                 last.y + f * dy,
                 last.pressure + f * (event.pressure - last.pressure),
             )
-            along += step
-        self._travelled = min(length - (along - step), self.spacing)
+        self._travelled = min(length - (float(alongs[count]) - step), self.spacing)
 
-    def _emit(self, dabs: list[Dab], t: float, x: float, y: float, pressure: float) -> None:
-        if self._count >= self.max_dabs:
+    def _emit(
+        self, pieces: list[Dabs], t: np.ndarray, x: np.ndarray, y: np.ndarray, pressure: np.ndarray
+    ) -> None:
+        """Add dabs at these positions, up to the stroke's limit, with their steps."""
+        room = max(0, self.max_dabs - self._count)
+        if len(x) > room:
             self.limited = True
+            t, x, y, pressure = t[:room], x[:room], y[:room], pressure[:room]
+        if not len(x):
             return
-        self._count += 1
-        previous, self._last_dab = self._last_dab, (x, y)
-        if previous is None:
-            dabs.append(Dab(t, x, y, pressure))
+        self._count += len(x)
+        previous, self._last_dab = self._last_dab, (float(x[-1]), float(y[-1]))
+        if previous is None:  # the stroke's first dab has not moved
+            step_x = np.concatenate(([0.0], np.diff(x)))
+            step_y = np.concatenate(([0.0], np.diff(y)))
         else:
-            dabs.append(Dab(t, x, y, pressure, x - previous[0], y - previous[1]))
+            step_x = np.diff(x, prepend=previous[0])
+            step_y = np.diff(y, prepend=previous[1])
+        pieces.append(Dabs(t, x, y, pressure, step_x, step_y))
 
 
 def _fractions_inside(

@@ -9,12 +9,19 @@ from test_nsgt_document import SETTINGS as NSGT_SETTINGS
 from test_nsgt_document import tones
 
 from spectropaint.brushes import dab as dab_module
-from spectropaint.brushes.dab import FUSE_BOX, FUSE_CELLS, FUSE_SLACK, _BlockDab, _groups
+from spectropaint.brushes.dab import (
+    FUSE_BOX,
+    FUSE_CELLS,
+    FUSE_SLACK,
+    _block_dabs,
+    _BlockDabs,
+    _groups,
+)
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import InputEvent
+from spectropaint.brushes.stroke import Dabs, InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import EMPTY, Region
 
@@ -129,39 +136,176 @@ def test_strokes_in_seconds_and_semitones_fuse_exactly(brush, transform):
     assert_same_strokes(document, brush, settings, stroke_events, params)
 
 
-def block_dab(frame):
-    box = Region(10, 20, frame, frame + 10, (0,))
-    return _BlockDab(
-        box, (frame + 5.0, 15.0), (5.0, 5.0), 1.0, (5.0, 5.0), (0.0, 0.0), (frame + 5.0, 15.0), None
+def block_dabs(frames, *, bins=None, offsets=None, radius=None) -> _BlockDabs:
+    """Dabs of 10 x 10 cells at these first frames (and first bins: 10 by default)."""
+    frames = np.asarray(frames, dtype=np.int64)
+    bins = np.full(len(frames), 10) if bins is None else np.asarray(bins, dtype=np.int64)
+    boxes = np.stack((bins, bins + 10, frames, frames + 10), axis=1)
+    centre = np.stack((frames + 5.0, bins + 5.0), axis=1)
+    size = np.full((len(frames), 2), 5.0)
+    radius = size if radius is None else np.asarray(radius, dtype=np.float64)
+    zeros = np.zeros((len(frames), 2))
+    return _BlockDabs(
+        boxes, centre, size, np.ones(len(frames)), radius, zeros, centre, offsets, (0,), 0
     )
 
 
+def grouped_one_by_one(dabs: _BlockDabs, limit: int, by_radius: bool) -> list[tuple[int, int]]:
+    """The grouping rule applied dab after dab (the reference for :func:`_groups`)."""
+    groups: list[list[int]] = []
+    for index in range(len(dabs)):
+        if groups:
+            first, members = groups[-1][0], [*groups[-1], index]
+            same = dabs.offsets is None or (dabs.offsets[index] == dabs.offsets[first]).all()
+            same &= not by_radius or bool((dabs.radius[index] == dabs.radius[first]).all())
+            joint = Region.bounding([dabs.box(i) for i in members])
+            joint_cells = joint.shape[0] * joint.shape[1]
+            cells = sum(dabs.box(i).shape[0] * dabs.box(i).shape[1] for i in members)
+            if (
+                same
+                and joint_cells <= FUSE_SLACK * cells
+                and joint_cells <= limit
+                and joint_cells * len(members) <= FUSE_CELLS
+            ):
+                groups[-1].append(index)
+                continue
+        groups.append([index])
+    return [(group[0], group[-1] + 1) for group in groups]
+
+
 def test_far_apart_dabs_are_not_joined_into_one_huge_box():
-    near = [block_dab(0), block_dab(5), block_dab(10)]
-    assert [len(group) for group in _groups(near)] == [3]
-    far = [block_dab(0), block_dab(500), block_dab(505)]
+    assert _groups(block_dabs([0, 5, 10])) == [(0, 3)]
+    far = block_dabs([0, 500, 505])
     groups = _groups(far)
-    assert [len(group) for group in groups] == [1, 2]
-    for group in groups:
-        box = group[0].box
-        for other in group[1:]:
-            box = box.union(other.box)
-        cells = sum(d.box.shape[0] * d.box.shape[1] for d in group)
+    assert groups == [(0, 1), (1, 3)]
+    for start, stop in groups:
+        box = far.part(start, stop).joint_box()
+        cells = sum(far.box(i).shape[0] * far.box(i).shape[1] for i in range(start, stop))
         assert box.shape[0] * box.shape[1] <= FUSE_SLACK * cells
 
 
 @pytest.mark.parametrize("limit", [FUSE_BOX, 400])
 def test_a_group_s_box_and_masks_stay_within_their_budgets(limit):
-    many = [block_dab(i) for i in range(0, 4000, 1)]
+    many = block_dabs(np.arange(4000))
     groups = _groups(many, limit)
-    assert sum(len(group) for group in groups) == len(many)
-    assert max(len(group) for group in groups) > 1
-    for group in groups:
-        box = group[0].box
-        for other in group[1:]:
-            box = box.union(other.box)
-        assert len(group) * box.shape[0] * box.shape[1] <= FUSE_CELLS
-        assert len(group) == 1 or box.shape[0] * box.shape[1] <= limit
+    assert [start for start, _ in groups] == [0] + [stop for _, stop in groups[:-1]]
+    assert groups[-1][1] == len(many)
+    assert max(stop - start for start, stop in groups) > 1
+    for start, stop in groups:
+        box = many.part(start, stop).joint_box()
+        assert (stop - start) * box.shape[0] * box.shape[1] <= FUSE_CELLS
+        assert stop - start == 1 or box.shape[0] * box.shape[1] <= limit
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_groups_are_those_of_adding_dabs_one_by_one(seed):
+    """Random walks of dabs (runs longer than the look-ahead among them), with clone offsets and
+    radii that change along the way."""
+    rng = np.random.default_rng(seed)
+    n = 1500
+    frames = np.cumsum(rng.integers(-3, 9, n))
+    bins = 400 + np.cumsum(rng.integers(-4, 5, n))
+    offsets = np.repeat(rng.integers(-2, 3, (n // 300 + 1, 2)), 300, axis=0)[:n]
+    radius = np.repeat(rng.uniform(1, 3, (n // 50 + 1, 2)), 50, axis=0)[:n]
+    for limit, kwargs, by_radius in [
+        (FUSE_BOX, {}, False),
+        (400, {"offsets": offsets}, False),
+        (2000, {"radius": radius}, True),
+        (FUSE_BOX, {"radius": radius}, False),
+    ]:
+        dabs = block_dabs(frames, bins=bins, **kwargs)
+        expected = grouped_one_by_one(dabs, limit, by_radius)
+        assert _groups(dabs, limit, by_radius=by_radius) == expected
+
+
+def reference_block_dab(state, stroke, dab):
+    """One dab on one block as the per-dab code computed it: its box (cells strictly inside the
+    ellipse's bounding rectangle, from every frame's and band's position), or None where no cell
+    lies inside the ellipse (or the clone's source is its destination in the block's cells)."""
+    axes, grid = stroke.axes, state.document.blocks[stroke.index]
+    size = state.settings.size_at(dab.pressure)
+    reach = (state.plane.radius[0] * size, state.plane.radius[1] * size)
+    if axes.identity:
+        frame_x, band_y = (
+            np.arange(grid.n_frames, dtype=np.float64),
+            np.arange(grid.n_bins, dtype=np.float64),
+        )
+        frames = np.flatnonzero((frame_x > dab.x - reach[0]) & (frame_x < dab.x + reach[0]))
+        bands = np.flatnonzero((band_y > dab.y - reach[1]) & (band_y < dab.y + reach[1]))
+        if not len(frames) or not len(bands):
+            return None
+        return (bands[0], bands[-1] + 1, frames[0], frames[-1] + 1), None
+    j = np.arange(grid.n_frames)
+    frames = j[
+        (j > (dab.x - reach[0] - axes.x_offset) / axes.x_scale)
+        & (j < (dab.x + reach[0] - axes.x_offset) / axes.x_scale)
+    ]
+    bands = np.flatnonzero((axes.y > dab.y - reach[1]) & (axes.y < dab.y + reach[1]))
+    if not len(frames) or not len(bands):
+        return None
+    u = (axes.x_offset + axes.x_scale * frames - dab.x) / reach[0]
+    v = (axes.y[bands] - dab.y) / reach[1]
+    if (u[:, None] ** 2 + v[None, :] ** 2).min() >= 1.0:
+        return None
+    offset = None
+    if state.kind.reads_source:
+        per_x, per_y = axes.cells_per_unit(dab.y)
+        params = state.params
+        if state.plane.physical:
+            given = (params.offset_seconds, params.offset_pitch)
+        else:
+            given = (params.offset_frames, params.offset_bins)
+        offset = (round(given[0] * per_x), round(given[1] * float(per_y)))
+        if offset == (0, 0):
+            return None
+    return (bands[0], bands[-1] + 1, frames[0], frames[-1] + 1), offset
+
+
+@pytest.mark.parametrize("transform", ["stft", "nsgt"])
+@pytest.mark.parametrize("physical", [False, True])
+@pytest.mark.parametrize("brush", ["gain", "clone"])
+def test_each_block_s_dabs_are_those_computed_one_by_one(transform, physical, brush):
+    """:func:`_block_dabs` (arrays) against the per-dab reference, for dabs scattered over the
+    grid, its edges and beyond, on the STFT (its own cells, or seconds and semitones) and on the
+    NSGT's blocks."""
+    if transform == "nsgt":
+        document = Document.from_samples(
+            tones(2.0), NSGT_RATE, settings=NSGT_SETTINGS, device="cpu"
+        )
+    else:
+        document = small_document(seconds=2.0)
+    if physical:
+        settings = BrushSettings(radius_seconds=0.05, radius_semitones=1.5, pressure_size=0.5)
+        params = {"offset_seconds": -0.3, "offset_pitch": 0.4}
+    else:
+        settings = BrushSettings(radius_frames=3.5, radius_bins=2.5, pressure_size=0.5)
+        params = {"offset_frames": -9, "offset_bins": 2}
+    stroke = StrokeSession(document, brush, settings, params=params if brush == "clone" else None)
+    state = stroke.state
+    rng = np.random.default_rng(3)
+    n = 400
+    if physical:
+        x, y = rng.uniform(-0.2, 2.2, n), 12 * np.log2(rng.uniform(10, 30000, n) / 440) + 69
+    else:
+        plane = state.plane  # frames and bins of the STFT grid
+        top = document.sample_rate / 2 / plane.bin_hz
+        x, y = rng.uniform(-6, 2.0 / plane.frame_seconds + 6, n), rng.uniform(-6, top + 6, n)
+    dabs = Dabs(np.zeros(n), x, y, rng.uniform(0, 1, n), rng.normal(0, 1, n), rng.normal(0, 1, n))
+    compared = 0
+    for block in state.blocks:
+        got = _block_dabs(state, block, dabs)
+        expected = [(i, reference_block_dab(state, block, dabs[i])) for i in range(n)]
+        expected = [(i, found) for i, found in expected if found is not None]
+        assert len(got) == len(expected)
+        compared += len(got)
+        assert got.boxes.tolist() == [list(found[0]) for _, found in expected]
+        if got.offsets is not None:
+            assert got.offsets.tolist() == [list(found[1]) for _, found in expected]
+        kept = np.array([i for i, _ in expected])
+        if len(kept):
+            assert np.array_equal(got.at, np.stack((x[kept], y[kept]), axis=1))
+    assert compared > n / 4
+    stroke.abort()
 
 
 @pytest.mark.parametrize("brush", sorted(BRUSHES))

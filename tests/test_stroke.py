@@ -99,7 +99,7 @@ def test_feeding_events_one_by_one_or_together_gives_identical_dabs():
     together = DabSpacer(radius_frames=5.0, radius_bins=5.0, spacing=0.2).feed(events)
     spacer = DabSpacer(radius_frames=5.0, radius_bins=5.0, spacing=0.2)
     one_by_one = [dab for event in events for dab in spacer.feed([event])]
-    assert together == one_by_one
+    assert list(together) == one_by_one
 
 
 @pytest.mark.parametrize(
