@@ -7,7 +7,11 @@ a move makes (one move across a ten-minute file seen whole reaches hundreds of f
 is applied in steps of at most :data:`DABS_PER_STEP` dabs, each its own event on the same line
 (time and pressure interpolated), so the session's change event (and the picture) follows the
 stroke as it is painted; the recorded stroke holds those steps, so replaying it gives the same
-dabs.
+dabs. Steps, and moves that queued while the thread was busy, are applied together, in batches of
+about :data:`DABS_PER_BATCH` dabs: each batch costs one read, kernel and write per group of dabs however
+many moves it holds, so a thread that falls behind catches up instead of falling further behind
+(dab positions do not depend on how events are batched, nor the result, beyond float rounding,
+on how dabs are grouped).
 
 :class:`PaintQueue` offers the session's stroke methods (``begin_stroke``, ``paint``,
 ``end_stroke``, ``cancel_stroke``, ``painting``), so a brush tool drives either. Whoever reads or
@@ -29,10 +33,22 @@ from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 
 log = logging.getLogger(__name__)
-DABS_PER_STEP = 96
-"""A move reaching more dabs than this is applied in steps of about this many (each step costs a
-read, kernel, blend and write of its joint box, whatever its dab count, and one change the picture
-and playback follow: 96 dabs paint a ten-minute stroke seen whole with 40 % less CPU than 24)."""
+DABS_PER_STEP = 128
+"""A move reaching more dabs than this is applied in steps of about this many, each an event of
+the recorded stroke (below :data:`~spectropaint.brushes.stroke.MAX_DABS_PER_EVENT`, so that no
+step is thinned)."""
+DABS_PER_BATCH = 512
+"""Steps, and moves queued behind, are applied in batches of about this many dabs: each batch costs
+a read, kernel, blend and write per group of dabs, whatever its dab count, and one change the
+picture and playback follow."""
+
+
+def dabs_between(last: InputEvent, event: InputEvent, settings: BrushSettings) -> float:
+    """About how many dabs the move from ``last`` to ``event`` stamps."""
+    distance = math.hypot(
+        (event.x - last.x) / settings.radius_frames, (event.y - last.y) / settings.radius_bins
+    )
+    return distance / settings.spacing
 
 
 def split_move(
@@ -40,10 +56,7 @@ def split_move(
 ) -> list[InputEvent]:
     """``event`` as the steps of the move from ``last`` to it: itself, or points on the line
     between them (time and pressure interpolated) about ``most`` dabs apart, ending at ``event``."""
-    distance = math.hypot(
-        (event.x - last.x) / settings.radius_frames, (event.y - last.y) / settings.radius_bins
-    )
-    steps = math.ceil(distance / settings.spacing / most)
+    steps = math.ceil(dabs_between(last, event, settings) / most)
     if steps <= 1:
         return [event]
     out = []
@@ -157,6 +170,9 @@ class PaintQueue:
                 if not self._jobs:
                     return
                 kind, args = self._jobs.popleft()
+                moves = [args[0]] if kind == "paint" else []
+                while kind == "paint" and self._jobs and self._jobs[0][0] == "paint":
+                    moves.append(self._jobs.popleft()[1][0])  # queued behind: applied together
                 self._busy = True
             try:
                 if kind == "begin":
@@ -166,9 +182,9 @@ class PaintQueue:
                 elif failed or not self.session.painting:
                     pass  # the rest of a stroke whose brush failed
                 elif kind == "paint":
-                    for step in split_move(last, args[0], settings):
-                        self.session.paint(step)
-                    last = args[0]
+                    for batch in _batches(last, moves, settings):
+                        self.session.paint(*batch)
+                    last = moves[-1]
                 elif kind == "end":
                     self.session.end_stroke()
                 else:
@@ -186,5 +202,24 @@ class PaintQueue:
             finally:
                 with self._condition:
                     self._busy = False
-                    self.applied += 1
+                    self.applied += max(1, len(moves))
                     self._condition.notify_all()
+
+
+def _batches(
+    last: InputEvent, moves: list[InputEvent], settings: BrushSettings
+) -> list[list[InputEvent]]:
+    """The steps of ``moves`` (from ``last``, each split by :func:`split_move`) in runs of about
+    :data:`DABS_PER_BATCH` dabs at most, in order."""
+    batches: list[list[InputEvent]] = [[]]
+    count = 0.0
+    for move in moves:
+        for step in split_move(last, move, settings):
+            dabs = dabs_between(last, step, settings)
+            if batches[-1] and count + dabs > DABS_PER_BATCH:
+                batches.append([])
+                count = 0.0
+            batches[-1].append(step)
+            count += dabs
+            last = step
+    return batches

@@ -283,8 +283,9 @@ class Session:
         self._events = []
         return self.paint(event)
 
-    def paint(self, event: InputEvent) -> Region:
-        """Apply one pointer event to the stroke in progress; the box it changed.
+    def paint(self, *events: InputEvent) -> Region:
+        """Apply pointer events to the stroke in progress, together (one change); the box they
+        changed.
 
         A brush that raises has its stroke undone (a ``cancel`` change) and :class:`BrushFailed`
         says so.
@@ -292,12 +293,12 @@ class Session:
         stroke = self._require_stroke()
         try:
             with self.lock:
-                region = stroke.add_events((event,))
+                region = stroke.add_events(events)
         except Exception as exc:  # a brush bug must not leave a half-open stroke behind
             name = stroke.state.kind.name
             self.cancel_stroke()
             raise BrushFailed(f"The {name} brush failed and its stroke was undone: {exc}") from exc
-        self._events.append(event)
+        self._events.extend(events)
         if not region.empty:
             self._emit(region, "paint")
         return region
