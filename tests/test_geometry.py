@@ -41,6 +41,18 @@ def test_bins_and_hz_round_trip_on_even_and_uneven_bands():
     )
 
 
+def test_even_step_is_the_stfts_bin_spacing_and_none_for_uneven_bands():
+    assert g.even_step(g.fft_frequencies(n_fft=4096, sample_rate=48000)) == pytest.approx(
+        48000 / 4096, rel=1e-12
+    )
+    assert g.even_step([100.0, 130.0]) == 30.0
+    assert g.even_step(55.0 * 2 ** (np.arange(48) / 12)) is None
+    nudged = g.fft_frequencies(n_fft=1024, sample_rate=44100)
+    nudged[300] += 1e-4 * 44100 / 1024  # one band off by 1e-4 of the spacing
+    assert g.even_step(nudged) is None
+    assert g.even_step([440.0]) is None and g.even_step([]) is None
+
+
 def test_semitones_and_notes_match_librosa():
     hz = np.array([27.5, 261.6256, 440.0, 1000.0])
     np.testing.assert_allclose(g.hz_to_semitones(hz) + 69, librosa.hz_to_midi(hz), atol=1e-9)

@@ -74,6 +74,20 @@ def hz_to_bins(hz, *, band_hz: np.ndarray):
     return np.where(hz < band[0], below, np.where(hz > band[-1], above, inside))
 
 
+def even_step(values) -> float | None:
+    """The spacing of evenly spaced ``values`` (band centres, Hz, increasing), or None.
+
+    Every neighbouring difference must equal ``(values[-1] - values[0]) / (n - 1)`` to 1e-6
+    relative; fewer than two values have no spacing (None). An STFT's bands are evenly spaced, an
+    NSGT's are not.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) < 2:
+        return None
+    step = float(values[-1] - values[0]) / (len(values) - 1)
+    return step if np.allclose(np.diff(values), step, rtol=1e-6, atol=0.0) else None
+
+
 def hz_to_semitones(hz, *, reference_hz: float = A4_HZ):
     """Semitones above ``reference_hz`` (negative below); NaN for 0 Hz or below."""
     hz = np.asarray(hz, dtype=np.float64)
