@@ -10,6 +10,7 @@ from spectropaint.app.analysis_change import AnalysisStep
 from spectropaint.app.session import Session
 from spectropaint.gpu.axis_ticks import format_hz
 from spectropaint.transforms.analysis import make_transform
+from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import Region, Regions
 
 
@@ -47,10 +48,8 @@ class _Grid:
         self.transform = make_transform(settings, self.sample_rate)
         self.blocks = self.transform.layout(self.n_samples, self.sample_rate)
 
-    def samples_of(self, region: Region) -> tuple[int, int]:
-        return self.transform.samples_reached(
-            region.block, region.frame0, region.frame1, self.n_samples
-        )
+    samples_of = Document.samples_of
+    """The document's own rule, read on this grid's ``transform`` and ``n_samples``."""
 
 
 def _step_documents(session: Session, done: tuple, undone: tuple) -> list:
