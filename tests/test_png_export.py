@@ -195,8 +195,14 @@ def test_the_stream_writer_refuses_a_wrong_row_count():
     png = PngStreamWriter(io.BytesIO(), 4, 3)
     with pytest.raises(ValueError, match="more than 3 rows"):
         png.write_rows(np.zeros((4, 4, 3), np.uint8))
-    with pytest.raises(ValueError, match=r"rows must be uint8 \[n, 4, 3\]"):
+    with pytest.raises(
+        ValueError, match=r"rows must be uint8 \[n, 4, 3\] or \[n, 4, 4\], not uint8 \[1, 5, 3\]"
+    ):
         png.write_rows(np.zeros((1, 5, 3), np.uint8))
+    with pytest.raises(ValueError, match=r"or \[n, 4, 4\], not float32 \[1, 4, 4\]"):
+        png.write_rows(np.zeros((1, 4, 4), np.float32))
+    with pytest.raises(ValueError, match=r"or \[n, 4, 4\], not uint8 \[4, 3\]"):
+        png.write_rows(np.zeros((4, 3), np.uint8))
 
 
 @pytest.mark.parametrize("split", [0, 1, 65520, 65521, 65522, 200_000])
