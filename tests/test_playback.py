@@ -309,9 +309,16 @@ def test_a_strokes_deferred_spans_wait_for_its_end_or_for_playback():
 
         third = paint(400)
         resynthesizer.schedule(third, defer=True)
-        resynthesizer.release()  # playback started during the stroke
+        resynthesizer.listen(True)  # playback started during the stroke
         assert resynthesizer.wait_idle(30) and not resynthesizer.held
         np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        fourth = paint(300)
+        resynthesizer.schedule(fourth, defer=True)  # while playing: heard at once
+        assert resynthesizer.wait_idle(30) and not resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        resynthesizer.listen(False)  # playback stopped: the next stroke waits for its end again
+        resynthesizer.schedule(paint(100), defer=True)
+        assert resynthesizer.wait_idle(5) and resynthesizer.held
     finally:
         resynthesizer.close()
 
@@ -336,6 +343,45 @@ def test_the_transport_resynthesises_a_stroke_when_it_ends_unless_playing(qapp):
         np.testing.assert_allclose(
             transport.engine.edited(), document.edited_samples().T, atol=1e-6
         )
+    finally:
+        transport.close()
+        session.close()
+
+
+def test_a_pointer_event_as_playback_starts_is_heard_not_held(qapp):
+    """The race: Play let the held spans go, then a pointer event painted before the engine said
+    it was playing, and its span (with the stroke's) was held again until the pen moved on. The
+    event is delivered here inside ``engine.play``, exactly in that window."""
+    from spectropaint.app.playback.transport import Transport
+    from spectropaint.app.session import Session
+    from spectropaint.brushes.settings import BrushSettings
+    from spectropaint.brushes.stroke import InputEvent
+
+    signal = 0.2 * np.random.default_rng(7).standard_normal((1, 8000 * 4))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    session = Session(document, settle=False)
+    transport = Transport(session, STEREO)
+    engine = transport.engine
+
+    def play(*, from_sample=None, until=None):  # no stream: the window of the race, then playing
+        session.paint(InputEvent(0.2, 250.0, 40.0))
+        engine._playing = True
+
+    engine.play = play
+    try:
+        settings = BrushSettings(radius_frames=6, radius_bins=6)
+        session.begin_stroke("gain", settings, {"gain_db": -30}, InputEvent(0.0, 50.0, 40.0))
+        session.paint(InputEvent(0.1, 150.0, 40.0))
+        assert transport.resynthesizer.held  # not playing yet
+        transport.toggle()
+        assert transport.playing
+        assert transport.resynthesizer.wait_idle(30) and not transport.resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        engine._playing = False  # it reached the end
+        transport._tick()
+        session.paint(InputEvent(0.3, 350.0, 40.0))
+        assert transport.resynthesizer.held  # nothing plays: the stroke's spans wait again
+        session.end_stroke()
     finally:
         transport.close()
         session.close()
