@@ -3,6 +3,7 @@ and the Resynthesizer that keeps it equal to the edited document."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from types import SimpleNamespace
@@ -149,16 +150,27 @@ def test_no_output_device_disables_transport_with_its_reason():
     assert engine.edited()[10:15].max() == 0
 
 
-def test_portaudio_error_on_query_becomes_a_reason(monkeypatch):
+def test_portaudio_error_on_query_becomes_a_reason_in_the_users_words(monkeypatch, caplog):
+    """With no sound card the transport said 'no audio output device (Error querying device -1)':
+    the reason now says what to do, and PortAudio's own words go to the log only."""
     import sounddevice as sd
 
     def fail(*args, **kwargs):
         raise sd.PortAudioError("Error querying device -1")
 
     monkeypatch.setattr(sd, "query_devices", fail)
-    device = find_output_device()
+    with caplog.at_level(logging.WARNING, logger="spectropaint.app.playback.engine"):
+        device = find_output_device()
     assert not device.available
-    assert "Error querying device -1" in device.reason
+    assert device.reason == (
+        "no audio output device was found. Connect one and press Play to look again"
+    )
+    assert "Error querying device -1" in caplog.text
+    engine = PlaybackEngine(ramp(), 8000, device=device)
+    with pytest.raises(RuntimeError) as raised:
+        engine.play()
+    assert str(raised.value) == f"Playback is unavailable: {device.reason}"
+    assert "Error" not in str(raised.value) and "-1" not in str(raised.value)
 
 
 class RecordingEngine(PlaybackEngine):
