@@ -215,31 +215,39 @@ def test_real_stream_delivers_the_edited_signal(jack_server):  # noqa: F811
 
 
 def test_real_stream_never_delivers_a_block_mixing_two_versions_of_a_span(jack_server):  # noqa: F811
-    """Rewrite the looped span continuously while it plays: each block shows exactly one version."""
+    """Rewrite the looped span while it plays: each block shows exactly one version.
+
+    The rewrites come in bursts of back-to-back versions, each burst started at a seeded random
+    moment of the callback's period (so writes meet callbacks in flight), and each burst is
+    followed by a wait for a block that entered after it: that block must hold the burst's last
+    version. So every burst is heard however slowly a loaded machine runs the stream, and the
+    writer never starves the callback (a writer rewriting without pause did, and the test missed
+    its deadline under load)."""
     n = JACK_RATE // 4
+    bursts, per_burst, period_s = 30, 5, 256 / JACK_RATE
     engine = RecordingEngine(np.zeros((2, n)), JACK_RATE, device=jack_server)
     engine.set_loop((0, n))
-    stop = threading.Event()
-
-    def rewrite():
-        version = 0
-        while not stop.is_set():
-            version += 1
-            engine.update_span(0, np.full((2, n), version / 1e4))
-
-    writer = threading.Thread(target=rewrite)
+    rng = np.random.default_rng(8)
+    last_of_burst = []
+    version = 0
     try:
         engine.play()
-        writer.start()
-        wait_until(lambda: len(engine.delivered) > 150, 10)
+        wait_until(lambda: engine._left > 0, 10)
+        for _ in range(bursts):
+            time.sleep(rng.uniform(0.0, period_s))
+            for _ in range(per_burst):
+                version += 1
+                engine.update_span(0, np.full((2, n), version / 1e4))
+            entered = engine._entered
+            wait_until(lambda entered=entered: engine._left > entered, 30)
+            last_of_burst.append(version / 1e4)
+        wait_until(lambda: len(engine.delivered) >= engine._left, 5)
     finally:
-        stop.set()
-        writer.join()
         engine.close()
     versions = [np.unique(block) for block in engine.delivered]
     assert all(len(v) == 1 for v in versions), [v for v in versions if len(v) != 1][:3]
-    seen = np.array([v[0] for v in versions])
-    assert len(np.unique(seen)) > 10  # the span really changed while it played
+    seen = np.array([v[0] for v in versions], dtype=np.float32)
+    assert set(np.float32(last_of_burst)) <= set(seen)  # every burst was heard while it played
     assert np.all(np.diff(seen) >= 0)
 
 
