@@ -232,8 +232,7 @@ class WandTool(SelectionTool):
             self._set(self._base)
             self.host.show_message(
                 f"Nothing at {hz_label(point.hz)} stands "
-                f"{db_label(self.tolerance_db, signed=False)} above its "
-                "surroundings"
+                f"{db_label(self.tolerance_db, signed=False)} above its surroundings"
             )
 
 
