@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from spectropaint.app.analysis_change import AnalysisStep
 from spectropaint.app.session import Session
-from spectropaint.gpu.axis_ticks import format_hz
 from spectropaint.transforms.analysis import make_transform
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.geometry import hz_label, seconds_span_label
 from spectropaint.transforms.regions import Region, Regions
 
 
@@ -35,7 +36,7 @@ def describe_region(region: Region | Regions, document) -> str:
     if not times:
         return "nothing changed"
     low, high = max(0.0, min(freqs)), max(freqs)
-    return f"{min(times):.2f}-{max(times):.2f} s, {format_hz(round(low))}-{format_hz(round(high))}"
+    return f"{seconds_span_label(min(times), max(times))}, {hz_label(low)}-{hz_label(high)}"
 
 
 class _Grid:
@@ -47,10 +48,8 @@ class _Grid:
         self.transform = make_transform(settings, self.sample_rate)
         self.blocks = self.transform.layout(self.n_samples, self.sample_rate)
 
-    def samples_of(self, region: Region) -> tuple[int, int]:
-        return self.transform.samples_reached(
-            region.block, region.frame0, region.frame1, self.n_samples
-        )
+    samples_of = Document.samples_of
+    """The document's own rule, read on this grid's ``transform`` and ``n_samples``."""
 
 
 def _step_documents(session: Session, done: tuple, undone: tuple) -> list:
@@ -82,7 +81,8 @@ def history_entries(session: Session) -> list[Entry]:
         if isinstance(step, AnalysisStep):
             text = step.label
         else:
-            name = step.label.replace("_", " ").capitalize() or "Edit"
+            name = step.label.replace("_", " ")
+            name = name[:1].upper() + name[1:] or "Edit"  # 'Gain -3.0 dB': units keep their case
             text = f"{name}: {describe_region(step.region, grid)}"
         entries.append(Entry(index, text, index > len(done)))
     return entries

@@ -262,7 +262,9 @@ def plan_action(
         plans = plan_image(document, load_image(params.path), placement, channels=channels)
         return f"import image {os.path.basename(params.path)}", plans
     masks = None if selection is None else rasterise_blocks(selection, document, channels=channels)
-    return action.apply, plan_operation(document, masks, action.apply, params, clipboard=clipboard)
+    plans = plan_operation(document, masks, action.apply, params, clipboard=clipboard)
+    labels = {plan.label for plan in plans}  # 'gain -3.0 dB', 'heal (inpaint)': what it did
+    return (labels.pop() if len(labels) == 1 else action.apply), plans
 
 
 def _time_span(document, selection: Selection | None) -> tuple[float, float]:

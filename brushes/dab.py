@@ -74,7 +74,8 @@ class BlockStroke:
     margin : tuple of int
         Cells of context (bins, frames) the kernel reads around each box.
     band_step_hz : float or None
-        Hz between neighbouring bands when they are evenly spaced (:func:`band_step`).
+        Hz between neighbouring bands when they are evenly spaced
+        (:func:`~spectropaint.transforms.geometry.even_step`).
     """
 
     index: int
@@ -119,15 +120,6 @@ class StrokeState:
         for tiles in stores:
             for key, tensor in tiles.items():
                 tiles[key] = tensor.to(device)
-
-
-def band_step(band_hz: np.ndarray) -> float | None:
-    """Hz between neighbouring bands when they are evenly spaced (to 1e-9 relative), else None."""
-    if len(band_hz) < 2:
-        return None
-    steps = np.diff(np.asarray(band_hz, dtype=np.float64))
-    step = float(steps[0])
-    return step if np.allclose(steps, step, rtol=1e-9, atol=0.0) else None
 
 
 def largest_region(radii: CellRadii, margin: tuple[int, int], n_bins: int, n_frames: int):

@@ -30,7 +30,6 @@ from spectropaint.brushes.dab import (
     CellRadii,
     StrokeState,
     apply_dabs,
-    band_step,
     region_refusal,
     warm_up,
 )
@@ -47,6 +46,7 @@ from spectropaint.brushes.stroke import (
 )
 from spectropaint.brushes.tiles import TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import even_step
 from spectropaint.transforms.regions import EMPTY, Region, Regions
 
 
@@ -285,7 +285,7 @@ def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -
         band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
         radii=radii,
         margin=params.margin(radii),
-        band_step_hz=band_step(block.band_hz),
+        band_step_hz=even_step(block.band_hz),
     )
 
 

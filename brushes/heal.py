@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.brushes.kernels.phase import wrap
+from spectropaint.transforms.fft_ops import polar_to_complex
 from spectropaint.transforms.regions import Region
 
 MODES = ("replace", "partials", "attenuate", "pattern")
@@ -461,9 +462,9 @@ def reconstruct_phase(
     bands = slice(region.bin0, region.bin1)
     n_bins = local.n_fft // 2 + 1
     free = free & (weight > 0)
-    fixed = _polar(base[0] * (1 - weight), base[1])
+    fixed = polar_to_complex(base[0] * (1 - weight), base[1])
     target = magnitude * weight
-    current = _polar(target, phase)
+    current = polar_to_complex(target, phase)
     coefficients = torch.zeros(
         (base.shape[1], n_bins, n_frames), dtype=torch.complex64, device=base.device
     )
@@ -475,8 +476,3 @@ def reconstruct_phase(
         current = projected + MOMENTUM * (projected - previous)
         previous = projected
     return torch.where(free, previous.angle(), phase)
-
-
-def _polar(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
-    """``torch.polar`` through ``cos`` and ``sin`` (three times faster on the CPU)."""
-    return torch.complex(magnitude * torch.cos(phase), magnitude * torch.sin(phase))

@@ -36,7 +36,7 @@ from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
-from spectropaint.transforms.geometry import hz_to_bins
+from spectropaint.transforms.geometry import db_label, hz_to_bins
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Mask, main_lobe_bins
 
@@ -463,7 +463,7 @@ def plan_operation(
 
 def _plan_one(document, mask: Mask, name: str, params) -> Plan:
     if name == "gain":
-        return _gain(mask, params.gain_db, f"gain {params.gain_db:+.1f} dB")
+        return _gain(mask, params.gain_db, f"gain {db_label(params.gain_db)}")
     if name == "erase":
         return _gain(mask, ERASE_DB, "erase")
     if name == "heal":

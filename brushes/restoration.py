@@ -190,7 +190,6 @@ def dehum_selection(
     high_hz: float = 70.0,
     count: int = 20,
     width_cents: float = 50.0,
-    block: int = 0,
 ) -> Selection:
     """The hum found between ``low_hz`` and ``high_hz`` over ``[t0, t1)`` and ``count`` of its
     harmonics, as a steady harmonic selection ``width_cents`` wide."""

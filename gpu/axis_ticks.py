@@ -1,6 +1,7 @@
 """Where the rulers put their ticks and what the labels say: time, frequency (linear, log, mel) and
 notes. Plain functions, no Qt: the ruler widgets and the canvas grid only draw what they return.
 
+The rulers and the axes of an exported picture (:mod:`.png_axes`) both take their ticks here.
 Time labels use one format along a whole axis: ``'1.25 s'`` when the axis ends before a minute,
 else a clock (``'1:30'``, ``'1:02:30'``), with steps that are round in that format (15 s, 30 s,
 1 min, 5 min...). Frequency labels are round numbers of Hz placed where the axis has room for
@@ -43,7 +44,7 @@ class Tick:
         return bool(self.label)
 
 
-def nice_step(span: float, max_ticks: int) -> float:
+def nice_step(span: float, max_ticks: float) -> float:
     """The smallest 1, 2 or 5 times a power of ten that cuts ``span`` into at most ``max_ticks``."""
     raw = span / max(1, max_ticks)
     power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
@@ -80,15 +81,18 @@ def format_seconds(seconds: float, step: float, *, clock: bool) -> str:
     return "-" + text if negative else text
 
 
-def time_ticks(start: float, stop: float, length_px: float) -> list[Tick]:
-    """Major (labelled) and minor ticks of a time axis showing ``[start, stop]`` seconds."""
+def time_ticks(
+    start: float, stop: float, length_px: float, *, spacing_px: float = MIN_LABEL_SPACING_PX
+) -> list[Tick]:
+    """Major (labelled) and minor ticks of a time axis showing ``[start, stop]`` seconds, the
+    labels at least ``spacing_px`` apart."""
     if not stop > start or length_px <= 0:
         return []
     span = stop - start
-    wanted = span / max(1.0, length_px / MIN_LABEL_SPACING_PX)
+    wanted = span / max(1.0, length_px / spacing_px)
     step = next((s for s in TIME_STEPS if s >= wanted), None)
     if step is None:
-        step = nice_step(span, max(1, int(length_px // MIN_LABEL_SPACING_PX)))
+        step = nice_step(span, max(1, int(length_px // spacing_px)))
     clock = stop >= 60
     parts = _minor_parts(step)
     minor = step / parts
@@ -103,10 +107,34 @@ def time_ticks(start: float, stop: float, length_px: float) -> list[Tick]:
     return ticks
 
 
-def format_hz(hz: float) -> str:
+def plain_number(value: float, decimals: int = 6) -> str:
+    """``value`` to ``decimals`` places without trailing zeros: ``'2'``, ``'-1.5'``,
+    ``'1705.000125'``. Labels of ticks a step apart differ however far an axis is zoomed in (six
+    significant digits, as ``:g`` writes, made ``1705.0001`` and ``1705.0002`` both ``1705``)."""
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def format_hz(hz: float, *, short: bool = False) -> str:
+    """``'250 Hz'``, ``'1.5 kHz'`` (``'250'``, ``'1.5k'`` when ``short``), to a millionth of a Hz."""
     if hz >= 1000:
-        return f"{hz / 1000:g} kHz"
-    return f"{hz:g} Hz"
+        return plain_number(hz / 1000, 9) + ("k" if short else " kHz")
+    return plain_number(hz) + ("" if short else " Hz")
+
+
+def level_ticks(
+    floor_db: float, range_db: float, length_px: float, spacing_px: float
+) -> list[Tick]:
+    """Labelled ticks at round levels of a colour bar showing ``[floor_db, floor_db + range_db]``
+    dB over ``length_px``, at least ``spacing_px`` apart; positions from the bottom."""
+    if not range_db > 0 or length_px <= 0:
+        return []
+    step = nice_step(range_db, length_px / spacing_px)
+    first, last = math.ceil(floor_db / step - 1e-9), math.floor((floor_db + range_db) / step + 1e-9)
+    return [
+        Tick(k * step, (k * step - floor_db) / range_db, plain_number(k * step))
+        for k in range(first, last + 1)
+    ]
 
 
 def _round_frequencies(low: float, high: float) -> list[float]:
@@ -123,10 +151,12 @@ def _round_frequencies(low: float, high: float) -> list[float]:
     return out
 
 
-def _finer_frequencies(low: float, high: float, px: Callable[[float], float]) -> list[float]:
+def _finer_frequencies(
+    low: float, high: float, px: Callable[[float], float], spacing_px: float
+) -> list[float]:
     """For an axis zoomed in between the values of :func:`_round_frequencies`: multiples of 100,
     50, 20, 10, 5, 2, 1... Hz (the coarsest first, down to a tenth of the span) where consecutive
-    multiples are at least 1.5 times :data:`MIN_FREQ_SPACING_PX` apart at ``px`` (pixels of a
+    multiples are at least 1.5 times ``spacing_px`` apart at ``px`` (pixels of a
     frequency), so that the labels added keep one step."""
     out = []
     top = math.floor(math.log10(max(low, 1.0)))
@@ -140,16 +170,23 @@ def _finer_frequencies(low: float, high: float, px: Callable[[float], float]) ->
                 value = round(k * step, max(0, -power))
                 above = px(value + step) - px(value)
                 below = px(value) - px(value - step) if value > step else math.inf
-                if min(above, below) >= 1.5 * MIN_FREQ_SPACING_PX:
+                if min(above, below) >= 1.5 * spacing_px:
                     out.append(value)
     return out
 
 
-def freq_ticks(low: float, high: float, scale: str, length_px: float) -> list[Tick]:
+def freq_ticks(
+    low: float,
+    high: float,
+    scale: str,
+    length_px: float,
+    *,
+    spacing_px: float = MIN_FREQ_SPACING_PX,
+) -> list[Tick]:
     """Ticks of a frequency axis ``[low, high]`` Hz drawn linear in ``warp(hz, scale)``.
 
     A linear axis gets evenly spaced round values; log and mel axes get round frequencies where they
-    are at least :data:`MIN_FREQ_SPACING_PX` apart (powers of ten first), and unlabelled minor ticks
+    are at least ``spacing_px`` apart (powers of ten first), and unlabelled minor ticks
     at every 1..9 times a power of ten that has room.
     """
     if not high > low or length_px <= 0:
@@ -164,7 +201,7 @@ def freq_ticks(low: float, high: float, scale: str, length_px: float) -> list[Ti
         return (float(warp(value, scale)) - w_low) / (w_high - w_low)
 
     if scale == "linear":
-        step = nice_step(high - low, max(1, int(length_px // MIN_FREQ_SPACING_PX)))
+        step = nice_step(high - low, length_px / spacing_px)
         parts = 5 if round(step / 10 ** math.floor(math.log10(step))) != 2 else 4
         minor = step / parts
         if minor / (high - low) * length_px < MIN_MINOR_SPACING_PX:
@@ -177,12 +214,12 @@ def freq_ticks(low: float, high: float, scale: str, length_px: float) -> list[Ti
         return ticks
     majors: dict[float, float] = {}
     placed: list[float] = []
-    finer = _finer_frequencies(low, high, lambda value: position(value) * length_px)
+    finer = _finer_frequencies(low, high, lambda value: position(value) * length_px, spacing_px)
     for value in _round_frequencies(low, high) + finer:
         if value in majors:
             continue
         px = position(value) * length_px
-        if all(abs(px - other) >= MIN_FREQ_SPACING_PX for other in placed):
+        if all(abs(px - other) >= spacing_px for other in placed):
             placed.append(px)
             majors[value] = px
     minors = []

@@ -4,12 +4,11 @@ cannot hold, an image file; and :func:`gpu_errors`, which turns wgpu's errors in
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 
 import wgpu
 
-from spectropaint.transforms.errors import SpectroPaintError
+from spectropaint.transforms.errors import FileError, SpectroPaintError
 
 GPU_ADVICE = (
     "try again; if it happens again, set SPECTROPAINT_ADAPTER=cpu to render in software, "
@@ -42,14 +41,10 @@ class GPUFailedError(GPUUnavailableError):
         super().__init__(f"the GPU reported {kind} while {operation} ({self.detail}); {GPU_ADVICE}")
 
 
-class ImageFileError(SpectroPaintError):
+class ImageFileError(FileError):
     """An image file could not be written; the message names the file and the reason."""
 
-    def __init__(self, path: str | os.PathLike, reason: str, *, action: str = "write"):
-        self.path = os.fspath(path)
-        self.reason = reason
-        self.action = action
-        super().__init__(f"cannot {action} '{self.path}': {reason}")
+    default_action = "write"
 
 
 def summarize_gpu_message(message: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spectropaint.transforms.errors import SettingsError
-from spectropaint.transforms.geometry import samples_to_seconds
+from spectropaint.transforms.geometry import even_step, samples_to_seconds
 
 LOG_LOW_HZ = 20.0
 """Default lower edge of a logarithmic frequency axis."""
@@ -44,8 +44,8 @@ class BlockGeometry:
         """Read ``band_hz``, ``hop`` and ``frame_seconds`` of a coefficient block."""
         band = np.asarray(block.band_hz, dtype=np.float64)
         n_bins = len(band)
-        step = (band[-1] - band[0]) / (n_bins - 1) if n_bins > 1 else sample_rate / 2
-        if n_bins > 2 and not np.allclose(np.diff(band), step, rtol=1e-6, atol=0):
+        step = even_step(band) if n_bins > 1 else sample_rate / 2
+        if step is None:
             raise SettingsError(
                 "the renderer draws blocks with evenly spaced bins (the STFT's); "
                 "this block's bands are unevenly spaced"

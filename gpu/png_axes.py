@@ -8,16 +8,15 @@ from one margin into another is drawn whole; the spectrogram itself never passes
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from spectropaint.gpu.axis_ticks import format_hz, freq_ticks, level_ticks, time_ticks
 from spectropaint.gpu.colormaps import lookup
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
-from spectropaint.transforms.geometry import warp
 
 LEFT, TOP, RIGHT, BOTTOM = 48, 22, 64, 24
 """Margin widths in pixels when axes are drawn."""
@@ -28,7 +27,8 @@ TICK = 4
 UNIT_ROW = 7
 """Row of the unit names ("Hz", "dB") in the top margin, clear of a label on the top row."""
 BAR_GAP, BAR_WIDTH = 6, 14
-_TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 18000, 36000)
+TIME_SPACING, FREQ_SPACING, LEVEL_SPACING = 90, 24, 24
+"""Labels of the time, frequency and dB axes at least this many pixels apart."""
 
 
 @dataclass(frozen=True)
@@ -37,54 +37,6 @@ class _Label:
     y: float
     text: str
     anchor: str
-
-
-def nice_step(raw: float) -> float:
-    """The smallest of 1, 2, 5 times a power of ten that is at least ``raw``."""
-    power = 10.0 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
-
-
-def _time_step(seconds_per_pixel: float, spacing: float = 90.0) -> float:
-    raw = seconds_per_pixel * spacing
-    return (
-        nice_step(raw) if raw < 1 else next((s for s in _TIME_STEPS if s >= raw), _TIME_STEPS[-1])
-    )
-
-
-def _time_label(seconds: float, step: float, long: bool) -> str:
-    if long:
-        minutes, rest = divmod(round(seconds), 60)
-        return f"{minutes}:{rest:02d}"
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
-    return f"{seconds:.{decimals}f} s"
-
-
-def _hz_label(hz: float) -> str:
-    return f"{hz / 1000:g}k" if hz >= 1000 else f"{hz:g}"
-
-
-def _freq_ticks(low: float, high: float, scale: str, height: int) -> list[tuple[float, float]]:
-    """(row from the top, Hz) of frequency ticks at least 22 px apart, round numbers first."""
-    if scale == "linear":
-        step = nice_step((high - low) / height * 24)
-        candidates = [
-            (0, k * step) for k in range(math.ceil(low / step), math.floor(high / step) + 1)
-        ]
-    else:
-        candidates = [(0, 0.0)] if scale == "mel" else []
-        for power in range(1, 6):
-            for rank, m in enumerate((1, 2, 5, 3, 4, 6, 7, 8, 9)):
-                candidates.append((rank, m * 10.0**power))
-    w_low, w_high = warp(low, scale), warp(high, scale)
-    chosen: list[tuple[float, float]] = []
-    for _, hz in sorted(candidates):
-        if not low <= hz <= high:
-            continue
-        row = float((1 - (warp(hz, scale) - w_low) / (w_high - w_low)) * height)
-        if all(abs(row - other) >= 22 for other, _ in chosen):
-            chosen.append((row, hz))
-    return chosen
 
 
 class PictureFrame:
@@ -131,30 +83,31 @@ class PictureFrame:
     ) -> None:
         start, stop, _, _ = view.visible(geometry)
         first, last = (float(s) for s in geometry.seconds_at([start, stop]))
-        step = _time_step((last - first) / self.width)
-        long = last >= 60 and step >= 1
-        for k in range(math.ceil(first / step), math.floor(last / step) + 1):
-            seconds = k * step
-            x = x0 + (float(geometry.frame_position(seconds)) - start) / (stop - start) * self.width
-            self._ticks.append((x, y0, x, y0 + TICK))
-            self._labels.append(_Label(x, y0 + TICK + 1, _time_label(seconds, step, long), "mt"))
+        for tick in time_ticks(first, last, self.width, spacing_px=TIME_SPACING):
+            if tick.major:
+                x = x0 + tick.position * self.width
+                self._ticks.append((x, y0, x, y0 + TICK))
+                self._labels.append(_Label(x, y0 + TICK + 1, tick.label, "mt"))
 
     def _place_freq_axis(
         self, view: ViewSettings, geometry: BlockGeometry, x0: int, y0: int
     ) -> None:
         _, _, low, high = view.visible(geometry)
-        for row, hz in _freq_ticks(low, high, view.freq_scale, self.height):
-            self._ticks.append((x0 - TICK, y0 + row, x0 - 1, y0 + row))
-            self._labels.append(_Label(x0 - TICK - 2, y0 + row, _hz_label(hz), "rm"))
+        for tick in freq_ticks(low, high, view.freq_scale, self.height, spacing_px=FREQ_SPACING):
+            if tick.major:
+                row = y0 + (1 - tick.position) * self.height
+                self._ticks.append((x0 - TICK, row, x0 - 1, row))
+                self._labels.append(
+                    _Label(x0 - TICK - 2, row, format_hz(tick.value, short=True), "rm")
+                )
         self._labels.append(_Label(x0 - TICK - 2, UNIT_ROW, "Hz", "rm"))
 
     def _place_db_labels(self, view: ViewSettings, x0: int, y0: int) -> None:
         floor = view.resolved_floor_db
-        step = nice_step(view.range_db / self.height * 24)
-        for k in range(math.ceil(floor / step), math.floor((floor + view.range_db) / step) + 1):
-            row = y0 + (1 - (k * step - floor) / view.range_db) * self.height
+        for tick in level_ticks(floor, view.range_db, self.height, LEVEL_SPACING):
+            row = y0 + (1 - tick.position) * self.height
             self._ticks.append((x0, row, x0 + TICK - 1, row))
-            self._labels.append(_Label(x0 + TICK + 2, row, f"{k * step:g}", "lm"))
+            self._labels.append(_Label(x0 + TICK + 2, row, tick.label, "lm"))
         self._labels.append(_Label(x0 + TICK + 2, UNIT_ROW, "dB", "lm"))
 
     def _colour_bar(self, view: ViewSettings) -> np.ndarray:

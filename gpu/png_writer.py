@@ -111,17 +111,10 @@ class PngStreamWriter:
     def write_rows(self, rows: np.ndarray) -> None:
         """Append ``rows``: uint8 ``[n, width, 3]``, top row first (``[n, width, 4]`` too: the
         fourth channel, a read-back's alpha, is left out)."""
-        if (
-            rows.dtype != np.uint8
-            or rows.ndim != 3
-            or rows.shape[1:]
-            not in (
-                (self.width, 3),
-                (self.width, 4),
-            )
-        ):
+        if rows.dtype != np.uint8 or rows.shape[1:] not in ((self.width, 3), (self.width, 4)):
             raise ValueError(
-                f"rows must be uint8 [n, {self.width}, 3], not {rows.dtype} {rows.shape}"
+                f"rows must be uint8 [n, {self.width}, 3] or [n, {self.width}, 4], "
+                f"not {rows.dtype} {list(rows.shape)}"
             )
         if self.rows_written + len(rows) > self.height:
             raise ValueError(f"more than {self.height} rows written")

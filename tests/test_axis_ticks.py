@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 from spectropaint.gpu.axis_ticks import (
+    format_hz,
     format_seconds,
     freq_ticks,
     label_left,
+    level_ticks,
     time_ticks,
 )
 from spectropaint.transforms.geometry import warp
@@ -98,3 +100,24 @@ def test_a_frequency_axis_zoomed_in_still_labels_frequencies(scale, low, high):
 def test_a_moderately_zoomed_log_axis_labels_the_hundreds_it_has_room_for():
     labels = [t.label for t in freq_ticks(280.0, 1500.0, "log", 640) if t.major]
     assert {"300 Hz", "400 Hz", "500 Hz", "700 Hz", "1 kHz"} <= set(labels)
+
+
+@pytest.mark.parametrize("scale", ["linear", "log", "mel"])
+def test_a_deeply_zoomed_ruler_never_repeats_a_label(scale):
+    """``:g`` kept six significant digits: at 1705 Hz ticks a hundredth of a Hz apart all read
+    '1.70501 kHz'. Labels are now the values to a millionth of a Hz."""
+    majors = [t for t in freq_ticks(1705.0, 1705.05, scale, 600) if t.major]
+    assert len(majors) >= 3
+    assert len({t.label for t in majors}) == len(majors)
+    for tick in majors:
+        assert float(tick.label.split()[0]) * 1000 == pytest.approx(tick.value, abs=1e-6)
+    assert format_hz(1705.008, short=True) == "1.705008k" and format_hz(250.0) == "250 Hz"
+
+
+def test_level_labels_are_round_and_exact():
+    # adding the step again and again (as the dB ruler did) read '-5.55112e-17' where 0 dB belonged
+    ticks = level_ticks(-1.0, 1.4, 300, 40)
+    assert [t.label for t in ticks] == ["-1", "-0.8", "-0.6", "-0.4", "-0.2", "0", "0.2", "0.4"]
+    for tick in ticks:
+        assert tick.position == pytest.approx((tick.value + 1.0) / 1.4)
+    assert np.diff([t.position * 300 for t in ticks]).min() >= 40 - 1e-6

@@ -41,6 +41,18 @@ def test_bins_and_hz_round_trip_on_even_and_uneven_bands():
     )
 
 
+def test_even_step_is_the_stfts_bin_spacing_and_none_for_uneven_bands():
+    assert g.even_step(g.fft_frequencies(n_fft=4096, sample_rate=48000)) == pytest.approx(
+        48000 / 4096, rel=1e-12
+    )
+    assert g.even_step([100.0, 130.0]) == 30.0
+    assert g.even_step(55.0 * 2 ** (np.arange(48) / 12)) is None
+    nudged = g.fft_frequencies(n_fft=1024, sample_rate=44100)
+    nudged[300] += 1e-4 * 44100 / 1024  # one band off by 1e-4 of the spacing
+    assert g.even_step(nudged) is None
+    assert g.even_step([440.0]) is None and g.even_step([]) is None
+
+
 def test_semitones_and_notes_match_librosa():
     hz = np.array([27.5, 261.6256, 440.0, 1000.0])
     np.testing.assert_allclose(g.hz_to_semitones(hz) + 69, librosa.hz_to_midi(hz), atol=1e-9)
@@ -59,3 +71,19 @@ def test_warps_invert_and_mel_is_htk(scale):
     np.testing.assert_allclose(g.unwarp(g.warp(hz, scale), scale), hz)
     if scale == "mel":
         np.testing.assert_allclose(g.warp(hz, "mel"), librosa.hz_to_mel(hz, htk=True))
+
+
+def test_labels_write_each_quantity_with_one_precision():
+    hz = [0.0, 5.5, 55.0, 431.4, 999.6, 1184.3, 2960.0, 12345.0, 123456.0]
+    assert [g.hz_label(value) for value in hz] == [
+        "0 Hz", "5.5 Hz", "55.0 Hz", "431 Hz", "1.00 kHz", "1.18 kHz", "2.96 kHz", "12.3 kHz",
+        "123 kHz",
+    ]  # fmt: skip
+    for value in np.geomspace(1.0, 90000.0, 400):  # three significant digits, read back
+        number, unit = g.hz_label(value).split()
+        shown = float(number) * (1000.0 if unit == "kHz" else 1.0)
+        assert abs(shown - value) <= 0.005 * value + 0.05
+    assert g.seconds_label(1.5) == "1.50 s" and g.seconds_label(0.123456) == "0.12 s"
+    assert g.seconds_span_label(0.123456, 12.0) == "0.12-12.00 s"
+    assert [g.db_label(db) for db in (-3.0, 6.04, -0.04)] == ["-3.0 dB", "+6.0 dB", "+0.0 dB"]
+    assert g.db_label(6.0, signed=False) == "6.0 dB"

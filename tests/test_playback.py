@@ -3,6 +3,7 @@ and the Resynthesizer that keeps it equal to the edited document."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from types import SimpleNamespace
@@ -149,16 +150,27 @@ def test_no_output_device_disables_transport_with_its_reason():
     assert engine.edited()[10:15].max() == 0
 
 
-def test_portaudio_error_on_query_becomes_a_reason(monkeypatch):
+def test_portaudio_error_on_query_becomes_a_reason_in_the_users_words(monkeypatch, caplog):
+    """With no sound card the transport said 'no audio output device (Error querying device -1)':
+    the reason now says what to do, and PortAudio's own words go to the log only."""
     import sounddevice as sd
 
     def fail(*args, **kwargs):
         raise sd.PortAudioError("Error querying device -1")
 
     monkeypatch.setattr(sd, "query_devices", fail)
-    device = find_output_device()
+    with caplog.at_level(logging.WARNING, logger="spectropaint.app.playback.engine"):
+        device = find_output_device()
     assert not device.available
-    assert "Error querying device -1" in device.reason
+    assert device.reason == (
+        "no audio output device was found. Connect one and press Play to look again"
+    )
+    assert "Error querying device -1" in caplog.text
+    engine = PlaybackEngine(ramp(), 8000, device=device)
+    with pytest.raises(RuntimeError) as raised:
+        engine.play()
+    assert str(raised.value) == f"Playback is unavailable: {device.reason}"
+    assert "Error" not in str(raised.value) and "-1" not in str(raised.value)
 
 
 class RecordingEngine(PlaybackEngine):
@@ -203,31 +215,39 @@ def test_real_stream_delivers_the_edited_signal(jack_server):  # noqa: F811
 
 
 def test_real_stream_never_delivers_a_block_mixing_two_versions_of_a_span(jack_server):  # noqa: F811
-    """Rewrite the looped span continuously while it plays: each block shows exactly one version."""
+    """Rewrite the looped span while it plays: each block shows exactly one version.
+
+    The rewrites come in bursts of back-to-back versions, each burst started at a seeded random
+    moment of the callback's period (so writes meet callbacks in flight), and each burst is
+    followed by a wait for a block that entered after it: that block must hold the burst's last
+    version. So every burst is heard however slowly a loaded machine runs the stream, and the
+    writer never starves the callback (a writer rewriting without pause did, and the test missed
+    its deadline under load)."""
     n = JACK_RATE // 4
+    bursts, per_burst, period_s = 30, 5, 256 / JACK_RATE
     engine = RecordingEngine(np.zeros((2, n)), JACK_RATE, device=jack_server)
     engine.set_loop((0, n))
-    stop = threading.Event()
-
-    def rewrite():
-        version = 0
-        while not stop.is_set():
-            version += 1
-            engine.update_span(0, np.full((2, n), version / 1e4))
-
-    writer = threading.Thread(target=rewrite)
+    rng = np.random.default_rng(8)
+    last_of_burst = []
+    version = 0
     try:
         engine.play()
-        writer.start()
-        wait_until(lambda: len(engine.delivered) > 150, 10)
+        wait_until(lambda: engine._left > 0, 10)
+        for _ in range(bursts):
+            time.sleep(rng.uniform(0.0, period_s))
+            for _ in range(per_burst):
+                version += 1
+                engine.update_span(0, np.full((2, n), version / 1e4))
+            entered = engine._entered
+            wait_until(lambda entered=entered: engine._left > entered, 30)
+            last_of_burst.append(version / 1e4)
+        wait_until(lambda: len(engine.delivered) >= engine._left, 5)
     finally:
-        stop.set()
-        writer.join()
         engine.close()
     versions = [np.unique(block) for block in engine.delivered]
     assert all(len(v) == 1 for v in versions), [v for v in versions if len(v) != 1][:3]
-    seen = np.array([v[0] for v in versions])
-    assert len(np.unique(seen)) > 10  # the span really changed while it played
+    seen = np.array([v[0] for v in versions], dtype=np.float32)
+    assert set(np.float32(last_of_burst)) <= set(seen)  # every burst was heard while it played
     assert np.all(np.diff(seen) >= 0)
 
 
@@ -309,9 +329,16 @@ def test_a_strokes_deferred_spans_wait_for_its_end_or_for_playback():
 
         third = paint(400)
         resynthesizer.schedule(third, defer=True)
-        resynthesizer.release()  # playback started during the stroke
+        resynthesizer.listen(True)  # playback started during the stroke
         assert resynthesizer.wait_idle(30) and not resynthesizer.held
         np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        fourth = paint(300)
+        resynthesizer.schedule(fourth, defer=True)  # while playing: heard at once
+        assert resynthesizer.wait_idle(30) and not resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        resynthesizer.listen(False)  # playback stopped: the next stroke waits for its end again
+        resynthesizer.schedule(paint(100), defer=True)
+        assert resynthesizer.wait_idle(5) and resynthesizer.held
     finally:
         resynthesizer.close()
 
@@ -336,6 +363,45 @@ def test_the_transport_resynthesises_a_stroke_when_it_ends_unless_playing(qapp):
         np.testing.assert_allclose(
             transport.engine.edited(), document.edited_samples().T, atol=1e-6
         )
+    finally:
+        transport.close()
+        session.close()
+
+
+def test_a_pointer_event_as_playback_starts_is_heard_not_held(qapp):
+    """The race: Play let the held spans go, then a pointer event painted before the engine said
+    it was playing, and its span (with the stroke's) was held again until the pen moved on. The
+    event is delivered here inside ``engine.play``, exactly in that window."""
+    from spectropaint.app.playback.transport import Transport
+    from spectropaint.app.session import Session
+    from spectropaint.brushes.settings import BrushSettings
+    from spectropaint.brushes.stroke import InputEvent
+
+    signal = 0.2 * np.random.default_rng(7).standard_normal((1, 8000 * 4))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    session = Session(document, settle=False)
+    transport = Transport(session, STEREO)
+    engine = transport.engine
+
+    def play(*, from_sample=None, until=None):  # no stream: the window of the race, then playing
+        session.paint(InputEvent(0.2, 250.0, 40.0))
+        engine._playing = True
+
+    engine.play = play
+    try:
+        settings = BrushSettings(radius_frames=6, radius_bins=6)
+        session.begin_stroke("gain", settings, {"gain_db": -30}, InputEvent(0.0, 50.0, 40.0))
+        session.paint(InputEvent(0.1, 150.0, 40.0))
+        assert transport.resynthesizer.held  # not playing yet
+        transport.toggle()
+        assert transport.playing
+        assert transport.resynthesizer.wait_idle(30) and not transport.resynthesizer.held
+        np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
+        engine._playing = False  # it reached the end
+        transport._tick()
+        session.paint(InputEvent(0.3, 350.0, 40.0))
+        assert transport.resynthesizer.held  # nothing plays: the stroke's spans wait again
+        session.end_stroke()
     finally:
         transport.close()
         session.close()

@@ -21,7 +21,8 @@ from test_render_reference import (
 from spectropaint.gpu.adapter import shared_device
 from spectropaint.gpu.colormaps import lookup
 from spectropaint.gpu.errors import ImageFileError
-from spectropaint.gpu.png_axes import BAR_GAP, BAR_WIDTH, LEFT, TOP
+from spectropaint.gpu.geometry import BlockGeometry
+from spectropaint.gpu.png_axes import BAR_GAP, BAR_WIDTH, LEFT, TOP, PictureFrame
 from spectropaint.gpu.png_export import export_png
 from spectropaint.gpu.png_writer import PngStreamWriter, adler32_combine
 from spectropaint.gpu.renderer import SpectrogramRenderer
@@ -195,8 +196,14 @@ def test_the_stream_writer_refuses_a_wrong_row_count():
     png = PngStreamWriter(io.BytesIO(), 4, 3)
     with pytest.raises(ValueError, match="more than 3 rows"):
         png.write_rows(np.zeros((4, 4, 3), np.uint8))
-    with pytest.raises(ValueError, match=r"rows must be uint8 \[n, 4, 3\]"):
+    with pytest.raises(
+        ValueError, match=r"rows must be uint8 \[n, 4, 3\] or \[n, 4, 4\], not uint8 \[1, 5, 3\]"
+    ):
         png.write_rows(np.zeros((1, 5, 3), np.uint8))
+    with pytest.raises(ValueError, match=r"or \[n, 4, 4\], not float32 \[1, 4, 4\]"):
+        png.write_rows(np.zeros((1, 4, 4), np.float32))
+    with pytest.raises(ValueError, match=r"or \[n, 4, 4\], not uint8 \[4, 3\]"):
+        png.write_rows(np.zeros((4, 3), np.uint8))
 
 
 @pytest.mark.parametrize("split", [0, 1, 65520, 65521, 65522, 200_000])
@@ -228,3 +235,29 @@ def test_groups_compressed_in_parallel_decode_to_the_picture_while_bands_are_reu
             np.testing.assert_array_equal(np.asarray(image.convert("RGB")), picture)
         outputs[workers] = buffer.getvalue()
     assert outputs[1] == outputs[4]  # the same groups, the same bytes, whatever the threads
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        ViewSettings(freq_range=(1705.0, 1705.01), range_db=1e-4, floor_db=-100.0),
+        ViewSettings(freq_range=(440.0, 440.001), freq_scale="log"),
+        ViewSettings(freq_range=(999.0, 1001.0), freq_scale="mel"),
+        ViewSettings(time_range=(1000.0, 1000.5)),
+    ],
+)
+def test_no_two_axis_labels_read_the_same_however_far_the_view_is_zoomed(view):
+    """Six significant digits wrote 1705.008 Hz and 1705.009 Hz both as '1.70501k': every label of
+    an axis is now its own value, at its own place."""
+    geometry = BlockGeometry(
+        n_frames=5000, n_bins=1025, first_hz=0.0, step_hz=44100 / 2048, first_seconds=0.0,
+        step_seconds=512 / 44100,
+    )  # fmt: skip
+    frame = PictureFrame(400, 300, view=view, geometry=geometry, axes=True)
+    for axis in ("mt", "rm", "lm"):  # time (below), frequency (left), dB (right of the bar)
+        labels = [label for label in frame._labels if label.anchor == axis]
+        values = [label.text for label in labels if label.text not in ("Hz", "dB")]
+        assert len(values) >= 2, (axis, values)
+        assert len(set(values)) == len(values), (axis, values)
+        places = [(label.x, label.y) for label in labels]
+        assert len(set(places)) == len(places), (axis, places)

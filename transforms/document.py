@@ -106,10 +106,6 @@ class _Rising:
         return None if self.progress is None else self.progress(self.best)
 
 
-def polar_to_complex(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
-    return torch.polar(magnitude, phase)
-
-
 @dataclass(frozen=True)
 class EditedRun:
     """Coefficients of frames ``frame0 ...`` of a block, with which of them are edited.
@@ -171,7 +167,9 @@ def resynthesise(
         a0, a1 = transform.samples_read(block, frame0, frame1, n)
         reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
         magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
-        delta = polar_to_complex(magnitude, phase) - polar_to_complex(*fft_ops.polar(reference))
+        delta = fft_ops.polar_to_complex(magnitude, phase) - fft_ops.polar_to_complex(
+            *fft_ops.polar(reference)
+        )
         pieces.append((block, frame0, torch.where(flags, delta, torch.zeros_like(delta))))
     if not pieces:
         return out
@@ -543,10 +541,10 @@ class Document:
         block = self.blocks[block_index]
         flags = torch.from_numpy(block.edited_frames[frame0:frame1]).to(self.device)
         original = self.transform.analyse_frames(self._samples, block_index, frame0, frame1)
-        edited = polar_to_complex(
+        edited = fft_ops.polar_to_complex(
             block.magnitude[:, :, frame0:frame1], block.phase[:, :, frame0:frame1]
         )
-        reference = polar_to_complex(*fft_ops.polar(original))
+        reference = fft_ops.polar_to_complex(*fft_ops.polar(original))
         return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_run(

@@ -9,18 +9,24 @@ class SpectroPaintError(Exception):
     """Base of every error SpectroPaint reports to a person (CLI message or dialog)."""
 
 
-class AudioFileError(SpectroPaintError):
+class FileError(SpectroPaintError):
+    """A file could not be read or written: ``cannot {action} '{path}': {reason}``."""
+
+    default_action = "open"
+
+    def __init__(self, path: str | os.PathLike, reason: str, *, action: str | None = None):
+        self.path = os.fspath(path)
+        self.reason = reason
+        self.action = self.default_action if action is None else action
+        super().__init__(f"cannot {self.action} '{self.path}': {reason}")
+
+
+class AudioFileError(FileError):
     """An audio file could not be read or written.
 
     The message always names the file and the reason, e.g.
     ``cannot open 'take3.wav': not a recognised audio file (starts with b'hello')``.
     """
-
-    def __init__(self, path: str | os.PathLike, reason: str, *, action: str = "open"):
-        self.path = os.fspath(path)
-        self.reason = reason
-        self.action = action
-        super().__init__(f"cannot {action} '{self.path}': {reason}")
 
 
 class SettingsError(SpectroPaintError, ValueError):

@@ -1,5 +1,6 @@
 """Conversions between the units of sound: samples, seconds, frames; Hz, bins, semitones, notes;
-and the frequency warps of the display axes. Pure functions, keyword-only after the value.
+and the frequency warps of the display axes; and how labels write a time, a frequency, a level. Pure
+functions, keyword-only after the value.
 
 Frames and bins belong to one transform's grid (a block: ``hop``, the sample of frame 0, the band
 frequencies); people think in seconds and Hz, so positions and sizes that outlive a transform are
@@ -7,6 +8,8 @@ kept in those, and converted here. Values may be numbers or numpy arrays.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -74,6 +77,20 @@ def hz_to_bins(hz, *, band_hz: np.ndarray):
     return np.where(hz < band[0], below, np.where(hz > band[-1], above, inside))
 
 
+def even_step(values) -> float | None:
+    """The spacing of evenly spaced ``values`` (band centres, Hz, increasing), or None.
+
+    Every neighbouring difference must equal ``(values[-1] - values[0]) / (n - 1)`` to 1e-6
+    relative; fewer than two values have no spacing (None). An STFT's bands are evenly spaced, an
+    NSGT's are not.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if len(values) < 2:
+        return None
+    step = float(values[-1] - values[0]) / (len(values) - 1)
+    return step if np.allclose(np.diff(values), step, rtol=1e-6, atol=0.0) else None
+
+
 def hz_to_semitones(hz, *, reference_hz: float = A4_HZ):
     """Semitones above ``reference_hz`` (negative below); NaN for 0 Hz or below."""
     hz = np.asarray(hz, dtype=np.float64)
@@ -125,3 +142,38 @@ def unwarp(value, scale: str):
     if scale == "mel":
         return 700.0 * (10.0 ** (value / 2595.0) - 1.0)
     return value
+
+
+# --- labels -------------------------------------------------------------------------------------
+# What history entries, operation names and messages write for a time, a frequency or a level: one
+# precision each, wherever it appears. (Axis ticks write their round values as they are:
+# spectropaint.gpu.axis_ticks; the readout has its own fixed-width columns.)
+def seconds_label(seconds: float) -> str:
+    """``'1.25 s'``: a time to the hundredth of a second."""
+    return f"{seconds:.2f} s"
+
+
+def seconds_span_label(start: float, stop: float) -> str:
+    """``'1.25-2.50 s'``: two times as :func:`seconds_label` writes them, one unit."""
+    return f"{start:.2f}-{stop:.2f} s"
+
+
+def hz_label(hz: float) -> str:
+    """``'55.0 Hz'``, ``'440 Hz'``, ``'1.23 kHz'``, ``'12.3 kHz'``: three significant digits (at
+    most one decimal of a Hz), in kHz from 1 kHz on."""
+    value = float(f"{hz:.3g}")
+    if value == 0:
+        return "0 Hz"
+    unit, most = "Hz", 1
+    if abs(value) >= 1000:
+        value, unit, most = value / 1000, "kHz", 2
+    decimals = min(most, max(0, 2 - math.floor(math.log10(abs(value)))))
+    return f"{value:.{decimals}f} {unit}"
+
+
+def db_label(db: float, *, signed: bool = True) -> str:
+    """``'+3.0 dB'``, ``'-12.5 dB'`` (``'6.0 dB'`` unsigned): a level to the tenth of a dB."""
+    text = f"{db:+.1f}" if signed else f"{db:.1f}"
+    if float(text) == 0:
+        text = "+0.0" if signed else "0.0"
+    return f"{text} dB"

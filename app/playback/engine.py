@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -53,12 +54,16 @@ RESCAN_WAIT_S = 5.0
 STALL_S = 1.0
 """A playing stream whose callback has not run for this long has lost its device (callback periods
 of high-latency sinks reach a few tenths of a second: this leaves room)."""
+NO_DEVICE_REASON = "no audio output device was found. Connect one and press Play to look again"
+"""Why playback is off when PortAudio lists no output device (its own words go to the log)."""
+NO_PORTAUDIO_REASON = "the PortAudio library is not installed, so no sound can be played"
 STUCK_REASON = (
     "PortAudio stopped answering after an output device went away; restart SpectroPaint to play "
     "sound again"
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 _calls_lock = threading.Lock()
 _calls: list[threading.Thread] = []
 """Helper threads of PortAudio calls still running (or blocked for good)."""
@@ -169,7 +174,8 @@ def find_output_device(*, refresh: bool = False) -> OutputDevice:
     try:
         import sounddevice as sd
     except OSError as exc:  # the PortAudio library itself is missing
-        return OutputDevice(None, "", 0, f"PortAudio is not installed ({exc})")
+        log.warning("sounddevice cannot load PortAudio: %s", exc)
+        return OutputDevice(None, "", 0, NO_PORTAUDIO_REASON)
     if portaudio_stuck(wait=PORTAUDIO_WAIT_S if refresh else 0.0):
         return OutputDevice(None, "", 0, STUCK_REASON)
     try:
@@ -179,7 +185,8 @@ def find_output_device(*, refresh: bool = False) -> OutputDevice:
     except _NoAnswer:
         return OutputDevice(None, "", 0, STUCK_REASON)
     except (sd.PortAudioError, ValueError) as exc:
-        return OutputDevice(None, "", 0, f"no audio output device ({exc})")
+        log.warning("PortAudio lists no default output device: %s", exc)
+        return OutputDevice(None, "", 0, NO_DEVICE_REASON)
     if int(info["max_output_channels"]) < 1:
         return OutputDevice(None, "", 0, f"device {info['name']!r} has no output channels")
     return OutputDevice(int(info["index"]), str(info["name"]), int(info["max_output_channels"]))
@@ -422,13 +429,13 @@ class PlaybackEngine:
 
     def _ensure_stream(self):
         if not self.available:
-            raise RuntimeError(f"playback is unavailable: {self.reason}")
+            raise RuntimeError(f"Playback is unavailable: {self.reason}")
         if self._stream is None:
             import sounddevice as sd
 
             if portaudio_stuck(wait=PORTAUDIO_WAIT_S):
                 self._open_error = STUCK_REASON
-                raise RuntimeError(f"playback is unavailable: {self.reason}")
+                raise RuntimeError(f"Playback is unavailable: {self.reason}")
             try:
                 self._stream = _bounded(
                     lambda: sd.OutputStream(
@@ -443,10 +450,15 @@ class PlaybackEngine:
                     PORTAUDIO_WAIT_S,
                 )
             except (sd.PortAudioError, _NoAnswer) as exc:
-                self._open_error = (
-                    f"cannot open {self.device.name!r} at {self.sample_rate} Hz ({exc})"
+                log.warning(
+                    "PortAudio cannot open %r at %s Hz: %s", self.device.name, self.sample_rate, exc
                 )
-                raise RuntimeError(f"playback is unavailable: {self.reason}") from exc
+                self._open_error = (
+                    f"the output device {self.device.name!r} cannot play sound at "
+                    f"{self.sample_rate} Hz. Choose another one as the system's default output "
+                    "and press Play to look again"
+                )
+                raise RuntimeError(f"Playback is unavailable: {self.reason}") from exc
         return self._stream
 
     # ---------------------------------------------------------------------------------- writer

@@ -8,10 +8,12 @@ proportion to the span) and swaps them into the playback engine (:meth:`Playback
 tear-free while playing). The document lock is held only while the document is read, so a stroke waits at most for
 one span's resynthesis.
 
-Spans scheduled with ``defer`` (a stroke's pointer events while nothing plays) wait for the next
-span scheduled without it (the stroke's end) or :meth:`Resynthesizer.release`: on a 2-core CPU,
-resynthesising minutes of audio while a stroke across a long file paints takes the cores the
-painting needs, and nobody hears it until playback starts.
+Spans scheduled with ``defer`` (a stroke's pointer events) wait for the next span scheduled
+without it (the stroke's end), unless playback is heard (:meth:`Resynthesizer.listen`): on a 2-core
+CPU, resynthesising minutes of audio while a stroke across a long file paints takes the cores the
+painting needs, and nobody hears it until playback starts. Whether playback is heard is decided
+under the same lock as the hold, so a pointer event that arrives as playback starts cannot hold its
+span again after :meth:`~Resynthesizer.listen` let the held ones go.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class Resynthesizer:
         self._pending: list[tuple[int, int, int]] = []
         self._held = False
         """Pending spans wait (:meth:`schedule` with ``defer``)."""
+        self._live = False
+        """Playback is heard: nothing is held (:meth:`listen`)."""
         self._busy = False
         self._closing = False
         self._condition = threading.Condition()
@@ -79,19 +83,24 @@ class Resynthesizer:
         self._thread.start()
 
     def schedule(self, region: Region | Regions, *, defer: bool = False) -> None:
-        """Queue the samples that ``region``'s boxes reach (any thread). ``defer`` holds them, and
-        whatever is pending, until a span is scheduled without it or :meth:`release`."""
+        """Queue the samples that ``region``'s boxes reach (any thread). ``defer`` (a stroke's
+        pointer event) holds them, and whatever is pending, until a span is scheduled without it,
+        unless playback is heard (:meth:`listen`)."""
         spans = [self.document.samples_of(part) for part in region.parts]
         with self._condition:
+            defer = defer and not self._live
             self._pending.extend(spans)
             if spans or not defer:
                 self._held = defer
             self._condition.notify_all()
 
-    def release(self) -> None:
-        """Resynthesise the held spans now (playback started during a stroke)."""
+    def listen(self, live: bool) -> None:
+        """``live``: playback is starting or playing, so the held spans go now and none is held
+        from now on; False: it stopped, and a stroke's spans may wait for its end again."""
         with self._condition:
-            self._held = False
+            self._live = live
+            if live:
+                self._held = False
             self._condition.notify_all()
 
     @property

@@ -177,10 +177,11 @@ class Transport(QObject):
         self.started_at = self._seconds(
             self.engine.position if from_sample is None else from_sample
         )
-        self.resynthesizer.release()  # what a stroke in progress painted, to be heard
+        self.resynthesizer.listen(True)  # what a stroke in progress painted, to be heard
         try:
             self.engine.play(from_sample=from_sample, until=until)
         except RuntimeError:
+            self.resynthesizer.listen(False)
             if self.engine.failures == self._failures_reported:
                 raise  # unavailable: the caller says why
 
@@ -218,10 +219,9 @@ class Transport(QObject):
     def _session_changed(self, change: Change) -> None:
         """Re-synthesise what the changed region reaches, on the resynthesis thread (any thread:
         scheduling only queues it): as each pointer event paints while playing, else when the
-        stroke ends; for undo, redo, operations and settles at once."""
-        self.resynthesizer.schedule(
-            change.region, defer=change.kind == "paint" and not self.engine.playing
-        )
+        stroke ends (the resynthesizer knows which, :meth:`Resynthesizer.listen`); for undo, redo,
+        operations and settles at once."""
+        self.resynthesizer.schedule(change.region, defer=change.kind == "paint")
 
     def _tick(self) -> None:
         self.engine.check()
@@ -233,6 +233,8 @@ class Transport(QObject):
             if not playing:
                 self.engine.pause()  # reached the end: stop the silent stream
             self.state_changed.emit()
+        if not playing:  # a stroke's spans may wait for its end again
+            self.resynthesizer.listen(False)
         if playing and not self.timer.isActive():
             self.timer.start()
         elif not playing and self.timer.isActive():

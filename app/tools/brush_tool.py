@@ -13,6 +13,7 @@ from spectropaint.brushes.registry import brush_kind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import hz_label, seconds_label
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,9 @@ class BrushTool(Tool):
         if self.name == "clone" and "Control" in pointer.modifiers:
             self.clone_source = (point.frame, point.bin)
             self.host.set_clone_source(self.clone_source)
-            self.host.show_message(f"Clone source set at {point.seconds:.3f} s, {point.hz:.0f} Hz")
+            self.host.show_message(
+                f"Clone source set at {seconds_label(point.seconds)}, {hz_label(point.hz)}"
+            )
             return False
         params = dict(self.params)
         if self.name == "clone" and self.clone_source is not None:

@@ -16,6 +16,7 @@ from spectropaint.app.session import Session
 from spectropaint.app.tools.base import LEFT, Pointer, Tool, ToolHost
 from spectropaint.app.tools.footprint import Footprint
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.geometry import db_label, hz_label, seconds_label
 from spectropaint.transforms.selection import Selection
 from spectropaint.transforms.shapes import (
     Band,
@@ -230,8 +231,8 @@ class WandTool(SelectionTool):
         if not (isinstance(found, Wand) and found.raster is not None and found.raster.values.any()):
             self._set(self._base)
             self.host.show_message(
-                f"Nothing at {point.hz:.0f} Hz stands {self.tolerance_db:g} dB above its "
-                "surroundings"
+                f"Nothing at {hz_label(point.hz)} stands "
+                f"{db_label(self.tolerance_db, signed=False)} above its surroundings"
             )
 
 
@@ -275,7 +276,8 @@ class HarmonicTool(SelectionTool):
         track = self.session.selection.terms[-1].shape
         if isinstance(track, Harmonic) and track.track:
             self.host.show_message(
-                f"Harmonics of {f0:.1f} Hz followed from {t0:.2f} s to {t1:.2f} s"
+                f"Harmonics of {hz_label(f0)} followed from {seconds_label(t0)} to "
+                f"{seconds_label(t1)}"
             )
 
 

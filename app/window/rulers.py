@@ -16,7 +16,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from spectropaint.gpu.axis_ticks import freq_ticks, label_left, nice_step, note_ticks, time_ticks
+from spectropaint.gpu.axis_ticks import (
+    freq_ticks,
+    label_left,
+    level_ticks,
+    note_ticks,
+    time_ticks,
+)
 from spectropaint.gpu.colormaps import lookup
 
 
@@ -220,12 +226,8 @@ class ColorBar(_Ruler):
         """``(fraction from the bottom, text)`` of each label."""
         if self.phase:
             return [((value + math.pi) / (2 * math.pi), text) for value, text in PHASE_LABELS]
-        step = nice_step(self.range_db, max(1, self.height() // 40))
-        out, db = [], math.ceil(self.floor_db / step) * step
-        while db <= self.floor_db + self.range_db + 1e-9:
-            out.append(((db - self.floor_db) / self.range_db, f"{db:g}"))
-            db += step
-        return out
+        ticks = level_ticks(self.floor_db, self.range_db, self.height(), 40)
+        return [(tick.position, tick.label) for tick in ticks]
 
     def _gradient(self, height: int) -> QImage:
         levels = np.linspace(1.0, 0.0, height) ** self.gamma

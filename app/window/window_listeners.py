@@ -15,6 +15,7 @@ from spectropaint.app.readout import level_db, readout_text
 from spectropaint.app.session import Change
 from spectropaint.app.window.action_states import set_undo_actions
 from spectropaint.gpu.view_mapping import Point
+from spectropaint.transforms.geometry import seconds_label
 
 PLAYBACK_OFF = "Playback is off"
 
@@ -97,7 +98,7 @@ class WindowListeners:
     def set_cursor(self, seconds: float) -> None:
         if self.window.transport is not None:
             self.window.transport.set_cursor(seconds)
-            self.window.statusBar().showMessage(f"Cursor at {seconds:.3f} s", 3000)
+            self.window.statusBar().showMessage(f"Cursor at {seconds_label(seconds)}", 3000)
 
     def selection_changed(self, span) -> None:
         if self.window.transport is not None:
