@@ -78,6 +78,8 @@ class Job(QObject):
     """
 
     done = Signal()
+    progressed = Signal(float)
+    """The work's progress, 0..1, on the GUI thread (for a status line)."""
 
     def __init__(
         self,
@@ -90,6 +92,7 @@ class Job(QObject):
         on_cancel: Callable[[], None] | None = None,
     ):
         super().__init__(parent)
+        self.label = label
         self.thread = QThread(self)
         self.worker = Worker(work)
         self.worker.moveToThread(self.thread)
@@ -119,6 +122,7 @@ class Job(QObject):
 
     @Slot(float)
     def _show_progress(self, fraction: float) -> None:
+        self.progressed.emit(fraction)
         if self.dialog.maximum():
             self.dialog.setValue(round(min(max(fraction, 0.0), 1.0) * PROGRESS_STEPS))
 
