@@ -102,7 +102,7 @@ class Job(QObject):
         self.dialog.setMinimumDuration(SHOW_AFTER_MS)
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
-        self.dialog.canceled.connect(self.worker.cancel)
+        self.dialog.canceled.connect(self.cancel)  # on this thread: the worker's is busy working
         self._on_success, self._on_failure, self._on_cancel = on_success, on_failure, on_cancel
         # bound slots of this GUI-thread object: Qt queues the worker's signals onto the GUI thread
         self.worker.progressed.connect(self._show_progress)

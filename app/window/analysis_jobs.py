@@ -102,7 +102,9 @@ def _start(
     status = window.statusBar()
 
     def success(_=None) -> None:
-        window.document_replaced()  # new views at once (the session's change says so later too)
+        if window.replacing is job:
+            window.replacing = None
+        window.document_replaced()  # new views at once (then the session's change finds them)
         status.showMessage(done)
         if then is not None:
             then()
@@ -127,8 +129,8 @@ def _start(
     def ended() -> None:
         if window.replacing is job:
             window.replacing = None
-            if window.canvas is not None:
-                window.canvas.setEnabled(True)
+        if window.replacing is None and window.canvas is not None:
+            window.canvas.setEnabled(True)
         status.withdraw(label)
 
     window.canvas.setEnabled(False)  # no strokes: the session refuses them meanwhile

@@ -297,13 +297,18 @@ class MainWindow(QMainWindow):
     def document_replaced(self) -> None:
         """The session holds another document (its analysis changed, or that was undone or
         redone): show it in new views, at the same place in time and frequency (nothing when
-        they show it already).
+        they show it already, or while a job replaces it: its end shows what it made).
 
         When the GPU cannot show it, the step just taken is reversed (a job: redo after an undo,
         undo after a change or a redo), back to the document the views show; once only.
         """
         session = self.session
-        if session is None or self.canvas is None or self.canvas.lanes.document is session.document:
+        if (
+            session is None
+            or self.canvas is None
+            or self.replacing is not None
+            or self.canvas.lanes.document is session.document
+        ):
             return
         document = session.document
         view = dataclasses.replace(
