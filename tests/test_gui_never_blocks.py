@@ -18,12 +18,13 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
 
-from spectropaint.app.analysis_change import AnalysisStep, DocumentState
+from spectropaint.app.analysis_change import AnalysisStep
 from spectropaint.app.window.when_idle import WAITING
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.settle import SettlePlan
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.gpu.errors import GPUUnavailableError
+from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.files.project_file import load_project
 from spectropaint.transforms.nsgt_design import NSGTSettings
@@ -103,24 +104,16 @@ class Gate:
 
 @pytest.fixture
 def gate(monkeypatch, window, qtbot):
-    """A :class:`Gate` on the window's session, released (and its job ended) before the window
-    closes at the end (pytest-qt closes it before fixtures end; a job still running then would
-    have its thread destroyed under it)."""
-    from spectropaint.app import session as session_module
+    """A :class:`Gate` on every new document (an analysis: of a change, or of its undo or redo),
+    released (and its job ended) before the window closes at the end (pytest-qt closes it before
+    fixtures end; a job still running then would have its thread destroyed under it)."""
+    gate, init = Gate(), Document.__init__
 
-    gate = Gate()
-    reanalyse, rebuild = session_module.reanalyse, DocumentState.rebuild
-
-    def held_reanalyse(document, settings, *, progress=None, reserve_bytes=0):
+    def held_init(document, audio, *, progress=None, **kwargs):
         gate.wait(progress)
-        return reanalyse(document, settings, progress=progress, reserve_bytes=reserve_bytes)
+        init(document, audio, progress=progress, **kwargs)
 
-    def held_rebuild(state, progress=None):
-        gate.wait(progress)
-        return rebuild(state, progress)
-
-    monkeypatch.setattr(session_module, "reanalyse", held_reanalyse)
-    monkeypatch.setattr(DocumentState, "rebuild", held_rebuild)
+    monkeypatch.setattr(Document, "__init__", held_init)
     close = window.close
 
     def release_then_close() -> bool:
@@ -176,7 +169,8 @@ def wait_shown(qtbot, window) -> None:
     """No job replaces the document and the views show the session's document."""
     qtbot.waitUntil(
         lambda: (
-            window.replacing is None and window.canvas.lanes.document is window.session.document
+            getattr(window, "replacing", None) is None
+            and window.canvas.lanes.document is window.session.document
         ),
         timeout=JOB_TIMEOUT_MS,
     )
@@ -284,7 +278,8 @@ def test_a_change_of_analysis_runs_on_a_worker_with_progress_and_refuses_strokes
 
     ticker.reset()
     choose_analysis(window, NSGT)
-    assert window.replacing is not None and session.document is stft
+    assert session.document is stft  # OK returned before the analysis
+    assert window.replacing is not None
     qtbot.waitUntil(lambda: bool(gate.threads) and session.replacing, timeout=JOB_TIMEOUT_MS)
     qtbot.waitUntil(lambda: ticker.ticks >= 20)  # the window's thread runs meanwhile
     assert gate.threads[0] is not threading.main_thread()
@@ -314,6 +309,7 @@ def test_cancelling_a_change_of_analysis_or_its_undo_changes_nothing(window, qtb
     before, steps = coefficients(stft), history(session)
 
     choose_analysis(window, NSGT)
+    assert session.document is stft  # OK returned before the analysis
     job = window.replacing
     qtbot.waitUntil(job.dialog.isVisible, timeout=JOB_TIMEOUT_MS)
     QTest.keyClick(job.dialog, Qt.Key.Key_Escape)  # as the dialog's Cancel does
