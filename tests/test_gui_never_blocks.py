@@ -368,3 +368,26 @@ def test_a_document_the_gpu_cannot_show_after_an_undo_is_redone(window, qtbot, m
     assert isinstance(session.history.undo_steps[-1], AnalysisStep)
     assert_same(session.document, nsgt)
     assert len(refused) == 1
+
+
+def test_a_click_in_the_history_across_a_change_of_analysis_runs_it_as_a_job(window, qtbot, gate):
+    session, panel = window.session, window.history_panel
+    opened = coefficients(session.document)
+    erase_stroke(session)
+    session.wait_settled()
+    gate.release.set()
+    choose_analysis(window, NSGT)
+    wait_shown(qtbot, window)
+    qtbot.waitUntil(lambda: panel.list.count() == 3)
+    gate.release.clear()
+    gate.threads.clear()
+
+    panel.list.itemClicked.emit(panel.list.item(0))  # back to the sound as opened
+    qtbot.waitUntil(lambda: bool(gate.threads), timeout=JOB_TIMEOUT_MS)
+    assert window.replacing is not None and session.document.settings == NSGT
+    assert gate.threads[0] is not threading.main_thread()
+    gate.release.set()
+    qtbot.waitUntil(lambda: len(session.history.undo_steps) == 0, timeout=JOB_TIMEOUT_MS)
+    wait_shown(qtbot, window)
+    assert_same(session.document, opened)
+    assert len(session.history.redo_steps) == 2

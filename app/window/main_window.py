@@ -452,6 +452,9 @@ class MainWindow(QMainWindow):
             self.job.cancel()
             event.ignore()
             return
+        if self.after_save is not None and self.when_idle.pending:
+            event.ignore()  # the save the close question asked for waits to start; it goes on
+            return
         if not self._may_discard_edits(then=self.close):
             event.ignore()
             return
