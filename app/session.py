@@ -520,8 +520,9 @@ class Session:
         if replacing:  # analysed before the lock: the step rebuilds from its own copies
             self._begin_replacing()
             try:
-                top = (self.history.undo_steps if kind == "undo" else self.history.redo_steps)[-1]
-                top.prepare(progress)
+                steps = self.history.undo_steps if kind == "undo" else self.history.redo_steps
+                if steps and isinstance(steps[-1], AnalysisStep):  # still, now edits wait
+                    steps[-1].prepare(progress)
             except BaseException:
                 self._replacing = False
                 raise
