@@ -177,13 +177,18 @@ def wait_shown(qtbot, window) -> None:
 
 
 # ------------------------------------------------------------------------------ waiting to settle
+def settling_with_a_file_chosen(window, monkeypatch, path):
+    """The window's session with a stroke settling, and save dialogs that answer ``path``."""
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(path), ""))
+    erase_stroke(window.session)
+    return window.session
+
+
 def test_a_save_waits_for_a_slow_settle_on_a_timer_and_holds_the_settled_document(
     window, qtbot, monkeypatch, tmp_path, held_settle, ticker
 ):
     path = tmp_path / "saved.spp"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(path), ""))
-    session = window.session
-    erase_stroke(session)
+    session = settling_with_a_file_chosen(window, monkeypatch, path)
     painted = coefficients(session.document)
 
     ticker.reset()
@@ -207,9 +212,7 @@ def test_an_export_waits_for_a_slow_settle_on_a_timer_and_writes_what_is_heard(
     window, qtbot, monkeypatch, tmp_path, held_settle, ticker
 ):
     out = tmp_path / "out.wav"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(out), ""))
-    session = window.session
-    erase_stroke(session)
+    session = settling_with_a_file_chosen(window, monkeypatch, out)
     painted = session.document.edited_samples()
 
     window.actions_by_name["export_audio"].trigger()
