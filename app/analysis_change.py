@@ -1,12 +1,15 @@
 """Changing a session's analysis (STFT or NSGT, or their settings) as one undo step (no Qt).
 
-:func:`change_analysis` resynthesises the edited sound and analyses it anew with the new settings
-(:func:`~spectropaint.transforms.reanalyse.reanalyse`), makes that the history's document and pushes
-an :class:`AnalysisStep`. The step keeps the document it replaced as a project keeps one, by its
+:func:`~spectropaint.transforms.reanalyse.reanalyse` resynthesises the edited sound and analyses it
+anew with the new settings (the long part, which only reads the document: a session runs it without
+its lock); :func:`push_change` makes that the history's document and pushes an
+:class:`AnalysisStep` (quick). The step keeps the document it replaced as a project keeps one, by its
 settings and host copies of its edited frames (:class:`DocumentState`), never a second set of
 coefficients. Undoing rebuilds that document from its audio (the unedited frames analysed again,
 which gives the same bits, the edited ones written back) and keeps the one it replaces the same way,
-for redo: both come back bit for bit, and each swap costs one analysis.
+for redo: both come back bit for bit, and each swap costs one analysis, which
+:meth:`AnalysisStep.prepare` makes beforehand (with progress, cancellable, reading nothing the
+document holds) so that the swap itself is quick.
 
 Recorded strokes and operations stay as they are (seconds and Hz: they replay on any analysis). The
 change is logged too (:class:`AnalysisChange`), keeping the log in step with the history, but not
@@ -23,7 +26,6 @@ from spectropaint.transforms.analysis import AnalysisSettings, describe
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.files.audio_file import AudioData
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs
-from spectropaint.transforms.reanalyse import reanalyse
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.transform import Progress
 
@@ -53,9 +55,12 @@ class DocumentState:
     def nbytes(self) -> int:
         return sum(run.magnitude.nbytes + run.phase.nbytes for run in self.runs)
 
-    def rebuild(self) -> Document:
-        """The document again, with the same coefficients and edited frames."""
-        document = Document(self.audio, settings=self.settings, device=self.device)
+    def rebuild(self, progress: Progress | None = None) -> Document:
+        """The document again, with the same coefficients and edited frames; ``progress`` sees its
+        analysis (returning False raises ``Cancelled``)."""
+        document = Document(
+            self.audio, settings=self.settings, device=self.device, progress=progress
+        )
         channels = tuple(range(document.n_channels))
         for run in self.runs:
             region = Region(0, run.magnitude.shape[1], run.frame0, run.frame1, channels, run.block)
@@ -82,33 +87,33 @@ class AnalysisStep:
         self.before, self.after = replaced.settings, after
         self.label = f"Analysis: {describe(after)}"
         self.other = DocumentState.of(replaced)
+        self._rebuilt: Document | None = None
 
     @property
     def nbytes(self) -> int:
         return self.other.nbytes
 
+    def prepare(self, progress: Progress | None = None) -> None:
+        """Rebuild :attr:`other` now (the long part of a swap: one analysis), for the next
+        :meth:`swap`. It reads only this step's own copies, so no lock is needed; a cancelled
+        ``progress`` raises ``Cancelled`` and nothing changes."""
+        if self._rebuilt is None:
+            self._rebuilt = self.other.rebuild(progress)
+
     def swap(self, document: Document) -> Region:
-        """Rebuild :attr:`other` as the history's document and keep ``document`` in its place
-        (nothing changes when rebuilding raises)."""
-        rebuilt = self.other.rebuild()
+        """Put :attr:`other` (rebuilt by :meth:`prepare`, or now) in the history as its document
+        and keep ``document`` in its place (nothing changes when rebuilding raises)."""
+        self.prepare()
+        rebuilt, self._rebuilt = self._rebuilt, None
         self.other = DocumentState.of(document)
         self.history.document = rebuilt
         return EMPTY
 
 
-def change_analysis(
-    history,
-    settings: AnalysisSettings,
-    *,
-    progress: Progress | None = None,
-    reserve_bytes: int = 0,
-) -> AnalysisStep:
-    """Replace ``history``'s document by its edited sound analysed with ``settings`` and push the
-    undo step. Raises what :func:`~spectropaint.transforms.reanalyse.reanalyse` raises (settings
-    the sample rate cannot have, memory, a cancelled ``progress``); nothing changes then."""
-    document = history.document
-    new = reanalyse(document, settings, progress=progress, reserve_bytes=reserve_bytes)
-    step = AnalysisStep(history, document, settings)
+def push_change(history, new: Document, settings: AnalysisSettings) -> AnalysisStep:
+    """Make ``new`` (``history``'s document analysed anew with ``settings``: :func:`reanalyse`)
+    the history's document and push the undo step that brings the one it replaces back."""
+    step = AnalysisStep(history, history.document, settings)
     history.document = new
     history.push(step)
     return step

@@ -25,8 +25,13 @@ The session's :attr:`lock` is held while it writes the document; whoever reads t
 another thread (playback's resynthesis, a save's snapshot) takes it too.
 The generation is counted under it too (edits only, on the thread that makes them). A new stroke,
 an operation, an undo, a redo, a change of analysis and a snapshot first wait for the pending
-settles (:meth:`Session.finish_settles`; an export in the window does too), so none captures a
-state before a settle and no settle lands on a later edit.
+settles (:meth:`Session.finish_settles`), so none captures a state before a settle and no settle
+lands on a later edit. The window never calls them while settles are pending (it waits on a timer,
+:mod:`spectropaint.app.window.when_idle`), so that wait blocks only other threads.
+
+A change of analysis, and the undo or redo of one, analyse the whole sound: they run on a worker
+thread, take the lock only to install the new document, and meanwhile (:attr:`Session.replacing`)
+every other edit is refused with a ``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from typing import Any
 
 import torch
 
-from spectropaint.app.analysis_change import AnalysisChange, change_analysis
+from spectropaint.app.analysis_change import AnalysisChange, AnalysisStep, push_change
 from spectropaint.brushes.actions import RecordedAction, plan_action
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import DEFAULT_BYTE_BUDGET, History
@@ -56,6 +61,7 @@ from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
+from spectropaint.transforms.reanalyse import reanalyse
 from spectropaint.transforms.regions import EMPTY, Region
 from spectropaint.transforms.selection import Selection, resolve
 from spectropaint.transforms.transform import Progress
@@ -232,6 +238,11 @@ class Session:
         self.selection = Selection()
         """What operations act on (empty: nothing selected)."""
         self.clipboard = Clipboard()
+        self._replacing = False
+        """A change of analysis (or its undo or redo) is analysing the sound (under ``lock``)."""
+        self.document_step: str | None = None
+        """How the session came to hold its document: ``'change'`` (of analysis), ``'undo'`` or
+        ``'redo'`` (of one); None as opened. Who cannot show it reverses that step."""
 
     @property
     def notices(self) -> Event[str]:
@@ -277,6 +288,7 @@ class Session:
             raise RuntimeError("a stroke is already in progress")
         self.finish_settles()
         with self.lock:
+            self._refuse_while_replacing()
             self._stroke = StrokeSession(
                 self.document, brush, settings, params=params, history=self.history
             )
@@ -345,10 +357,10 @@ class Session:
         a later edit (where it would be dropped)."""
         if threading.current_thread() is self._settler or self.wait_settled(HURRY_AFTER_S):
             return
-        self._hurry()
+        self.hurry_settles()
         self.wait_settled()
 
-    def _hurry(self) -> None:
+    def hurry_settles(self) -> None:
         """Tell the queued and computing settles to end their iterations at the next one."""
         with self._settled:
             for plan in self._unsettled:
@@ -397,7 +409,7 @@ class Session:
     def close(self) -> None:
         """Stop the settle thread, hurrying the settles under way (see :meth:`finish_settles`)."""
         if self._settler is not None:
-            self._hurry()
+            self.hurry_settles()
             self._settles.put(None)
             self._settler.join()
             self._settler = None
@@ -416,6 +428,7 @@ class Session:
             raise RuntimeError("an operation cannot run while a stroke is in progress")
         self.finish_settles()
         with self.lock:
+            self._refuse_while_replacing()
             changed = apply_plans(
                 self.document, [Plan(label, region, compute)], label=label, history=self.history
             )
@@ -462,6 +475,7 @@ class Session:
             raise RuntimeError("an operation cannot run while a stroke is in progress")
         self.finish_settles()
         with self.lock:
+            self._refuse_while_replacing()
             label, plans = plan_action(self.document, action, clipboard=self.clipboard)
             if plans:
                 region = apply_plans(self.document, plans, label=label, history=self.history)
@@ -481,25 +495,53 @@ class Session:
         return plan_operation_settle(self.history, changed, regions) if self.settling else None
 
     # ---------------------------------------------------------------------------- undo and redo
-    def undo(self) -> Region | None:
-        """Take back the latest step (and its recorded stroke); the box changed, None if none."""
-        return self._step(self.history.undo, self.strokes.undo, "undo")
+    def undo(self, progress: Progress | None = None) -> Region | None:
+        """Take back the latest step (and its recorded stroke); the box changed, None if none.
 
-    def redo(self) -> Region | None:
-        """Put back the latest undone step; the box changed, None if none."""
-        return self._step(self.history.redo, self.strokes.redo, "redo")
+        ``progress`` sees the analysis when the step is a change of analysis
+        (:meth:`step_replaces`); returning False raises ``Cancelled`` and nothing changes.
+        """
+        return self._step(self.history.undo, self.strokes.undo, "undo", progress)
 
-    def _step(self, step, log_step, kind: str) -> Region | None:
+    def redo(self, progress: Progress | None = None) -> Region | None:
+        """Put back the latest undone step; the box changed, None if none (``progress`` as for
+        :meth:`undo`)."""
+        return self._step(self.history.redo, self.strokes.redo, "redo", progress)
+
+    def step_replaces(self, kind: str) -> bool:
+        """The next ``'undo'`` or ``'redo'`` is of a change of analysis: it analyses the whole
+        sound (run it on a worker thread, with progress)."""
+        steps = self.history.undo_steps if kind == "undo" else self.history.redo_steps
+        return bool(steps) and isinstance(steps[-1], AnalysisStep)
+
+    def _step(self, step, log_step, kind: str, progress: Progress | None) -> Region | None:
         if self._stroke is not None:
             return None
-        self.finish_settles()
+        replacing = self.step_replaces(kind)
+        if replacing:  # analysed before the lock: the step rebuilds from its own copies
+            self._begin_replacing()
+            try:
+                steps = self.history.undo_steps if kind == "undo" else self.history.redo_steps
+                if steps and isinstance(steps[-1], AnalysisStep):  # still, now edits wait
+                    steps[-1].prepare(progress)
+            except BaseException:
+                self._replacing = False
+                raise
+        else:
+            self.finish_settles()
         with self.lock:
+            if replacing:
+                self._replacing = False  # ours: the step installs what was prepared
+            else:
+                self._refuse_while_replacing()
             region = step()
             replaced = self.history.document is not self.document
             self.document = self.history.document
         if region is None:
             return None
         log_step()
+        if replaced:
+            self.document_step = kind
         self._emit(region, "document" if replaced else kind)
         return region
 
@@ -516,17 +558,44 @@ class Session:
 
         Raises ``SettingsError`` for settings the sample rate cannot have, ``Cancelled`` when
         ``progress`` returns False, and what opening a document raises for memory; nothing
-        changes then.
+        changes then. The sound is analysed without the lock (other threads read and play the
+        document meanwhile; edits are refused: :attr:`replacing`).
         """
-        if self._stroke is not None:
-            raise RuntimeError("the analysis cannot change while a stroke is in progress")
-        self.finish_settles()
-        with self.lock:
-            before = self.document.settings
-            change_analysis(self.history, settings, progress=progress, reserve_bytes=reserve_bytes)
-            self.document = self.history.document
-        self.strokes.add(AnalysisChange(before, settings))
+        self._begin_replacing()
+        try:
+            document = self.document
+            new = reanalyse(document, settings, progress=progress, reserve_bytes=reserve_bytes)
+            with self.lock:
+                push_change(self.history, new, settings)
+                self.document = new
+            self.strokes.add(AnalysisChange(document.settings, settings))
+            self.document_step = "change"
+        finally:
+            self._replacing = False
         self._emit(EMPTY, "document")
+
+    @property
+    def replacing(self) -> bool:
+        """A change of analysis, or its undo or redo, is analysing the sound: edits are refused."""
+        return self._replacing
+
+    def _begin_replacing(self) -> None:
+        """Wait for the pending settles, then refuse edits until ``_replacing`` is cleared (a
+        ``RuntimeError`` with a stroke in progress or another replacement under way)."""
+        while True:
+            self.finish_settles()
+            with self.lock:
+                if self._stroke is not None:
+                    raise RuntimeError("the analysis cannot change while a stroke is in progress")
+                self._refuse_while_replacing()
+                if not self.settles_pending:  # else an edit ended meanwhile: wait for it too
+                    self._replacing = True
+                    return
+
+    def _refuse_while_replacing(self) -> None:
+        """Under the lock: a ``RuntimeError`` while the analysis changes."""
+        if self._replacing:
+            raise RuntimeError("the document cannot be edited while its analysis changes")
 
     # ----------------------------------------------------------------------------------- saving
     def snapshot(self, view: Mapping[str, Any]) -> Snapshot:

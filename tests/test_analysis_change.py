@@ -3,6 +3,7 @@ the edited sound is kept, undo gives the previous document back bit for bit, red
 strokes on either side of the change undo and redo on their own analysis."""
 
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from spectropaint.app.session import Session
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.errors import Cancelled, SettingsError
 from spectropaint.transforms.nsgt_design import NSGTSettings
 from spectropaint.transforms.stft import STFTSettings
 
@@ -147,3 +148,80 @@ def test_settings_the_sample_rate_cannot_have_change_nothing(session):
     session.undo()  # the stroke, not a change that did not happen
     assert session.document is document
     assert_state(document, original, flags=False)
+
+
+def log_and_steps(session: Session) -> tuple:
+    """What undo and redo act on: the steps and log entries (by identity), and the generation."""
+    history = session.history
+    return (
+        history.undo_steps,
+        history.redo_steps,
+        tuple(session.strokes.done),
+        tuple(session.strokes.undone),
+        session.generation,
+    )
+
+
+def test_a_cancelled_change_or_undo_of_one_changes_nothing(session):
+    erase(session, 440.0, 1.0, 2.0)
+    stft, painted, before = session.document, state(session.document), log_and_steps(session)
+    fractions = []
+
+    def cancel_at_half(done: float) -> bool:
+        fractions.append(done)
+        return done < 0.5
+
+    with pytest.raises(Cancelled):
+        session.change_analysis(SETTINGS, progress=cancel_at_half)
+    assert fractions == sorted(fractions) and fractions[-1] >= 0.5  # progress, then stopped
+    assert session.document is stft and log_and_steps(session) == before
+    assert_state(stft, painted)
+    assert not session.replacing
+
+    session.change_analysis(SETTINGS)
+    nsgt, changed, before = session.document, state(session.document), log_and_steps(session)
+    fractions.clear()
+    with pytest.raises(Cancelled):
+        session.undo(progress=cancel_at_half)
+    assert fractions == sorted(fractions) and fractions[-1] >= 0.5
+    assert session.document is nsgt and log_and_steps(session) == before
+    assert_state(nsgt, changed)
+    session.undo()  # the step is whole: undone, it is the painted STFT to the bit
+    assert_state(session.document, painted)
+
+
+def test_edits_are_refused_and_the_lock_is_free_while_the_analysis_changes(session):
+    """The analysis runs without the session's lock (a save's snapshot, playback and the
+    window's reads go on), and every edit meanwhile is refused rather than lost in a race."""
+    erase(session, 440.0, 1.0, 2.0)
+    stft = session.document
+    analysing, release = threading.Event(), threading.Event()
+
+    def held(done: float) -> bool:
+        analysing.set()
+        release.wait(30)
+        return True
+
+    changer = threading.Thread(target=lambda: session.change_analysis(SETTINGS, progress=held))
+    changer.start()
+    try:
+        assert analysing.wait(30)
+        assert session.lock.acquire(timeout=5)  # not held while analysing
+        session.lock.release()
+        assert session.replacing
+        snapshot = session.snapshot({})
+        assert snapshot.document is stft
+        with pytest.raises(RuntimeError, match="analysis changes"):
+            erase(session, 1000.0, 3.0, 4.0)
+        with pytest.raises(RuntimeError, match="analysis changes"):
+            session.undo()
+        with pytest.raises(RuntimeError, match="analysis changes"):
+            session.change_analysis(STFTSettings(n_fft=512, hop=128))
+    finally:
+        release.set()
+        changer.join()
+    assert session.document.settings == SETTINGS and not session.replacing
+    assert [type(entry).__name__ for entry in session.strokes.done] == [
+        "RecordedStroke",
+        "AnalysisChange",
+    ]

@@ -174,18 +174,17 @@ def export_audio(window: MainWindow) -> None:
     from spectropaint.app.files.audio_export import export_audio as write
     from spectropaint.app.files.export_dialogs import AudioExportDialog
 
-    document = window.session.document
-    dialog = AudioExportDialog(document, window)
+    dialog = AudioExportDialog(window.session.document, window)
 
     def chosen() -> None:
         options = dialog.options()
         name = f"{options.format} (*{options.suffix})"
         path = _ask_save_path(window, "Export Audio", {name: options.suffix}, _stem(window))
         if path is not None:
-            window.job = _start_export(
+            _start_export(
                 window,
                 path,
-                lambda progress: write(document, path, options, progress=progress),
+                lambda document, progress: write(document, path, options, progress=progress),
                 "audio",
             )
 
@@ -200,22 +199,34 @@ def _open_dialog(window: MainWindow, dialog, chosen) -> None:
     dialog.open()
 
 
-def _start_export(window: MainWindow, path: str, work, what: str) -> Job:
-    """Run ``work`` writing ``path`` with no strokes meanwhile (the document is being read), once
-    the finished strokes and operations have settled (what is written is what is heard)."""
-    window.canvas.finish_painting()
-    window.session.finish_settles()
-    window.canvas.setEnabled(False)
+def _start_export(window: MainWindow, path: str, work, what: str) -> None:
+    """Run ``work(document, progress)`` writing ``path`` as ``window.job``, with no strokes
+    meanwhile (the document is being read), once the window is idle (the strokes the pointer made
+    painted and settled: what is written is what is heard; :class:`~spectropaint.app.window.
+    when_idle.WhenIdle`, so the window's thread never waits for that)."""
+    session, name = window.session, os.path.basename(path)
 
-    def success(report) -> None:
-        window.store.last_folder = os.path.dirname(path)
-        window.statusBar().showMessage(report.message, 10000)
+    def start() -> None:
+        if window.session is not session:
+            return
+        document = session.document
+        window.canvas.setEnabled(False)
 
-    job = start_job(
-        window, f"Exporting {os.path.basename(path)}...", work, success, f"Cannot export {what}"
-    )
-    job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
-    return job
+        def success(report) -> None:
+            window.store.last_folder = os.path.dirname(path)
+            window.statusBar().showMessage(report.message, 10000)
+
+        job = start_job(
+            window,
+            f"Exporting {name}...",
+            lambda progress: work(document, progress),
+            success,
+            f"Cannot export {what}",
+        )
+        job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
+        window.job = job
+
+    window.when_idle.run(start, f"exporting {name}")
 
 
 def export_image(window: MainWindow) -> None:
@@ -224,7 +235,7 @@ def export_image(window: MainWindow) -> None:
     from spectropaint.app.files.export_dialogs import ImageExportDialog
     from spectropaint.gpu.png_export import export_png
 
-    document, canvas = window.session.document, window.canvas
+    canvas = window.canvas
     size = (canvas.width(), canvas.height())
     dialog = ImageExportDialog(canvas.view, canvas.renderer.geometry, size, window)
 
@@ -235,7 +246,7 @@ def export_image(window: MainWindow) -> None:
             return
         view = options.view
 
-        def work(progress):
+        def work(document, progress):
             return export_png(
                 document,
                 path,
@@ -252,7 +263,7 @@ def export_image(window: MainWindow) -> None:
                 progress=progress,
             )
 
-        window.job = _start_export(window, path, work, "image")
+        _start_export(window, path, work, "image")
 
     _open_dialog(window, dialog, chosen)
 

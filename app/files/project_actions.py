@@ -1,6 +1,9 @@
 """Projects in the window: saving and opening ``.spp`` files as background jobs.
 
-A save never holds the session's lock while it writes: ``Session.snapshot`` copies, under the lock,
+A save starts once the window is idle (:class:`~spectropaint.app.window.when_idle.WhenIdle`: the
+strokes the pointer made painted, finished edits settled, no change of analysis under way), so it
+holds the settled document without the window's thread ever waiting for that. It never holds the
+session's lock while it writes: ``Session.snapshot`` copies, under the lock,
 only what strokes can change (the edited frames); the file is then written from that copy, with the
 audio and settings it shares with the open document (nothing writes those after loading), on a
 worker thread while painting goes on.
@@ -98,8 +101,9 @@ def ask_project_path(window: MainWindow) -> str | None:
     return path if path.lower().endswith(SUFFIX) else path + SUFFIX
 
 
-def save(window: MainWindow, *, ask: bool) -> Job | None:
-    """Save the document as a project: to its own path, or one asked for (``ask``, or none yet).
+def save(window: MainWindow, *, ask: bool) -> None:
+    """Save the document as a project: to its own path, or one asked for (``ask``, or none yet),
+    as ``window.job`` once the window is idle.
 
     On success the session is told (``Session.mark_saved``) and the continuation in
     ``window.after_save`` runs; cancelling the dialog or a failure drops it.
@@ -109,9 +113,14 @@ def save(window: MainWindow, *, ask: bool) -> Job | None:
     path = path or ask_project_path(window)
     if path is None:
         window.after_save = None
-        return None
-    window.canvas.finish_painting()  # the strokes the pointer made are in what is saved
-    snapshot = session.snapshot(window.view_values())
+        return
+    window.when_idle.run(lambda: _start_save(window, session, path), "saving")
+
+
+def _start_save(window: MainWindow, session, path: str) -> None:
+    if window.session is not session:
+        return
+    snapshot = session.snapshot(window.view_values())  # settled: nothing is pending now
 
     def success(report) -> None:
         session.mark_saved(path, snapshot.generation)
@@ -121,7 +130,7 @@ def save(window: MainWindow, *, ask: bool) -> Job | None:
         if then is not None:
             then()
 
-    return file_actions.start_job(
+    window.job = file_actions.start_job(
         window,
         f"Saving {os.path.basename(path)}...",
         lambda progress: snapshot.write(path, progress),

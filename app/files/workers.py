@@ -78,6 +78,8 @@ class Job(QObject):
     """
 
     done = Signal()
+    progressed = Signal(float)
+    """The work's progress, 0..1, on the GUI thread (for a status line)."""
 
     def __init__(
         self,
@@ -90,6 +92,7 @@ class Job(QObject):
         on_cancel: Callable[[], None] | None = None,
     ):
         super().__init__(parent)
+        self.label = label
         self.thread = QThread(self)
         self.worker = Worker(work)
         self.worker.moveToThread(self.thread)
@@ -99,7 +102,7 @@ class Job(QObject):
         self.dialog.setMinimumDuration(SHOW_AFTER_MS)
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
-        self.dialog.canceled.connect(self.worker.cancel)
+        self.dialog.canceled.connect(self.cancel)  # on this thread: the worker's is busy working
         self._on_success, self._on_failure, self._on_cancel = on_success, on_failure, on_cancel
         # bound slots of this GUI-thread object: Qt queues the worker's signals onto the GUI thread
         self.worker.progressed.connect(self._show_progress)
@@ -119,6 +122,7 @@ class Job(QObject):
 
     @Slot(float)
     def _show_progress(self, fraction: float) -> None:
+        self.progressed.emit(fraction)
         if self.dialog.maximum():
             self.dialog.setValue(round(min(max(fraction, 0.0), 1.0) * PROGRESS_STEPS))
 

@@ -2,10 +2,13 @@
 
 STFT (FFT size, hop, window) or NSGT (scale, bins per octave, fmin, fmax). Accepting re-analyses the
 open document keeping its edits, as one step of the session's undo history
-(:mod:`spectropaint.app.analysis_change`); undo brings the previous analysis back.
+(:mod:`spectropaint.app.analysis_change`), on a worker thread with progress and Cancel
+(:mod:`spectropaint.app.window.analysis_jobs`); undo brings the previous analysis back.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -20,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spectropaint.transforms.analysis import AnalysisSettings, describe, transform_name
-from spectropaint.transforms.errors import AudioFileError, SettingsError
+from spectropaint.transforms.analysis import AnalysisSettings, transform_name
+from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.nsgt_design import SCALES, NSGTSettings
 from spectropaint.transforms.stft import WINDOWS, STFTSettings
 
@@ -126,11 +129,11 @@ class AnalysisDialog(QDialog):
         self.accept()
 
 
-def change_analysis(window) -> AnalysisDialog | None:
-    """Open the dialog for ``window``'s document (not blocking); on OK, the session analyses the
-    edited sound anew as one undoable step (:meth:`~spectropaint.app.session.Session.
-    change_analysis`), and the window shows the new document when the session tells it
-    (``document``). Returns the dialog, or None without a document."""
+def change_analysis(window, chosen: Callable[[AnalysisSettings], None]) -> AnalysisDialog | None:
+    """Open the dialog for ``window``'s document (not blocking); on OK with other settings,
+    ``chosen(settings)`` (the window analyses the edited sound anew as one undoable step:
+    :func:`spectropaint.app.window.analysis_jobs.change`). Returns the dialog, or None without a
+    document."""
     session = window.session
     if session is None:
         return None
@@ -138,15 +141,8 @@ def change_analysis(window) -> AnalysisDialog | None:
 
     def accepted() -> None:
         settings = dialog.settings()
-        if settings == session.document.settings:
-            return
-        window.canvas.finish_painting()
-        try:
-            session.change_analysis(settings)
-        except (SettingsError, AudioFileError) as err:  # a sample rate or memory that refuses
-            window.statusBar().showMessage(str(err))
-            return
-        window.statusBar().showMessage(f"Analysis: {describe(settings)}")
+        if settings != session.document.settings:
+            chosen(settings)
 
     dialog.accepted.connect(accepted)
     dialog.open()

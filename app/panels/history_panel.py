@@ -51,10 +51,13 @@ class HistoryPanel(QWidget):
         self,
         session: Session | None,
         when_idle: Callable[[Callable[[], object], str], None] = lambda action, what: action(),
+        go_to_state: Callable[[Session, int], None] = go_to,
     ) -> None:
         """Show ``session``'s history; ``when_idle(action, what)`` runs a step once the painting
-        in progress is done (:class:`~spectropaint.app.window.when_idle.WhenIdle`)."""
-        self.session, self.when_idle = session, when_idle
+        in progress is done (:class:`~spectropaint.app.window.when_idle.WhenIdle`), and
+        ``go_to_state(session, position)`` steps there (the window's runs a change of analysis
+        as a job)."""
+        self.session, self.when_idle, self._go_to = session, when_idle, go_to_state
         self._b = None
         self.compare.blockSignals(True)
         self.compare.setChecked(False)
@@ -100,7 +103,7 @@ class HistoryPanel(QWidget):
 
             def step() -> None:
                 if self.session is session:
-                    go_to(session, position)
+                    self._go_to(session, position)
                     self.refresh()
 
             self.when_idle(step, "going back in the history")

@@ -339,9 +339,17 @@ class SelectionController(QObject):
         return {}
 
     def run(self, name: str, params: dict | None = None) -> None:
-        """Operation ``name`` on the selection, as one undo step; a refusal goes to the status bar."""
+        """Operation ``name`` on the selection, as one undo step, once the window is idle (the
+        strokes painted and settled: :class:`~spectropaint.app.window.when_idle.WhenIdle`); a
+        refusal goes to the status bar."""
+        session = self.session
+        self.window.when_idle.run(lambda: self._apply(session, name, params), name)
+
+    def _apply(self, session, name: str, params: dict | None) -> None:
+        if session is not self.session:
+            return
         try:
-            region = self.session.apply_to_selection(name, params or {})
+            region = session.apply_to_selection(name, params or {})
         except SettingsError as exc:
             self._message(str(exc))
             return
@@ -419,9 +427,16 @@ class SelectionController(QObject):
                 return
         values = dataclasses.asdict(placement)
         action = RecordedAction("image", {"path": os.path.abspath(path), "placement": values})
-        try:
-            self.session.apply_action(action)
-        except ImageFileError as exc:
-            QMessageBox.warning(self.window, "Cannot import", str(exc))
-        except SettingsError as exc:
-            self._message(str(exc))
+        session = self.session
+
+        def place() -> None:
+            if session is not self.session:
+                return
+            try:
+                session.apply_action(action)
+            except ImageFileError as exc:
+                QMessageBox.warning(self.window, "Cannot import", str(exc))
+            except SettingsError as exc:
+                self._message(str(exc))
+
+        self.window.when_idle.run(place, "importing the picture")

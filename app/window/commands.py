@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.panels.analysis_dialog import change_analysis
 from spectropaint.app.panels.brush_panel import SIZE_STEP
+from spectropaint.app.window import analysis_jobs
 
 if TYPE_CHECKING:
     from spectropaint.app.window.main_window import MainWindow
@@ -32,10 +33,10 @@ class Commands:
             self.window.open_path(path)
 
     def on_save_project(self) -> None:
-        self.window.job = project_actions.save(self.window, ask=False)
+        project_actions.save(self.window, ask=False)  # the job starts once the window is idle
 
     def on_save_project_as(self) -> None:
-        self.window.job = project_actions.save(self.window, ask=True)
+        project_actions.save(self.window, ask=True)
 
     def on_export_audio(self) -> None:
         file_actions.export_audio(self.window)  # the job starts when its dialogs are answered
@@ -47,15 +48,14 @@ class Commands:
         self.window.close()
 
     def on_undo(self) -> None:
-        """Undo once painting and settling are done (:mod:`.when_idle`: the window never waits)."""
-        session = self.window.session
-        if session is not None:
-            self.window.when_idle.run(session.undo, "undo")
+        """Undo once painting and settling are done (:mod:`.when_idle`: the window never waits);
+        the undo of a change of analysis is a job (:mod:`.analysis_jobs`)."""
+        if self.window.session is not None:
+            self.window.when_idle.run(lambda: analysis_jobs.step(self.window, "undo"), "undo")
 
     def on_redo(self) -> None:
-        session = self.window.session
-        if session is not None:
-            self.window.when_idle.run(session.redo, "redo")
+        if self.window.session is not None:
+            self.window.when_idle.run(lambda: analysis_jobs.step(self.window, "redo"), "redo")
 
     def on_preferences(self) -> None:
         from spectropaint.app.window.preferences import PreferencesDialog
@@ -102,7 +102,15 @@ class Commands:
         self.window.canvas.fit()
 
     def on_analysis(self) -> None:
-        self.window.analysis_dialog = change_analysis(self.window)
+        """The Analysis dialog; its OK changes the analysis as a job once the window is idle."""
+        window = self.window
+
+        def chosen(settings) -> None:
+            window.when_idle.run(
+                lambda: analysis_jobs.change(window, settings), "the change of analysis"
+            )
+
+        window.analysis_dialog = change_analysis(window, chosen)
 
     def _transport_call(self, method) -> None:
         if self.window.transport is None:

@@ -37,7 +37,7 @@ from spectropaint.app.playback.transport import Transport
 from spectropaint.app.session import Session
 from spectropaint.app.settings_store import SettingsStore
 from spectropaint.app.tools.registry import VIEW_TOOLS
-from spectropaint.app.window import action_states, window_preferences
+from spectropaint.app.window import action_states, analysis_jobs, window_preferences
 from spectropaint.app.window.actions import build_menus
 from spectropaint.app.window.brush_choices import BrushChoices
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
@@ -95,13 +95,18 @@ class MainWindow(QMainWindow):
         self.transport: Transport | None = None
         self.transport_view: TransportView | None = None
         self.job = None
+        self.replacing = None
+        """The job changing the analysis (or undoing or redoing that), while it runs."""
+        self._recovering = False
         self.preferences_dialog = None
         self.export_dialog = None
         self.shortcut_sheet = None
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.listeners = WindowListeners(self)
-        self.when_idle = WhenIdle(self._painting_or_settling, self.statusBar(), self)
+        self.when_idle = WhenIdle(
+            self._busy, self.statusBar(), self, hurry=lambda: self.session.hurry_settles()
+        )
         self.setWindowTitle("SpectroPaint")
         self.setAcceptDrops(True)
         self.resize(1280, 800)
@@ -270,7 +275,11 @@ class MainWindow(QMainWindow):
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
         )
-        self.history_panel.set_session(session, self.when_idle.run)
+        self.history_panel.set_session(
+            session,
+            self.when_idle.run,
+            lambda session, position: analysis_jobs.go_to(self, session, position),
+        )
         self.set_document_actions(True)
         self.listeners.update_title()
         canvas.setFocus()
@@ -287,21 +296,44 @@ class MainWindow(QMainWindow):
 
     def document_replaced(self) -> None:
         """The session holds another document (its analysis changed, or that was undone or
-        redone): show it in new views, at the same place in time and frequency."""
-        if self.session is None or self.canvas is None:
+        redone): show it in new views, at the same place in time and frequency (nothing when
+        they show it already, or while a job replaces it: its end shows what it made).
+
+        When the GPU cannot show it, the step just taken is reversed (a job: redo after an undo,
+        undo after a change or a redo), back to the document the views show; once only.
+        """
+        session = self.session
+        if (
+            session is None
+            or self.canvas is None
+            or self.replacing is not None
+            or self.canvas.lanes.document is session.document
+        ):
             return
-        document = self.session.document
+        document = session.document
         view = dataclasses.replace(
             self.canvas.view, channel=min(self.canvas.view.channel, document.n_channels - 1)
         )
-        if not self._show_session(self.session, view, self.stacked):
-            self.session.undo()  # back to the document the views show
+        if self._show_session(session, view, self.stacked) or self._recovering:
+            self._recovering = False
+            return
+        self._recovering = True
+        reverse = "redo" if session.document_step == "undo" else "undo"
+        analysis_jobs.step(self, reverse, cancellable=False)
 
-    def _painting_or_settling(self) -> bool:
-        """Pointer events are still being painted, or finished strokes settled."""
-        return self.session is not None and (
-            self.canvas.painter.busy or self.session.settles_pending
-        )
+    def _busy(self) -> str:
+        """What must end before an undo, a save, an export or an operation runs: the change of
+        analysis under way, a job reading the document, pointer events still being painted or
+        finished edits settling; '' when nothing."""
+        if self.session is None:
+            return ""
+        if self.replacing is not None or self.session.replacing:
+            return "the analysis to change"
+        if self.job is not None and not self.job.finished:
+            return f"{self.job.label[:1].lower()}{self.job.label[1:].removesuffix('...')} to end"
+        if self.canvas.painter.busy:
+            return "the strokes to be painted"
+        return "the last edit to settle" if self.session.settles_pending else ""
 
     def close_document(self) -> None:
         self.when_idle.clear()
@@ -419,6 +451,9 @@ class MainWindow(QMainWindow):
         if self.job is not None and not self.job.finished:
             self.job.cancel()
             event.ignore()
+            return
+        if self.after_save is not None and self.when_idle.pending:
+            event.ignore()  # the save the close question asked for waits to start; it goes on
             return
         if not self._may_discard_edits(then=self.close):
             event.ignore()

@@ -1,0 +1,396 @@
+"""The window's thread never waits: a save, an export or an operation on the selection asked for
+while a stroke settles waits on a timer (the event loop keeps running, a status message says what
+for) and then writes the settled document; a change of analysis, and its undo or redo, run on a
+worker thread with progress, refuse strokes meanwhile, and cancel to exactly what was there; a
+document the GPU cannot show is stepped back the way it came."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import soundfile
+import torch
+from gui_fixtures import tones_window  # noqa: F401 - the window fixture
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QPushButton
+
+from spectropaint.app.analysis_change import AnalysisStep
+from spectropaint.app.window.when_idle import WAITING
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.settle import SettlePlan
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.gpu.errors import GPUUnavailableError
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.errors import Cancelled
+from spectropaint.transforms.files.project_file import load_project
+from spectropaint.transforms.nsgt_design import NSGTSettings
+from spectropaint.transforms.selection import Selection
+from spectropaint.transforms.shapes import Range
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas"),
+]
+JOB_TIMEOUT_MS = 30000
+HELD_S = 20.0
+"""The longest a held settle or analysis waits for the test to release it (the code before
+this change waited for it on the window's thread, so a test of it ends, and fails, after this)."""
+NSGT = NSGTSettings(scale="log", bins_per_octave=24, fmin=55.0)
+
+
+class Ticker:
+    """Counts the ticks of a 10 ms timer on the window's thread: they come only while its event
+    loop runs."""
+
+    def __init__(self):
+        self.ticks = 0
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        self.ticks += 1
+
+    def reset(self) -> None:
+        self.ticks = 0
+
+
+@pytest.fixture
+def ticker():
+    ticker = Ticker()
+    yield ticker
+    ticker.timer.stop()
+
+
+@pytest.fixture
+def held_settle(monkeypatch):
+    """Settles wait until the test sets the event it yields (then compute as ever); ``hurried``
+    records whether each was hurried by then."""
+    release, real = threading.Event(), SettlePlan.compute
+    release.hurried = []
+
+    def compute(plan):
+        deadline = time.monotonic() + HELD_S
+        while not release.wait(0.01) and time.monotonic() < deadline:
+            pass
+        release.hurried.append(plan.hurry.is_set())
+        return real(plan)
+
+    monkeypatch.setattr(SettlePlan, "compute", compute)
+    yield release
+    release.set()
+
+
+class Gate:
+    """Holds the analysis of a change of analysis, and the rebuild of its undo or redo, until
+    ``release`` is set, reporting progress meanwhile (so Cancel stops it); notes their threads."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def wait(self, progress) -> None:
+        self.threads.append(threading.current_thread())
+        deadline = time.monotonic() + HELD_S
+        while not self.release.wait(0.01) and time.monotonic() < deadline:
+            if progress is not None and progress(0.05) is False:
+                raise Cancelled("cancelled")
+
+
+@pytest.fixture
+def gate(monkeypatch, window, qtbot):
+    """A :class:`Gate` on every new document (an analysis: of a change, or of its undo or redo),
+    released (and its job ended) before the window closes at the end (pytest-qt closes it before
+    fixtures end; a job still running then would have its thread destroyed under it)."""
+    gate, init = Gate(), Document.__init__
+
+    def held_init(document, audio, *, progress=None, **kwargs):
+        gate.wait(progress)
+        init(document, audio, progress=progress, **kwargs)
+
+    monkeypatch.setattr(Document, "__init__", held_init)
+    close = window.close
+
+    def release_then_close() -> bool:
+        gate.release.set()
+        qtbot.waitUntil(lambda: window.job is None or window.job.finished, timeout=JOB_TIMEOUT_MS)
+        return close()
+
+    monkeypatch.setattr(window, "close", release_then_close)
+    yield gate
+
+
+def coefficients(document) -> list[torch.Tensor]:
+    return [torch.stack((b.magnitude, b.phase)).clone() for b in document.blocks]
+
+
+def assert_same(document, expected: list[torch.Tensor]) -> None:
+    ours = coefficients(document)
+    assert len(ours) == len(expected)
+    assert all(torch.equal(a, b) for a, b in zip(ours, expected, strict=True))
+
+
+def erase_stroke(session) -> None:
+    """A stroke straight through the session (its settle is queued when it ends)."""
+    session.begin_stroke("erase", BrushSettings(), {}, InputEvent(0.0, 20.0, 40.0))
+    session.paint(InputEvent(0.1, 60.0, 40.0))
+    session.end_stroke()
+    assert session.settles_pending
+
+
+def history(session) -> tuple:
+    """Everything undo and redo act on, as objects (compared by identity) and counts."""
+    return (
+        session.history.undo_steps,
+        session.history.redo_steps,
+        tuple(session.strokes.done),
+        tuple(session.strokes.undone),
+        session.generation,
+        session.modified,
+    )
+
+
+def choose_analysis(window, settings: NSGTSettings) -> None:
+    window.actions_by_name["analysis"].trigger()
+    dialog = window.analysis_dialog
+    dialog.transform.setCurrentIndex(1)
+    dialog.scale.setCurrentText(settings.scale)
+    dialog.bins_per_octave.setValue(settings.bins_per_octave)
+    dialog.fmin.setValue(settings.fmin)
+    dialog._accept()
+
+
+def wait_shown(qtbot, window) -> None:
+    """No job replaces the document and the views show the session's document."""
+    qtbot.waitUntil(
+        lambda: (
+            getattr(window, "replacing", None) is None
+            and window.canvas.lanes.document is window.session.document
+        ),
+        timeout=JOB_TIMEOUT_MS,
+    )
+
+
+# ------------------------------------------------------------------------------ waiting to settle
+def settling_with_a_file_chosen(window, monkeypatch, path):
+    """The window's session with a stroke settling, and save dialogs that answer ``path``."""
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(path), ""))
+    erase_stroke(window.session)
+    return window.session
+
+
+def test_a_save_waits_for_a_slow_settle_on_a_timer_and_holds_the_settled_document(
+    window, qtbot, monkeypatch, tmp_path, held_settle, ticker
+):
+    path = tmp_path / "saved.spp"
+    session = settling_with_a_file_chosen(window, monkeypatch, path)
+    painted = coefficients(session.document)
+
+    ticker.reset()
+    window.actions_by_name["save_project"].trigger()
+    assert session.settles_pending  # the trigger returned without waiting for the settle
+    qtbot.waitUntil(lambda: ticker.ticks >= 20)  # the event loop runs while the save waits
+    message = window.statusBar().currentMessage()
+    assert message.startswith(WAITING) and "settle" in message and "saving" in message
+    assert not path.exists() and window.job is None  # nothing written before the settle
+
+    held_settle.set()
+    qtbot.waitUntil(lambda: path.exists() and window.job is None, timeout=JOB_TIMEOUT_MS)
+    settled = coefficients(session.document)
+    assert not all(torch.equal(a, b) for a, b in zip(settled, painted, strict=True))
+    assert_same(load_project(str(path), device="cpu").document, settled)
+    assert not session.modified  # the generation saved is the settled one
+    assert not window.statusBar().currentMessage().startswith(WAITING)
+
+
+def test_an_export_waits_for_a_slow_settle_on_a_timer_and_writes_what_is_heard(
+    window, qtbot, monkeypatch, tmp_path, held_settle, ticker
+):
+    out = tmp_path / "out.wav"
+    session = settling_with_a_file_chosen(window, monkeypatch, out)
+    painted = session.document.edited_samples()
+
+    window.actions_by_name["export_audio"].trigger()
+    ticker.reset()
+    window.export_dialog.accept()
+    assert session.settles_pending and window.canvas.isEnabled()
+    qtbot.waitUntil(lambda: ticker.ticks >= 20)
+    assert "exporting out.wav" in window.statusBar().currentMessage() and not out.exists()
+
+    held_settle.set()
+    qtbot.waitUntil(lambda: out.exists() and window.job is None, timeout=JOB_TIMEOUT_MS)
+    written, _ = soundfile.read(out, dtype="float32", always_2d=True)
+    heard = session.document.edited_samples().astype(np.float32)
+    np.testing.assert_array_equal(written.T, heard)  # the float source exports as float
+    assert np.abs(heard - painted).max() > 1e-4  # and the settle changed what is heard
+
+
+def test_an_operation_on_the_selection_waits_for_a_slow_settle_on_a_timer(
+    window, qtbot, held_settle, ticker
+):
+    session = window.session
+    erase_stroke(session)
+    steps = len(session.history.undo_steps)
+    session.set_selection(Selection.of(Range(0.5, 1.5)))
+
+    ticker.reset()
+    window.selection_ui.actions["gain"].trigger()
+    qtbot.waitUntil(lambda: ticker.ticks >= 20)
+    assert len(session.history.undo_steps) == steps  # not applied yet
+    assert "gain follows" in window.statusBar().currentMessage()
+
+    held_settle.set()
+    qtbot.waitUntil(lambda: len(session.history.undo_steps) == steps + 1, timeout=JOB_TIMEOUT_MS)
+    assert session.history.undo_steps[-1].label.lower().startswith("gain")
+    assert [entry.apply for entry in session.strokes.done[-1:]] == ["gain"]
+
+
+def test_a_long_wait_hurries_the_settle_as_the_session_does(window, qtbot, monkeypatch):
+    """A step that waits longer than HURRY_AFTER_S hurries the settle (it would otherwise hold
+    the undo as long as a stroke across minutes takes to settle)."""
+    hurried, real = [], SettlePlan.compute
+
+    def compute(plan):
+        hurried.append(plan.hurry.wait(HELD_S))  # ends when hurried
+        return real(plan)
+
+    monkeypatch.setattr(SettlePlan, "compute", compute)
+    session = window.session
+    opened = coefficients(session.document)
+    erase_stroke(session)
+    window.actions_by_name["undo"].trigger()
+    qtbot.waitUntil(lambda: hurried == [True], timeout=10000)
+    qtbot.waitUntil(lambda: window.when_idle.pending == 0, timeout=10000)
+    assert_same(session.document, opened)
+
+
+# -------------------------------------------------------------------------- changing the analysis
+def test_a_change_of_analysis_runs_on_a_worker_with_progress_and_refuses_strokes(
+    window, qtbot, gate, ticker
+):
+    session = window.session
+    stft = session.document
+    before = coefficients(stft)
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(messages.append)
+
+    ticker.reset()
+    choose_analysis(window, NSGT)
+    assert session.document is stft  # OK returned before the analysis
+    assert window.replacing is not None
+    qtbot.waitUntil(lambda: bool(gate.threads) and session.replacing, timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: ticker.ticks >= 20)  # the window's thread runs meanwhile
+    assert gate.threads[0] is not threading.main_thread()
+    assert any(m.startswith("Analysing with NSGT log") and "5%" in m for m in messages)
+    assert not window.canvas.isEnabled()  # strokes are refused, with the session's reason too
+    with pytest.raises(RuntimeError, match="analysis changes"):
+        session.begin_stroke("erase", BrushSettings(), {}, InputEvent(0.0, 20.0, 40.0))
+    window.commands.on_undo()  # Ctrl+Z (no menu: nothing to undo yet) waits, then undoes it
+    assert "the analysis to change: undo follows" in window.statusBar().currentMessage()
+
+    gate.release.set()
+    qtbot.waitUntil(lambda: len(gate.threads) == 2, timeout=JOB_TIMEOUT_MS)  # the undo's rebuild
+    wait_shown(qtbot, window)
+    assert all(thread is not threading.main_thread() for thread in gate.threads)
+    assert session.document.settings == stft.settings and session.document is not stft
+    assert_same(session.document, before)  # the undo, off the window's thread, bit for bit
+    assert isinstance(session.history.redo_steps[-1], AnalysisStep)
+    assert window.canvas.isEnabled()
+
+
+def test_cancelling_a_change_of_analysis_or_its_undo_changes_nothing(window, qtbot, gate):
+    session = window.session
+    erase_stroke(session)
+    session.wait_settled()
+    qtbot.waitUntil(lambda: window.history_panel.list.count() == 2)
+    stft = session.document
+    before, steps = coefficients(stft), history(session)
+
+    choose_analysis(window, NSGT)
+    assert session.document is stft  # OK returned before the analysis
+    job = window.replacing
+    qtbot.waitUntil(job.dialog.isVisible, timeout=JOB_TIMEOUT_MS)
+    QTest.keyClick(job.dialog, Qt.Key.Key_Escape)  # as the dialog's Cancel does
+    qtbot.waitUntil(lambda: window.replacing is None, timeout=JOB_TIMEOUT_MS)
+    assert session.document is stft and window.canvas.lanes.document is stft
+    assert_same(stft, before)
+    assert history(session) == steps
+    assert "cancelled, nothing changed" in window.statusBar().currentMessage()
+    assert window.canvas.isEnabled() and not session.replacing
+
+    gate.release.set()
+    choose_analysis(window, NSGT)
+    wait_shown(qtbot, window)
+    nsgt = session.document
+    assert nsgt.settings == NSGT
+    changed, steps = coefficients(nsgt), history(session)
+    gate.release.clear()
+    window.actions_by_name["undo"].trigger()
+    job = window.replacing
+    assert job is not None and "Undoing Analysis: NSGT log" in job.label
+    qtbot.waitUntil(job.dialog.isVisible, timeout=JOB_TIMEOUT_MS)
+    qtbot.mouseClick(job.dialog.findChild(QPushButton), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.replacing is None, timeout=JOB_TIMEOUT_MS)
+    assert session.document is nsgt and history(session) == steps
+    assert_same(nsgt, changed)
+
+
+def test_a_document_the_gpu_cannot_show_after_an_undo_is_redone(window, qtbot, monkeypatch):
+    """Recovery reverses the step just taken: after an undo of a change of analysis it redoes it
+    (an undo would go one step further back)."""
+    from spectropaint.app.window import main_window
+
+    session = window.session
+    erase_stroke(session)
+    session.wait_settled()
+    choose_analysis(window, NSGT)
+    wait_shown(qtbot, window)
+    nsgt = coefficients(session.document)
+    steps = len(session.history.undo_steps)
+
+    real, refused = main_window.SpectrogramCanvas, []
+
+    def canvas(session, **kwargs):
+        if session.document.transform.name == "stft":
+            refused.append(session.document.settings)
+            raise GPUUnavailableError("too big for this GPU (test)")
+        return real(session, **kwargs)
+
+    monkeypatch.setattr(main_window, "SpectrogramCanvas", canvas)
+    monkeypatch.setattr(QMessageBox, "critical", lambda *args: QMessageBox.StandardButton.Ok)
+    window.actions_by_name["undo"].trigger()
+    qtbot.waitUntil(lambda: bool(refused), timeout=JOB_TIMEOUT_MS)
+    wait_shown(qtbot, window)
+    assert session.document.settings == NSGT and session.document_step == "redo"
+    assert len(session.history.undo_steps) == steps
+    assert isinstance(session.history.undo_steps[-1], AnalysisStep)
+    assert_same(session.document, nsgt)
+    assert len(refused) == 1
+
+
+def test_a_click_in_the_history_across_a_change_of_analysis_runs_it_as_a_job(window, qtbot, gate):
+    session, panel = window.session, window.history_panel
+    opened = coefficients(session.document)
+    erase_stroke(session)
+    session.wait_settled()
+    gate.release.set()
+    choose_analysis(window, NSGT)
+    wait_shown(qtbot, window)
+    qtbot.waitUntil(lambda: panel.list.count() == 3)
+    gate.release.clear()
+    gate.threads.clear()
+
+    panel.list.itemClicked.emit(panel.list.item(0))  # back to the sound as opened
+    qtbot.waitUntil(lambda: bool(gate.threads), timeout=JOB_TIMEOUT_MS)
+    assert window.replacing is not None and session.document.settings == NSGT
+    assert gate.threads[0] is not threading.main_thread()
+    gate.release.set()
+    qtbot.waitUntil(lambda: len(session.history.undo_steps) == 0, timeout=JOB_TIMEOUT_MS)
+    wait_shown(qtbot, window)
+    assert_same(session.document, opened)
+    assert len(session.history.redo_steps) == 2
