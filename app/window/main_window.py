@@ -54,7 +54,7 @@ from spectropaint.app.window.window_listeners import PLAYBACK_OFF, WindowListene
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import view_from_values, view_values
+from spectropaint.gpu.view import Overlays, view_from_values, view_values
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
 
@@ -95,6 +95,9 @@ class MainWindow(QMainWindow):
         self.transport: Transport | None = None
         self.transport_view: TransportView | None = None
         self.job = None
+        self.coarse_phase = None
+        """The coarse picture of a sound being opened, while it is shown
+        (:class:`~spectropaint.app.files.coarse_phase.CoarsePhase`)."""
         self.preferences_dialog = None
         self.export_dialog = None
         self.shortcut_sheet = None
@@ -192,6 +195,9 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | None) -> None:
         """Open ``path`` (a sound or a project; the demo sound when None) on a worker thread,
         asking about unsaved edits first."""
+        if self.coarse_phase is not None:
+            self.coarse_phase.refuse("Opening another file")
+            return
         if not self._may_discard_edits(then=lambda: self.open_path(path)):
             return
         if path is not None and is_project(path):
@@ -296,6 +302,29 @@ class MainWindow(QMainWindow):
         )
         if not self._show_session(self.session, view, self.stacked):
             self.session.undo()  # back to the document the views show
+
+    def set_aside(self) -> tuple[Session, object, bool] | None:
+        """Close the open document's views but not its session, which :meth:`bring_back` shows
+        again: the window has no document meanwhile (a sound being opened shows its coarse
+        picture). Returns the session, its view and whether it was stacked; None without one."""
+        if self.session is None:
+            return None
+        kept = (self.session, self.canvas.view, self.stacked)
+        self.initial_view = dataclasses.replace(
+            self.canvas.view, time_range=None, freq_range=None, overlays=Overlays()
+        )
+        self.store.stacked = self.canvas.lanes.stacked  # what the next document shows
+        self.when_idle.clear()
+        self._close_views()
+        self.history_panel.set_session(None)
+        self.session = None
+        self.set_document_actions(False)
+        self.listeners.update_title()
+        return kept
+
+    def bring_back(self, kept: tuple[Session, object, bool]) -> None:
+        """Show again a session :meth:`set_aside` kept (opening another sound failed)."""
+        self._show_session(*kept)
 
     def _painting_or_settling(self) -> bool:
         """Pointer events are still being painted, or finished strokes settled."""
