@@ -54,7 +54,7 @@ from spectropaint.app.window.window_listeners import PLAYBACK_OFF, WindowListene
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import Overlays, view_from_values, view_values
+from spectropaint.gpu.view import Overlays, ViewSettings, view_from_values, view_values
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
 
@@ -303,7 +303,7 @@ class MainWindow(QMainWindow):
         if not self._show_session(self.session, view, self.stacked):
             self.session.undo()  # back to the document the views show
 
-    def set_aside(self) -> tuple[Session, object, bool] | None:
+    def set_aside(self) -> tuple[Session, ViewSettings, bool] | None:
         """Close the open document's views but not its session, which :meth:`bring_back` shows
         again: the window has no document meanwhile (a sound being opened shows its coarse
         picture). Returns the session, its view and whether it was stacked; None without one."""
@@ -322,9 +322,12 @@ class MainWindow(QMainWindow):
         self.listeners.update_title()
         return kept
 
-    def bring_back(self, kept: tuple[Session, object, bool]) -> None:
-        """Show again a session :meth:`set_aside` kept (opening another sound failed)."""
-        self._show_session(*kept)
+    def bring_back(self, kept: tuple[Session, ViewSettings, bool]) -> None:
+        """Show again a session :meth:`set_aside` kept (opening another sound failed), as the
+        same session: autosave keeps its copy of it."""
+        self.session = kept[0]
+        if not self._show_session(*kept):
+            self.session = None
 
     def _painting_or_settling(self) -> bool:
         """Pointer events are still being painted, or finished strokes settled."""
