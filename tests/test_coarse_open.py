@@ -70,6 +70,13 @@ def test_sounds_that_cannot_be_read_that_way_get_no_coarse_picture(tmp_path):
     assert read_coarse(str(tmp_path / "short.wav"), 16) is not None
 
 
+def test_reads_that_would_hold_the_full_analysis_up_are_given_up(tmp_path, monkeypatch):
+    tone_from(tmp_path / "tone.wav", seconds=30.0)
+    assert read_coarse(str(tmp_path / "tone.wav"), 200) is not None
+    monkeypatch.setattr(coarse_read, "MAX_READ_S", 1e-6)  # as if each seek took seconds
+    assert read_coarse(str(tmp_path / "tone.wav"), 200) is None
+
+
 def test_nan_in_a_float_file_reads_as_silence(tmp_path):
     samples = np.zeros((2, 30 * RATE))
     samples[0, 5000] = np.nan

@@ -17,6 +17,7 @@ document (``blocks``, ``sample_rate``, ``full_scale``); nothing can edit it.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,9 @@ MAX_CHANNELS = 8
 large as a short document)."""
 UNUSABLE = 1e6
 """Samples beyond this (and NaN) read as silence, as opening the file replaces them."""
+MAX_READ_S = 1.5
+"""The reads are given up when those done so far say that all of them would take longer (a
+format whose seeks decode from far back): the full analysis waits for them."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +85,14 @@ def coarse_decimation(n_frames: int, columns: int) -> int:
 def _read_windows(audio: sf.SoundFile, centres: np.ndarray, n_fft: int) -> np.ndarray | None:
     """float32 ``[C, K, n_fft]``: the samples of the windows centred on ``centres`` (reflected at
     both ends as the STFT reflects the signal), one seek and read each; None when a read comes up
-    short."""
+    short or all of them would take more than :data:`MAX_READ_S`."""
     n_samples = audio.frames
     windows = np.empty((audio.channels, len(centres), n_fft), np.float32)
     buffer = np.empty((n_fft, audio.channels), np.float32)
+    started = time.perf_counter()
     for k, centre in enumerate(centres.tolist()):
+        if k % 32 == 31 and (time.perf_counter() - started) * len(centres) / k > MAX_READ_S:
+            return None
         start = centre - n_fft // 2
         if start >= 0 and start + n_fft <= n_samples:
             audio.seek(start)
