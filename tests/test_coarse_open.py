@@ -265,7 +265,7 @@ def test_painting_on_the_coarse_picture_is_refused_and_nothing_is_lost(
 
 @gpu
 @quiet_rendercanvas
-@pytest.mark.parametrize("how", ["fails", "escape", "cancel button"])
+@pytest.mark.parametrize("how", ["fails", "does not fit", "escape", "cancel button"])
 def test_a_sound_that_fails_or_is_cancelled_midway_keeps_the_open_document(
     qtbot, tmp_path, monkeypatch, decimation_2, how
 ):
@@ -285,6 +285,8 @@ def test_a_sound_that_fails_or_is_cancelled_midway_keeps_the_open_document(
         AudioFileError(str(path), "truncated: the data ends at 30 s") if how == "fails" else None
     )
     held = HeldAnalysis(monkeypatch, failure=failure)
+    if how == "does not fit":  # refused from the header, once the coarse picture is shown
+        monkeypatch.setattr("spectropaint.transforms.document.available_memory", lambda: 10 * 2**20)
     monkeypatch.setattr(window, "_may_discard_edits", lambda then: True)
     dialogs = []
     monkeypatch.setattr(
@@ -313,6 +315,9 @@ def test_a_sound_that_fails_or_is_cancelled_midway_keeps_the_open_document(
     assert window.actions_by_name["save_project"].isEnabled()
     if how == "fails":
         assert dialogs == [("Cannot open", str(failure))]
+    elif how == "does not fit":
+        ((title, text),) = dialogs
+        assert title == "Cannot open" and text.startswith(f"cannot open '{path}': too large")
     else:
         assert not dialogs
         assert window.statusBar().currentMessage() == "Cannot open: cancelled"
