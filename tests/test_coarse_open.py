@@ -132,18 +132,24 @@ def freq_at_row(window, row: float) -> float:
     return float(unwarp(high - (row + 0.5) / height * (high - low), ruler.scale))
 
 
+def coarse_shown(qtbot, tmp_path, monkeypatch):
+    """A window on the demo sound opening :func:`tone_from`'s minute, its analysis held, once the
+    coarse picture is on screen: the window, the :class:`HeldAnalysis` and the coarse phase."""
+    path = tmp_path / "tone.wav"
+    tone_from(path)
+    held = HeldAnalysis(monkeypatch)
+    window = open_window(qtbot, tmp_path, None)
+    window.open_path(str(path))
+    return window, held, wait_for_coarse(qtbot, window)
+
+
 @gpu
 @quiet_rendercanvas
 def test_the_coarse_picture_comes_first_on_the_rulers_true_axes(
     qtbot, tmp_path, monkeypatch, decimation_2
 ):
-    path = tmp_path / "tone.wav"
-    tone_from(path)
-    held = HeldAnalysis(monkeypatch)
-    window = open_window(qtbot, tmp_path, None)  # the demo sound, then the long file
-    demo = window.session
-    window.open_path(str(path))
-    phase = wait_for_coarse(qtbot, window)
+    window, held, phase = coarse_shown(qtbot, tmp_path, monkeypatch)
+    demo = phase.kept[0]
     canvas = phase.canvas
     assert window.session is None and window.canvas is None and window.editor.canvas is canvas
     pixels = canvas_pixels(canvas).astype(float).sum(axis=2)  # [rows, columns]
@@ -166,7 +172,7 @@ def test_the_coarse_picture_comes_first_on_the_rulers_true_axes(
     qtbot.waitUntil(lambda: window.canvas is not None and window.canvas.frames_presented > 0)
     assert window.coarse_phase is None and window.editor.canvas is window.canvas
     assert window.statusBar().findChild(type(phase.label), "analysing") is None
-    assert window.session is not demo and window.session.path == str(path)
+    assert window.session is not demo and window.session.path == phase.document.path
     assert window.actions_by_name["save_project"].isEnabled()
 
 
@@ -202,12 +208,8 @@ def test_the_full_picture_after_the_coarse_one_is_the_picture_opened_without_it(
 def test_a_zoom_on_the_coarse_picture_is_kept_by_the_full_one(
     qtbot, tmp_path, monkeypatch, decimation_2
 ):
-    path = tmp_path / "tone.wav"
-    tone_from(path)
-    held = HeldAnalysis(monkeypatch)
-    window = open_window(qtbot, tmp_path, None)
-    window.open_path(str(path))
-    canvas = wait_for_coarse(qtbot, window).canvas
+    window, held, phase = coarse_shown(qtbot, tmp_path, monkeypatch)
+    canvas = phase.canvas
     mapping = canvas.mapping()
     start, stop = (float(t) for t in mapping.geometry.frame_position([20.0, 30.0]))
     canvas.set_view(mapping.with_time(start, stop))
@@ -228,20 +230,27 @@ def paint_on(qtbot, canvas) -> None:
     qtbot.wait(50)
 
 
-@gpu
-@quiet_rendercanvas
-def test_painting_on_the_coarse_picture_is_refused_and_nothing_is_lost(
-    qtbot, tmp_path, monkeypatch, decimation_2
-):
+def window_with_a_stroke(qtbot, tmp_path):
+    """A window on a short sound with one settled stroke: the window, the sound's path and the
+    edited magnitudes."""
     short = tmp_path / "short.wav"
     write_test_sound(short)
     window = open_window(qtbot, tmp_path, short)
     paint_on(qtbot, window.canvas)
     window.canvas.finish_painting()
+    session = window.session
+    qtbot.waitUntil(lambda: session.history.can_undo)
+    session.wait_settled()
+    return window, short, session.document.blocks[0].magnitude.clone()
+
+
+@gpu
+@quiet_rendercanvas
+def test_painting_on_the_coarse_picture_is_refused_and_nothing_is_lost(
+    qtbot, tmp_path, monkeypatch, decimation_2
+):
+    window, short, edited = window_with_a_stroke(qtbot, tmp_path)
     first = window.session
-    qtbot.waitUntil(lambda: first.history.can_undo)
-    first.wait_settled()
-    edited = first.document.blocks[0].magnitude.clone()
     path = tmp_path / "tone.wav"
     tone_from(path)
     held = HeldAnalysis(monkeypatch, failure=None)
@@ -269,15 +278,8 @@ def test_painting_on_the_coarse_picture_is_refused_and_nothing_is_lost(
 def test_a_sound_that_fails_or_is_cancelled_midway_keeps_the_open_document(
     qtbot, tmp_path, monkeypatch, decimation_2, how
 ):
-    short = tmp_path / "short.wav"
-    write_test_sound(short)
-    window = open_window(qtbot, tmp_path, short)
-    paint_on(qtbot, window.canvas)
-    window.canvas.finish_painting()
+    window, _, edited = window_with_a_stroke(qtbot, tmp_path)
     session = window.session
-    qtbot.waitUntil(lambda: session.history.can_undo)
-    session.wait_settled()
-    edited = session.document.blocks[0].magnitude.clone()
     view = window.canvas.view
     path = tmp_path / "tone.wav"
     tone_from(path)
