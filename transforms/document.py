@@ -106,6 +106,23 @@ class _Rising:
         return None if self.progress is None else self.progress(self.best)
 
 
+def measure_full_scale(transform: Transform, sample_rate: int, device: torch.device) -> float:
+    """The magnitude ``transform`` gives a full-scale cosine at the centre of a band of its first
+    block (a quarter of the way up): what 0 dB means. The NSGT states its own (1)."""
+    stated = getattr(transform, "full_scale", None)
+    if stated is not None:
+        return stated
+    n = 4 * transform.min_samples()
+    layout = transform.layout(n, sample_rate)[0]
+    times = np.arange(n) / sample_rate
+    tone = np.cos(2 * np.pi * layout.band_hz[max(1, layout.n_bins // 4)] * times)[None, :]
+    middle = (n // 2) // layout.hop
+    coefficients = transform.analyse_frames(
+        torch.from_numpy(tone).to(device), 0, middle, middle + 1
+    )
+    return float(coefficients.abs().max())
+
+
 @dataclass(frozen=True)
 class EditedRun:
     """Coefficients of frames ``frame0 ...`` of a block, with which of them are edited.
@@ -426,20 +443,8 @@ class Document:
 
         Measured once by analysing a test tone, so it holds for any transform, window and scaling.
         """
-        stated = getattr(self.transform, "full_scale", None)  # the NSGT states its own (1)
-        if stated is not None:
-            return stated
         if self._full_scale is None:
-            block = self.blocks[0]
-            bin_index = max(1, block.n_bins // 4)
-            n = 4 * self.transform.min_samples()
-            times = np.arange(n) / self.sample_rate
-            tone = np.cos(2 * np.pi * block.band_hz[bin_index] * times)[None, :]
-            middle = (n // 2) // block.hop
-            coefficients = self.transform.analyse_frames(
-                torch.from_numpy(tone).to(self.device), 0, middle, middle + 1
-            )
-            self._full_scale = float(coefficients.abs().max())
+            self._full_scale = measure_full_scale(self.transform, self.sample_rate, self.device)
         return self._full_scale
 
     @property

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from spectropaint.app.files.coarse_phase import CoarsePhase, show_place
 from spectropaint.app.files.workers import Job
 from spectropaint.transforms.errors import SpectroPaintError
 
@@ -116,33 +117,56 @@ def start_open(window: MainWindow, path: str | None) -> Job:
         label = "Making the demo sound..."
     else:
         reserve = window_reserve(window)
-        preview = Relay(window)
-        preview.ready.connect(window.editor.show_preview)
-        size = window.editor.picture_size()
-        view = window.canvas.view if window.canvas is not None else window.initial_view
+        coarse = Relay(window)
+        coarse.ready.connect(lambda document: CoarsePhase.begin(window, job, document))
+        columns = window.editor.picture_size()[0]
 
         def work(progress):
-            from spectropaint.app.preview import preview_picture, read_windows
-            from spectropaint.transforms.stft import STFTSettings
+            from spectropaint.transforms.files.coarse_read import read_coarse
 
-            n_fft = STFTSettings().n_fft
-            found = read_windows(path, size[0], n_fft)
-            if found is not None:  # a coarse picture at once, the full one when analysed
-                windows, rate, _ = found
-                try:
-                    preview.ready.emit(preview_picture(windows, rate, view, *size))
-                except Exception:  # a preview must never stop the file from opening
-                    log.exception("no preview of %s", path)
+            try:  # a coarse picture at once, the full one when analysed
+                found = read_coarse(path, columns)
+            except Exception:  # a coarse picture must never stop the file from opening
+                log.exception("no coarse picture of %s", path)
+                found = None
+            if found is not None:
+                coarse.ready.emit(found)
             return Document.from_file(path, device=device, progress=progress, reserve_bytes=reserve)
 
         label = f"Opening {os.path.basename(path)}..."
 
     def success(document) -> None:
+        phase = window.coarse_phase
+        place = phase.finish() if phase is not None else None
         window.set_document(document, path)
+        shown = window.session is not None and window.session.document is document
+        if phase is not None:
+            phase.put_back(opened=shown)
+        if shown and place is not None:
+            show_place(window, place)
         if path is not None:
             window.store.add_recent(path)
 
-    return start_job(window, label, work, success, "Cannot open")
+    def ended(then):
+        def end(*args) -> None:
+            phase = window.coarse_phase
+            if phase is not None:
+                phase.finish()
+                phase.put_back(opened=False)
+            then(*args)
+
+        return end
+
+    job = start_job(
+        window,
+        label,
+        work,
+        success,
+        "Cannot open",
+        on_failure=ended(lambda exc: _fail(window, "Cannot open", exc)),
+        on_cancel=ended(lambda: _cancelled(window, "Cannot open")),
+    )
+    return job
 
 
 def _ask_save_path(

@@ -8,11 +8,7 @@ canvas it shows a placeholder and blank rulers.
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QScrollBar, QSlider, QWidget
 
 from spectropaint.app.navigation import (
@@ -24,6 +20,7 @@ from spectropaint.app.navigation import (
     zoom_fraction,
 )
 from spectropaint.app.window.canvas_widget import SpectrogramCanvas
+from spectropaint.app.window.coarse_canvas import CoarseCanvas
 from spectropaint.app.window.overview import Overview
 from spectropaint.app.window.rulers import ColorBar, FrequencyRuler, TimeRuler
 from spectropaint.gpu.view import ViewSettings
@@ -45,7 +42,7 @@ class EditorArea(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.canvas: SpectrogramCanvas | None = None
+        self.canvas: SpectrogramCanvas | CoarseCanvas | None = None
         self._syncing = False
         self.overview = Overview()
         self.overview.setObjectName("overview")
@@ -55,8 +52,6 @@ class EditorArea(QWidget):
         self.placeholder = QLabel()
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setMinimumSize(200, 120)
-        self.preview_shown = 0.0
-        """When the last preview was put on screen (``time.perf_counter``; benchmarks)."""
         self.time_scroll = QScrollBar(Qt.Orientation.Horizontal)
         self.time_scroll.setObjectName("time_scroll")
         self.freq_scroll = QScrollBar(Qt.Orientation.Vertical)
@@ -92,8 +87,9 @@ class EditorArea(QWidget):
         self.clear_canvas()
 
     # ------------------------------------------------------------------------------- canvas
-    def set_canvas(self, canvas: SpectrogramCanvas) -> None:
-        """Show ``canvas`` (the overview gets its waveform with :meth:`Overview.set_summary`)."""
+    def set_canvas(self, canvas: SpectrogramCanvas | CoarseCanvas) -> None:
+        """Show ``canvas`` (the overview gets its waveform with :meth:`Overview.set_summary`), or
+        the coarse picture of a sound being opened."""
         self.canvas = canvas
         self.placeholder.hide()
         self.grid.addWidget(canvas, 2, 1)
@@ -121,16 +117,6 @@ class EditorArea(QWidget):
         """Pixels of the canvas's place (the placeholder's while no document is shown)."""
         widget = self.canvas if self.canvas is not None else self.placeholder
         return max(16, widget.width()), max(16, widget.height())
-
-    def show_preview(self, picture: np.ndarray) -> None:
-        """Show a coarse ``[H, W, 3]`` picture of the sound being opened in the placeholder."""
-        if self.canvas is not None and self.canvas.isVisible():
-            return  # a document is open: its preview shows after it is replaced
-        rgb = np.ascontiguousarray(picture)
-        height, width = rgb.shape[:2]
-        image = QImage(rgb.data, width, height, 3 * width, QImage.Format.Format_RGB888).copy()
-        self.placeholder.setPixmap(QPixmap.fromImage(image))
-        self.preview_shown = time.perf_counter()
 
     def show_view_look(self, view: ViewSettings) -> None:
         """The colour bar of ``view``'s colours (also before a document is open)."""

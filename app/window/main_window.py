@@ -54,7 +54,7 @@ from spectropaint.app.window.window_listeners import PLAYBACK_OFF, WindowListene
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import view_from_values, view_values
+from spectropaint.gpu.view import Overlays, ViewSettings, view_from_values, view_values
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
 
@@ -98,6 +98,9 @@ class MainWindow(QMainWindow):
         self.replacing = None
         """The job changing the analysis (or undoing or redoing that), while it runs."""
         self._recovering = False
+        self.coarse_phase = None
+        """The coarse picture of a sound being opened, while it is shown
+        (:class:`~spectropaint.app.files.coarse_phase.CoarsePhase`)."""
         self.preferences_dialog = None
         self.export_dialog = None
         self.shortcut_sheet = None
@@ -197,6 +200,9 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str | None) -> None:
         """Open ``path`` (a sound or a project; the demo sound when None) on a worker thread,
         asking about unsaved edits first."""
+        if self.coarse_phase is not None:
+            self.coarse_phase.refuse("Opening another file")
+            return
         if not self._may_discard_edits(then=lambda: self.open_path(path)):
             return
         if path is not None and is_project(path):
@@ -334,6 +340,32 @@ class MainWindow(QMainWindow):
         if self.canvas.painter.busy:
             return "the strokes to be painted"
         return "the last edit to settle" if self.session.settles_pending else ""
+
+    def set_aside(self) -> tuple[Session, ViewSettings, bool] | None:
+        """Close the open document's views but not its session, which :meth:`bring_back` shows
+        again: the window has no document meanwhile (a sound being opened shows its coarse
+        picture). Returns the session, its view and whether it was stacked; None without one."""
+        if self.session is None:
+            return None
+        kept = (self.session, self.canvas.view, self.stacked)
+        self.initial_view = dataclasses.replace(
+            self.canvas.view, time_range=None, freq_range=None, overlays=Overlays()
+        )
+        self.store.stacked = self.canvas.lanes.stacked  # what the next document shows
+        self.when_idle.clear()
+        self._close_views()
+        self.history_panel.set_session(None)
+        self.session = None
+        self.set_document_actions(False)
+        self.listeners.update_title()
+        return kept
+
+    def bring_back(self, kept: tuple[Session, ViewSettings, bool]) -> None:
+        """Show again a session :meth:`set_aside` kept (opening another sound failed), as the
+        same session: autosave keeps its copy of it."""
+        self.session = kept[0]
+        if not self._show_session(*kept):
+            self.session = None
 
     def close_document(self) -> None:
         self.when_idle.clear()

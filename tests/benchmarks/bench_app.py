@@ -1,15 +1,23 @@
-"""App benchmark: opening (first picture, full picture) and painting as a person does, on a short
+"""App benchmark: opening (coarse picture, full picture) and painting as a person does, on a short
 and a long file, seen whole and zoomed in, with the window's thread watched.
 
-    python tests/benchmarks/bench_app.py [--minutes 10] [--moves 30] [--json out.json]
+    python tests/benchmarks/bench_app.py [--minutes 10] [--moves 30] [--repeat 3] [--open-only]
+                                         [--json out.json]
     DISPLAY=:99 QT_QPA_PLATFORM=xcb python tests/benchmarks/bench_app.py --screenshot shot.png
 
-For a 10-second and a ``--minutes`` stereo 44.1 kHz file (the demo sound repeated), it measures:
+For a 10-second and a ``--minutes`` stereo 44.1 kHz 24-bit WAV (the demo sound repeated), it
+measures:
 
-- **first picture**: from asking to open the file to the coarse preview on screen
-  (:mod:`spectropaint.app.preview`), and **full picture**: to the first frame of the analysed
-  document painted on the widget (reading, analysing and uploading included);
-- then, seen whole and zoomed to 8 seconds, one gain stroke of ``--moves`` pointer moves sent at 60
+- **opening**, median of ``--repeat`` opens, each in a new window, from asking to open the file:
+  the **coarse picture** on screen (:mod:`spectropaint.transforms.files.coarse_read`, drawn by
+  :mod:`spectropaint.app.files.coarse_phase`) and the **full picture** (the first frame of the
+  analysed document painted on the widget: reading, analysing and uploading included), and the
+  longest the window's thread was busy at a stretch meanwhile; once as the window opens files
+  (**progressive**) and once with the coarse picture turned off (**full only**: the previous way,
+  where nothing shows until the document does). A file too short for a coarse picture (fewer
+  than 4 frames a column) has none: its first picture is the full one.
+- then (unless ``--open-only``), seen whole and zoomed to 8 seconds, one gain stroke of
+  ``--moves`` pointer moves sent at 60
   per second, as a mouse sends them (not waiting for the window): for each move, the time until a
   painted frame shows its dabs (**paint**: median and p99; **applied**: until its dabs are in the
   document, the painting thread's part), and until the widget shows the brush
@@ -31,6 +39,7 @@ import time
 STARTED = time.perf_counter()
 
 import argparse  # noqa: E402 - the start time is taken before the imports
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
@@ -85,13 +94,27 @@ def make_file(folder: str, seconds: float) -> str:
     repeats = int(np.ceil(seconds * RATE / demo.shape[1]))
     samples = np.tile(demo, repeats)[:, : int(seconds * RATE)]
     path = os.path.join(folder, f"bench-{seconds:g}s.wav")
-    soundfile.write(path, samples.T, RATE, subtype="FLOAT")
+    soundfile.write(path, samples.T, RATE, subtype="PCM_24")
     return path
 
 
+@contextlib.contextmanager
+def coarse_pictures(shown: bool):
+    """Opening as the window does (``shown``), or with no coarse picture: the previous way."""
+    from spectropaint.transforms.files import coarse_read
+
+    real = coarse_read.read_coarse
+    if not shown:
+        coarse_read.read_coarse = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        coarse_read.read_coarse = real
+
+
 def open_window(pump: Pump, folder: str, path: str | None, *, output_device=NO_OUTPUT):
-    """A shown window on ``path``; returns it with the seconds to the preview and to the full
-    picture (from the moment the file is asked for)."""
+    """A shown window on ``path``; returns it with the seconds to the coarse picture (None when
+    there was none) and to the full picture (from the moment the file is asked for)."""
     from spectropaint.app.settings_store import SettingsStore
     from spectropaint.app.window.main_window import MainWindow
 
@@ -102,11 +125,47 @@ def open_window(pump: Pump, folder: str, path: str | None, *, output_device=NO_O
     pump.until(lambda: window.isVisible())
     for _ in range(10):
         pump.app.processEvents()
+    coarse = []
+
+    def watch() -> None:
+        phase = window.coarse_phase
+        if not coarse and phase is not None and phase.canvas.frames_presented:
+            coarse.append(phase.canvas.last_present_time)
+
     start = time.perf_counter()
     window.open_path(path)
-    pump.until(lambda: window.canvas is not None and window.canvas.frames_presented > 0)
-    preview = window.editor.preview_shown - start if window.editor.preview_shown else None
-    return window, preview, window.canvas.last_present_time - start
+    pump.busy.clear()
+    pump.until(lambda: window.canvas is not None and window.canvas.frames_presented > 0, each=watch)
+    first = coarse[0] - start if coarse else None
+    return window, first, window.canvas.last_present_time - start
+
+
+def measure_opening(pump: Pump, folder: str, path: str, repeat: int) -> list[dict]:
+    """Median seconds to the coarse and the full picture, progressive and full only."""
+    rows = []
+    for mode, shown in (("progressive", True), ("full only", False)):
+        coarse, full, busy = [], [], []
+        for _ in range(repeat):
+            with coarse_pictures(shown):
+                window, first, last = open_window(pump, folder, path)
+            busy.append(max(pump.busy))
+            coarse.append(first)
+            full.append(last)
+            window.close()
+            pump.app.processEvents()
+        rows.append(
+            {
+                "mode": mode,
+                "coarse_picture_s": (
+                    None if None in coarse else round(statistics.median(coarse), 2)
+                ),
+                "coarse_picture_all_s": [None if c is None else round(c, 2) for c in coarse],
+                "full_picture_s": round(statistics.median(full), 2),
+                "full_picture_all_s": [round(f, 2) for f in full],
+                "busy_max_ms": round(max(busy) * 1e3, 1),
+            }
+        )
+    return rows
 
 
 def summary(values: list[float]) -> dict:
@@ -239,6 +298,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--moves", type=int, default=30)
+    parser.add_argument("--repeat", type=int, default=3, help="opens of each file and mode")
+    parser.add_argument("--open-only", action="store_true", help="measure opening only")
     parser.add_argument("--json", metavar="OUT")
     parser.add_argument("--screenshot", metavar="PNG")
     args = parser.parse_args()
@@ -257,16 +318,22 @@ def main() -> int:
             pump, folder, make_file(folder, 2.0)
         )  # compile shaders, load torch
         warm.close()
-        results = []
+        results, openings = [], []
         for label, seconds in (("10 s", 10.0), (f"{args.minutes:g} min", args.minutes * 60)):
-            window, preview, full = open_window(pump, folder, make_file(folder, seconds))
+            path = make_file(folder, seconds)
+            for row in measure_opening(pump, folder, path, args.repeat):
+                openings.append({"file": label, **row})
+                print(json.dumps(openings[-1]), flush=True)
+            if args.open_only:
+                continue
+            window, coarse, full = open_window(pump, folder, path)
             for view in ("whole", "8 s"):
                 if view == "8 s":
                     window.canvas.update_view(time_range=(0.0, float(ZOOM_FRAMES)))
                 row = {
                     "file": label,
                     "frames": window.session.document.blocks[0].n_frames,
-                    "first_picture_s": None if preview is None else round(preview, 2),
+                    "first_picture_s": round(full if coarse is None else coarse, 2),
                     "full_picture_s": round(full, 2),
                     "view": view,
                     **paint_stroke(pump, window, moves=args.moves),
@@ -284,17 +351,27 @@ def main() -> int:
             "qt_platform": app.platformName(),
         },
         "imports_and_qapplication_s": round(imported, 2),
+        "opening": openings,
         "results": results,
     }
     machine = report["machine"]
     print(
         f"imports + QApplication: {imported:.2f} s   ({machine['gpu_adapter']}, {machine['cpus']} CPUs)"
     )
+    print(f"opening a stereo 44.1 kHz 24-bit WAV, median of {args.repeat} (each run in brackets)")
+    print("file | mode | coarse picture s | full picture s | busy max ms")
+    for r in openings:
+        coarse = "-" if r["coarse_picture_s"] is None else r["coarse_picture_s"]
+        print(
+            f"{r['file']} | {r['mode']} | {coarse} {r['coarse_picture_all_s']} | "
+            f"{r['full_picture_s']} {r['full_picture_all_s']} | {r['busy_max_ms']}"
+        )
     header = (
         "file", "view", "1st pic s", "full s", "applied med", "paint med", "paint p99", "outline med",
         "outline p99", "busy max", "backlog s", "resynth s",
     )  # fmt: skip
-    print(" | ".join(header))
+    if results:
+        print(" | ".join(header))
     for r in results:
         cells = (
             r["file"], r["view"], r["first_picture_s"], r["full_picture_s"],

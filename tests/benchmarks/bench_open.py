@@ -14,7 +14,11 @@ For each duration of stereo 44.1 kHz 24-bit WAV (a chirp over noise) it times, m
   ``fft_ops.cpu_workers`` threads): the coefficients are checked equal to -130 dB;
 - the first frame of the whole file at 1920x1080 by a new renderer (the level it samples uploaded);
 - open to first frame: all of the above in one go, as the window does (without Qt), before and
-  after on the CPU.
+  after on the CPU;
+- the coarse picture the window shows first (:mod:`~spectropaint.transforms.files.coarse_read`:
+  every ``m``-th frame of the same STFT, one 1920-pixel column each, read from the file with a seek
+  per window) and its first frame by a new renderer: what the window shows of a long file before
+  the open to first frame above ends (a file with fewer than 4 frames a column gets none).
 
 Every GPU time ends with a read-back of one pixel, and CUDA work is synchronised before the clock
 stops.
@@ -44,6 +48,7 @@ from spectropaint.transforms import fft_ops
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.files import audio_file, parallel_read
 from spectropaint.transforms.files.audio_file import load_audio
+from spectropaint.transforms.files.coarse_read import CoarseDocument, read_coarse
 from spectropaint.transforms.stft import STFT
 
 RATE = 44100
@@ -120,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         sync()
         return document
 
+    def coarse_first_frame(path: str) -> CoarseDocument | None:
+        coarse = read_coarse(path, target.width)
+        if coarse is not None:
+            first_frame(coarse)
+        return coarse
+
     rows: list[dict] = []
     workers = parallel_read.default_workers()
     with tempfile.TemporaryDirectory() as folder:
@@ -167,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
                 row("open to first frame (before)", ms)
             ms, _ = timed(lambda p=path: open_to_first_frame(p), args.repeat)
             row("open to first frame", ms)
+            ms, coarse = timed(lambda p=path: coarse_first_frame(p), args.repeat)
+            if coarse is None:
+                row("coarse picture: none (too short)", ms)
+            else:
+                row("coarse picture to first frame", ms, every=coarse.decimation)
     machine = {
         "adapter": describe_adapter(adapter),
         "torch_device": args.device,
