@@ -168,10 +168,7 @@ class SettlePart:
             heard[:, free] += torch.from_numpy(
                 synthesise_partial(self.pen, span.free0, span.free1)
             )[None, :]
-            pieces = [
-                self.transform.analyse_span(heard, span.start, block, lo, hi, span.n_samples)
-                for block, lo, hi in span.pieces
-            ]
+            pieces = self.transform.analyse_pieces(heard, span.start, span.pieces, span.n_samples)
         else:
             target, weights = self._over_span()
             projection = project(

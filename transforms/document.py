@@ -164,17 +164,18 @@ def resynthesise(
     pick = slice(None) if channels is None else list(channels)
     out = original[pick, start:stop].copy()
     n = original.shape[-1]
+    if not runs:
+        return out
+    spans = [(block, run.frame0, run.frame0 + run.edited.size) for block, run in runs]
+    read = [transform.samples_read(*piece, n) for piece in spans]
+    a0, a1 = min(a for a, _ in read), max(b for _, b in read)
+    references = transform.analyse_pieces(samples[:, a0:a1][pick], a0, spans, n)
     pieces = []
-    for block, run in runs:
-        frame0, frame1 = run.frame0, run.frame0 + run.edited.size
+    for (block, run), reference in zip(runs, references, strict=True):
         flags = torch.from_numpy(run.edited).to(transform.device)
-        a0, a1 = transform.samples_read(block, frame0, frame1, n)
-        reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
         magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
         delta = polar_to_complex(magnitude, phase) - polar_to_complex(*fft_ops.polar(reference))
-        pieces.append((block, frame0, torch.where(flags, delta, torch.zeros_like(delta))))
-    if not pieces:
-        return out
+        pieces.append((block, run.frame0, torch.where(flags, delta, torch.zeros_like(delta))))
     s0, contribution = transform.synthesise_many(pieces, n)
     contribution = contribution.double().cpu().numpy()
     a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
