@@ -297,19 +297,27 @@ def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor
     return (painted != before).any(dim=0).any(dim=0).to(torch.float32)
 
 
+def _targets(
+    document, boxes: list[Region], befores: list[torch.Tensor]
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """The targets of an edit of ``boxes`` (what they hold now) and their weights
+    (:func:`imposed_weights`) given the values ``befores`` they held before it."""
+    targets = [read_stacked(document, box) for box in boxes]
+    return targets, [imposed_weights(t, b) for t, b in zip(targets, befores, strict=True)]
+
+
 def _part(
     document,
     boxes: list[Region],
-    befores: list[torch.Tensor],
+    targets: list[torch.Tensor] | None,
+    weights: list[torch.Tensor] | None,
     *,
     magnitude_only: bool,
-    pen: PenPath | None = None,
+    pen: tuple[PenPath, torch.Tensor] | None = None,
 ) -> SettlePart:
-    """The settle of ``boxes`` (one per block), whose values were ``befores`` before the edit
-    (each ``[2, C, b, f]``).
-
-    The targets are what the boxes hold now; for the pen (one box), the partial is added to the
-    values before.
+    """The settle of ``boxes`` (one per block) towards ``targets`` held by ``weights``
+    (:func:`_targets`); for the pen (one box), None and ``pen``: its path and the box's values
+    before the stroke ``[2, C, b, f]``, to which the partial is added.
     """
     transform = document.transform
     n = document.n_samples
@@ -325,17 +333,14 @@ def _part(
         read_stacked(document, Region(0, document.blocks[block].n_bins, lo, hi, channels, block))
         for block, lo, hi in span.pieces
     ]
-    targets = weights = None
+    path = None
     if pen is not None:
         # the partial is added to the sound the stroke began from, not to its preview
-        ((box,), (before,), ((_, run),)) = boxes, befores, runs
+        (path, before), (box,), ((_, run),) = pen, boxes, runs
         inside = (slice(None), slice(box.bin0, box.bin1))
         frames = slice(box.frame0 - run.frame0, box.frame1 - run.frame0)
         run.magnitude[(*inside, frames)] = before[0]
         run.phase[(*inside, frames)] = before[1]
-    else:
-        targets = [read_stacked(document, box) for box in boxes]
-        weights = [imposed_weights(t, b) for t, b in zip(targets, befores, strict=True)]
     cells = sum(bins * frames for bins, frames in span.cells(transform)) * len(channels)
     return SettlePart(
         transform=transform,
@@ -349,7 +354,7 @@ def _part(
         targets=targets,
         weights=weights,
         magnitude_only=magnitude_only,
-        pen=pen,
+        pen=path,
         iterations=iterations_for(cells),
     )
 
@@ -366,10 +371,13 @@ def plan_settle(stroke) -> SettlePlan | None:
         state.step.original(box) if step is None else values_before(document, step, box)
         for box in boxes
     ]
-    pen = None
+    magnitude_only = not state.kind.settles_phase
     if state.kind.name == "pen" and len(document.blocks) == 1:
-        pen = PenPath.of_stroke(stroke)  # on the NSGT, the pen's painting settles as a target
-    part = _part(document, boxes, befores, magnitude_only=not state.kind.settles_phase, pen=pen)
+        pen = (PenPath.of_stroke(stroke), befores[0])
+        part = _part(document, boxes, None, None, magnitude_only=magnitude_only, pen=pen)
+    else:  # on the NSGT, the pen's painting settles as a target
+        targets, weights = _targets(document, boxes, befores)
+        part = _part(document, boxes, targets, weights, magnitude_only=magnitude_only)
     return SettlePlan([part], document.revision, step)
 
 
@@ -404,17 +412,14 @@ def plan_edit_settle(document, step: Step | None, regions: list[Region]) -> Sett
     for merged, _ in groups:
         boxes = [merged[block] for block in sorted(merged)]
         befores = [values_before(document, step, box) for box in boxes]
-        nows = [read_stacked(document, box) for box in boxes]
-        changes = [
-            imposed_weights(now, before) > 0 for now, before in zip(nows, befores, strict=True)
-        ]
-        if not any(changed.any() for changed in changes):
+        nows, weights = _targets(document, boxes, befores)
+        if not any(weight.any() for weight in weights):
             continue
         kept = all(
-            torch.equal(now[1][:, changed], before[1][:, changed])
-            for now, before, changed in zip(nows, befores, changes, strict=True)
+            torch.equal(now[1][:, weight > 0], before[1][:, weight > 0])
+            for now, before, weight in zip(nows, befores, weights, strict=True)
         )
-        parts.append(_part(document, boxes, befores, magnitude_only=not kept))
+        parts.append(_part(document, boxes, nows, weights, magnitude_only=not kept))
     return SettlePlan(parts, document.revision, step) if parts else None
 
 
