@@ -26,8 +26,9 @@ then flat vectors, each block's frames flattened and joined.
 Both start from the current signal and stop after a given number of iterations or when the
 residual stops falling. The coefficients returned are those of the last analysis, so they are
 exactly (to float32) the transform of the signal returned: storing them makes what is shown and
-what is heard one. Cost per iteration: one analysis and one synthesis of the span's frames, so it
-follows the edit's size, never the file's.
+what is heard one. Cost per iteration: one analysis and one synthesis of the span's frames (for
+alternating projections, of the frames that hold imposed cells only, the change synthesised and
+added to the signal), so it follows the edit's size, never the file's.
 """
 
 from __future__ import annotations
@@ -146,10 +147,7 @@ class _Operator:
     def analyse(self, signal: torch.Tensor | None = None) -> torch.Tensor:
         span = self.span
         signal = self.signal if signal is None else signal
-        parts = [
-            self.transform.analyse_span(signal, span.start, block, lo, hi, span.n_samples)
-            for block, lo, hi in span.pieces
-        ]
+        parts = self.transform.analyse_pieces(signal, span.start, span.pieces, span.n_samples)
         if len(parts) == 1:
             return parts[0].flatten(1)
         return torch.cat([part.flatten(1) for part in parts], dim=1)
@@ -184,6 +182,64 @@ class _Operator:
         signal = torch.zeros_like(self.signal)
         signal[:, self.free] = delta
         return self.analyse(signal)
+
+
+class _Imposed:
+    """The analysis and the synthesis of the imposed cells alone, for alternating projections.
+
+    Only the cells where a target is imposed change between iterations; every other coefficient is
+    the analysis of the current signal, whose synthesis gives that signal back on the free samples
+    (every frame that reaches them is in the span). So an iteration synthesises the change of the
+    imposed cells alone and adds it to the signal (the resynthesis by difference), and reads back
+    the cells alone: both over each piece's frames from the first to the last that holds one
+    (an NSGT edit's cells lie in a few of its blocks).
+    """
+
+    def __init__(self, operator: _Operator, cells: torch.Tensor):
+        self.operator = operator
+        self.pieces: list[tuple[int, int, int]] = []
+        self.index: list[torch.Tensor] = []  # per piece, the cells among its frames, flat
+        self.shapes: list[tuple[int, int]] = []
+        for (block, lo, _), mask in zip(
+            operator.span.pieces, operator.split(cells[None]), strict=True
+        ):
+            columns = torch.nonzero(mask[0].any(dim=0)).flatten()
+            if not columns.numel():
+                continue
+            t0, t1 = int(columns[0]), int(columns[-1]) + 1
+            self.pieces.append((block, lo + t0, lo + t1))
+            self.index.append(torch.nonzero(mask[0, :, t0:t1].flatten()).flatten())
+            self.shapes.append((mask.shape[1], t1 - t0))
+
+    def values(self) -> torch.Tensor:
+        """The analysis of the current signal on the cells ``[C, cells]`` (in flat order)."""
+        operator, span = self.operator, self.operator.span
+        if not self.pieces:
+            return operator.signal.new_zeros((operator.signal.shape[0], 0), dtype=torch.complex64)
+        parts = operator.transform.analyse_pieces(
+            operator.signal, span.start, self.pieces, span.n_samples
+        )
+        return torch.cat(
+            [part.flatten(1)[:, index] for part, index in zip(parts, self.index, strict=True)],
+            dim=1,
+        )
+
+    def add(self, change: torch.Tensor) -> None:
+        """Add to the free samples the synthesis of ``change`` ``[C, cells]`` on the cells."""
+        operator, span = self.operator, self.operator.span
+        if not self.pieces:
+            return
+        pieces, offset = [], 0
+        for (block, lo, _), index, shape in zip(self.pieces, self.index, self.shapes, strict=True):
+            part = change.new_zeros((change.shape[0], shape[0] * shape[1]))
+            part[:, index] = change[:, offset : offset + index.numel()]
+            offset += index.numel()
+            pieces.append((block, lo, part.view(change.shape[0], *shape)))
+        first, samples = operator.transform.synthesise_many(pieces, span.n_samples)
+        a, b = max(first, span.free0), min(first + samples.shape[-1], span.free1)
+        operator.signal[:, a - span.start : b - span.start] += samples[:, a - first : b - first].to(
+            torch.float32
+        )
 
 
 def project(
@@ -330,8 +386,8 @@ def _griffin_lim(
             return float((weight * power(values - wanted_values)).sum())
         return float((weight * (magnitude(values) - wanted) ** 2).sum())
 
-    coefficients = operator.analyse()
-    values = coefficients[:, cells]
+    imposed = _Imposed(operator, cells)
+    values = imposed.values()
     locked = (weight >= 1) & (power(values - wanted_values) <= LOCKED**2 * wanted**2)
     energy = float((weight * power(values)).sum()) or 1.0
     previous: torch.Tensor | None = None
@@ -345,18 +401,17 @@ def _griffin_lim(
         else:
             moved = values + weight * (wanted_values - values)
         fixed = torch.where(locked, wanted_values, moved)
-        coefficients[:, cells] = (
-            fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
-        )
+        wanted_now = fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
         previous = fixed
-        operator.signal[:, operator.free] = operator.synthesise(coefficients)
-        coefficients = operator.analyse()
-        values = coefficients[:, cells]
+        imposed.add(wanted_now - values)
+        values = imposed.values()
         done += 1
         now = residual(values)
         if 0 <= last - now < tolerance * now:  # momentum may raise it for a while: go on then
             break
         last = now
+    coefficients = operator.analyse()
+    values = coefficients[:, cells]
     return Projection(
         coefficients,
         operator.signal,
