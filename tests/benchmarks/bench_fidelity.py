@@ -21,7 +21,8 @@ time"), its times beside ours. ``operations`` applies gain and erase to a rectan
 a session, as the window does (the settle on its worker thread; CPU time of the whole process);
 ``nsgt`` paints erase and gain boxes on an NSGT document and measures them on the NSGT's
 analysis of the exported audio. The last rows time the settle of a one-second stroke on a
-10-second and a 10-minute stereo document (its cost must not follow the file's length).
+10-second and a 10-minute stereo document (its cost must not follow the file's length), on the STFT
+and (``nsgt_times``) on NSGT documents.
 
 One torch thread by default, as in ``bench_brushes.py`` (a settle is hundreds of small operations;
 two threads on a shared 2-core machine wait on each other).
@@ -708,6 +709,56 @@ def settle_times(repeat):
             )
 
 
+def nsgt_settle_times(repeat):
+    """The settle of a one-second erase stroke on NSGT documents of stereo noise: 24 and 48 (the
+    default) bins per octave from 32.7 Hz, 10 s, and 10 min at 48 (60 events over a second,
+    wiggling 6 semitones about 1 kHz, radius 0.1 s by 3 semitones). A slice is 6 s at 24 and
+    12 s at 48 bins per octave: on 10 s the stroke's slices are clipped to the file."""
+    rng = np.random.default_rng(3)
+    brush = BrushSettings(radius_seconds=0.1, radius_semitones=3.0, hardness=1.0)
+    for bins, seconds, label in ((24, 10, "10 s"), (48, 10, "10 s"), (48, 600, "10 min")):
+        samples = 0.05 * rng.standard_normal((2, seconds * RATE))
+        settings = NSGTSettings(bins_per_octave=bins)
+        document = Document.from_samples(samples, RATE, settings=settings, device="cpu")
+        middle = seconds / 2 - 0.5
+        events = [
+            InputEvent(i / 60, middle + i / 59, 1000.0 * 2 ** (0.5 * math.sin(i / 6)))
+            for i in range(60)
+        ]
+        found = []
+        for _ in range(repeat):
+            history = History(document)
+            session = StrokeSession(document, "erase", brush, history=history)
+            for event in events:
+                session.add_events([event])
+            session.end()
+            wall, cpu = time.perf_counter(), time.thread_time()
+            plan = session.settle_plan()
+            planned = time.perf_counter()
+            result = plan.compute()
+            computed = time.perf_counter()
+            apply_settle(document, history, result)
+            done, cpu = time.perf_counter(), time.thread_time() - cpu
+            found.append((planned - wall, computed - planned, done - computed, done - wall, cpu))
+            history.undo()
+        plan_ms, compute_ms, apply_ms, total_ms, cpu_ms = (
+            1e3 * statistics.median(part) for part in zip(*found, strict=True)
+        )
+        row(
+            f"settle 1 s erase, nsgt {bins}",
+            label,
+            "plan / compute / apply ms",
+            painted=plan_ms,
+            unsettled=compute_ms,
+            settled=apply_ms,
+            target="< 100 total",
+            settle_ms=total_ms,
+            cpu_ms=cpu_ms,
+            iterations=result.iterations,
+        )
+        del document
+
+
 PROBES = {
     "erase_box": (lambda band, args: erase_box(band), "band"),
     "erase_band": (lambda demo, args: erase_band_file(demo), "demo"),
@@ -720,6 +771,7 @@ PROBES = {
     "operations": (lambda band, args: operations(band), "band"),
     "nsgt": (lambda band, args: nsgt_boxes(band), "band"),
     "times": (lambda args: settle_times(1 if args.quick else 3), None),
+    "nsgt_times": (lambda args: nsgt_settle_times(1 if args.quick else 3), None),
 }
 
 
