@@ -52,6 +52,7 @@ import torch
 
 from spectropaint.brushes.history import History, Step, read_stacked
 from spectropaint.brushes.pen_partial import PenPath, synthesise_partial
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.consistency import Span, project
 from spectropaint.transforms.document import EditedRun, resynthesise
 from spectropaint.transforms.regions import EMPTY, Region
@@ -181,54 +182,54 @@ class SettlePart:
                 iterations=self.iterations,
                 stop=stop,
             )
-            sizes = [bins * frames for bins, frames in span.cells(self.transform)]
-            flat = torch.split(projection.coefficients, sizes, dim=1)
-            pieces = [
-                part.view(part.shape[0], bins, frames)
-                for part, (bins, frames) in zip(flat, span.cells(self.transform), strict=True)
-            ]
+            pieces = projection.coefficients
             iterations, residual_db = projection.iterations, projection.residual_db
         return self._changed(pieces), iterations, residual_db
 
     def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]``."""
+        """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]`` (written in
+        place through each piece's view; zero outside the boxes)."""
         device = self.transform.device
-        targets, weights = [], []
-        for (block, lo, _), current in zip(self.span.pieces, self.current, strict=True):
-            _, channels, n_bins, n_frames = current.shape
-            target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
-            weight = torch.zeros((n_bins, n_frames), device=device)
+        shapes = self.span.cells(self.transform)
+        size = sum(bins * frames for bins, frames in shapes)
+        target = fft_ops.zeros((len(self.channels), size), torch.complex64, device)
+        weight = fft_ops.zeros((size,), torch.float32, device)
+        offset = 0
+        for (block, lo, _), (bins, frames) in zip(self.span.pieces, shapes, strict=True):
+            cells = slice(offset, offset + bins * frames)
+            offset = cells.stop
+            piece_target = target[:, cells].view(-1, bins, frames)
+            piece_weight = weight[cells].view(bins, frames)
             for box, painted, held in zip(self.boxes, self.targets, self.weights, strict=True):
                 if box.block != block:
                     continue
-                cells = (slice(box.bin0, box.bin1), slice(box.frame0 - lo, box.frame1 - lo))
+                inside = (slice(box.bin0, box.bin1), slice(box.frame0 - lo, box.frame1 - lo))
                 painted = painted.to(device)
-                target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
-                weight[cells] = held.to(device)
-            targets.append(target.flatten(1))
-            weights.append(weight.flatten())
-        return torch.cat(targets, dim=1), torch.cat(weights)
+                piece_target[(slice(None), *inside)] = fft_ops.polar_to_complex(*painted)
+                piece_weight[inside] = held.to(device)
+        return target, weight
 
     def _changed(self, pieces: list[torch.Tensor]) -> list[tuple[Region, torch.Tensor]]:
         """Per piece, the box of cells the settle changes and the settled magnitude and phase
         there (pieces where nothing changed are left out)."""
-        largest = max(float(piece.abs().max()) for piece in pieces)
+        polar = [fft_ops.polar(piece) for piece in pieces]
+        largest = max(float(magnitude.max()) for magnitude, _ in polar)
         writes = []
-        for (block, lo, _), coefficients, current in zip(
-            self.span.pieces, pieces, self.current, strict=True
+        for (block, lo, _), (magnitude, phase), current in zip(
+            self.span.pieces, polar, self.current, strict=True
         ):
-            current = current.to(coefficients.device)
-            change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
-            changed = change > UNCHANGED * largest
+            current = current.to(magnitude.device)
+            change = fft_ops.polar_distance(magnitude, phase, current[0], current[1])
+            changed = change.amax(dim=0) > UNCHANGED * largest
             if not changed.any():
                 continue
             rows = torch.nonzero(changed.any(dim=1)).flatten()
             columns = torch.nonzero(changed.any(dim=0)).flatten()
             b0, b1 = int(rows[0]), int(rows[-1]) + 1
             t0, t1 = int(columns[0]), int(columns[-1]) + 1
-            part = coefficients[:, b0:b1, t0:t1]
+            box = (slice(None), slice(b0, b1), slice(t0, t1))
             region = Region(b0, b1, lo + t0, lo + t1, self.channels, block)
-            writes.append((region, torch.stack((part.abs(), part.angle()))))
+            writes.append((region, torch.stack((magnitude[box], phase[box]))))
         return writes
 
 

@@ -106,8 +106,8 @@ class Projection:
 
     Attributes
     ----------
-    coefficients : torch.Tensor [shape=(C, F, frame1 - frame0)], complex64
-        The analysis of ``samples`` over the span's frames.
+    coefficients : list of torch.Tensor [shape=(C, F, frame1 - frame0)], complex64
+        The analysis of ``samples`` over the span's frames, per piece.
     samples : torch.Tensor [shape=(C, stop - start)]
         The signal found (equal to the one given outside ``[free0, free1)``).
     iterations : int
@@ -115,7 +115,7 @@ class Projection:
         Weighted energy of (target minus result), relative to the signal given's there, dB.
     """
 
-    coefficients: torch.Tensor
+    coefficients: list[torch.Tensor]
     samples: torch.Tensor
     iterations: int
     residual_db: float
@@ -144,13 +144,16 @@ class _Operator:
         self.free = slice(span.free0 - span.start, span.free1 - span.start)
         self.shapes = span.cells(transform)
 
-    def analyse(self, signal: torch.Tensor | None = None) -> torch.Tensor:
+    def pieces(self, signal: torch.Tensor | None = None) -> list[torch.Tensor]:
+        """The analysis of ``signal`` (default: the current one) over each piece, ``[C, F, T]``."""
         span = self.span
         signal = self.signal if signal is None else signal
-        parts = self.transform.analyse_pieces(signal, span.start, span.pieces, span.n_samples)
-        if len(parts) == 1:
-            return parts[0].flatten(1)
-        return torch.cat([part.flatten(1) for part in parts], dim=1)
+        return self.transform.analyse_pieces(signal, span.start, span.pieces, span.n_samples)
+
+    def analyse(self, signal: torch.Tensor | None = None) -> torch.Tensor:
+        """The analysis flat, ``[C, K]``, of a span of one piece."""
+        (part,) = self.pieces(signal)
+        return part.flatten(1)
 
     def split(self, coefficients: torch.Tensor) -> list[torch.Tensor]:
         """Flat ``[C, K]`` coefficients as each piece's ``[C, F, T]`` (views)."""
@@ -160,22 +163,16 @@ class _Operator:
             part.view(part.shape[0], *shape) for part, shape in zip(parts, self.shapes, strict=True)
         ]
 
-    def synthesise(self, coefficients: torch.Tensor, *, adjoint: bool = False) -> torch.Tensor:
-        """Samples of the free span that flat ``coefficients`` give (or the adjoint's, for one
-        piece)."""
+    def adjoint(self, coefficients: torch.Tensor) -> torch.Tensor:
+        """The analysis' adjoint on the free samples, of flat ``coefficients`` of a span of one
+        piece."""
         span = self.span
-        parts = self.split(coefficients)
-        if adjoint:
-            ((block, lo, _),) = span.pieces
-            first, part = self.transform.synthesise_frames(
-                parts[0], block, lo, span.n_samples, adjoint=True
-            )
-        else:
-            pieces = [
-                (block, lo, part) for (block, lo, _), part in zip(span.pieces, parts, strict=True)
-            ]
-            first, part = self.transform.synthesise_many(pieces, span.n_samples)
-        return part[:, span.free0 - first : span.free1 - first].to(torch.float32)
+        ((block, lo, _),) = span.pieces
+        (part,) = self.split(coefficients)
+        first, samples = self.transform.synthesise_frames(
+            part, block, lo, span.n_samples, adjoint=True
+        )
+        return samples[:, span.free0 - first : span.free1 - first].to(torch.float32)
 
     def change(self, delta: torch.Tensor) -> torch.Tensor:
         """The analysis of a change ``delta`` of the free samples alone."""
@@ -324,7 +321,7 @@ def _conjugate_gradients(
     residual = compact(target) - compact(start)
     energy = float(torch.sum(compact(start) ** 2)) or 1.0
     delta = torch.zeros_like(operator.signal[:, operator.free])
-    gradient = operator.synthesise(spread(residual), adjoint=True)
+    gradient = operator.adjoint(spread(residual))
     direction = gradient.clone()
     gamma = float(torch.sum(gradient * gradient))
     done = 0
@@ -334,7 +331,7 @@ def _conjugate_gradients(
         alpha = gamma / float(torch.sum(image * image))
         delta += alpha * direction
         residual -= alpha * image
-        gradient = operator.synthesise(spread(residual), adjoint=True)
+        gradient = operator.adjoint(spread(residual))
         following = float(torch.sum(gradient * gradient))
         direction = gradient + (following / gamma) * direction
         gamma = following
@@ -347,7 +344,7 @@ def _conjugate_gradients(
     coefficients = operator.analyse()
     found = compact(target) - compact(coefficients)
     return Projection(
-        coefficients,
+        operator.split(coefficients),
         operator.signal,
         done,
         10 * math.log10(max(float(torch.sum(found * found)) / energy, 1e-30)),
@@ -387,6 +384,17 @@ def _griffin_lim(
         return float((weight * (magnitude(values) - wanted) ** 2).sum())
 
     imposed = _Imposed(operator, cells)
+
+    def everywhere() -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Every piece's analysis of the current signal, and its values on the cells."""
+        parts = operator.pieces()
+        masks = operator.split(cells[None])
+        on_cells = [
+            part.flatten(1)[:, mask.flatten()] for part, mask in zip(parts, masks, strict=True)
+        ]
+        return parts, torch.cat(on_cells, dim=1)
+
+    analysed = None  # every piece's analysis of the current signal, once made
     values = imposed.values()
     locked = (weight >= 1) & (power(values - wanted_values) <= LOCKED**2 * wanted**2)
     energy = float((weight * power(values)).sum()) or 1.0
@@ -404,16 +412,19 @@ def _griffin_lim(
         wanted_now = fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
         previous = fixed
         imposed.add(wanted_now - values)
-        values = imposed.values()
         done += 1
+        if done == iterations:  # the last: the analysis returned serves it too
+            analysed, values = everywhere()
+        else:
+            values = imposed.values()
         now = residual(values)
         if 0 <= last - now < tolerance * now:  # momentum may raise it for a while: go on then
             break
         last = now
-    coefficients = operator.analyse()
-    values = coefficients[:, cells]
+    if analysed is None:
+        analysed, values = everywhere()
     return Projection(
-        coefficients,
+        analysed,
         operator.signal,
         done,
         10 * math.log10(max(residual(values) / energy, 1e-30)),

@@ -106,8 +106,16 @@ class _Rising:
         return None if self.progress is None else self.progress(self.best)
 
 
-def polar_to_complex(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
-    return torch.polar(magnitude, phase)
+def edited_minus_original(
+    magnitude: torch.Tensor, phase: torch.Tensor, original: torch.Tensor, edited: np.ndarray
+) -> torch.Tensor:
+    """The stored ``magnitude`` and ``phase`` ``[C, F, T]`` minus the ``original`` analysis as a
+    document stores it (through its float32 polar form, so cells left as analysed give 0
+    exactly), on the frames ``edited`` (bool ``[T]``); 0 on the others: complex64."""
+    difference = fft_ops.polar_difference(magnitude, phase, *fft_ops.polar(original))
+    if not edited.all():
+        difference[..., torch.from_numpy(~edited).to(difference.device)] = 0
+    return difference
 
 
 @dataclass(frozen=True)
@@ -172,10 +180,9 @@ def resynthesise(
     references = transform.analyse_pieces(samples[:, a0:a1][pick], a0, spans, n)
     pieces = []
     for (block, run), reference in zip(runs, references, strict=True):
-        flags = torch.from_numpy(run.edited).to(transform.device)
         magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
-        delta = polar_to_complex(magnitude, phase) - polar_to_complex(*fft_ops.polar(reference))
-        pieces.append((block, run.frame0, torch.where(flags, delta, torch.zeros_like(delta))))
+        delta = edited_minus_original(magnitude, phase, reference, run.edited)
+        pieces.append((block, run.frame0, delta))
     s0, contribution = transform.synthesise_many(pieces, n)
     contribution = contribution.double().cpu().numpy()
     a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
@@ -542,13 +549,13 @@ class Document:
     def _difference(self, block_index: int, frame0: int, frame1: int) -> torch.Tensor:
         """``edited - original`` coefficients of frames ``[frame0, frame1)``, zero where unedited."""
         block = self.blocks[block_index]
-        flags = torch.from_numpy(block.edited_frames[frame0:frame1]).to(self.device)
-        original = self.transform.analyse_frames(self._samples, block_index, frame0, frame1)
-        edited = polar_to_complex(
-            block.magnitude[:, :, frame0:frame1], block.phase[:, :, frame0:frame1]
+        frames = slice(frame0, frame1)
+        return edited_minus_original(
+            block.magnitude[:, :, frames],
+            block.phase[:, :, frames],
+            self.transform.analyse_frames(self._samples, block_index, frame0, frame1),
+            block.edited_frames[frames],
         )
-        reference = polar_to_complex(*fft_ops.polar(original))
-        return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_run(
         self, frame0: int, frame1: int, *, block: int = 0, channels: tuple[int, ...] | None = None
