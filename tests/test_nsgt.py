@@ -1,5 +1,7 @@
 """The torch NSGT: equal to nsgt's numpy transform, exact inverses, local frame spans, resolution."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -120,25 +122,15 @@ def test_blocks_are_rectangular_with_evenly_spaced_frames_and_ascending_bands(mu
     assert hops == sorted(hops, reverse=True)  # bands higher up step faster
 
 
-def test_a_frame_span_analyses_bit_identical_to_the_whole_signal(music):
-    transform = NSGT(NSGTSettings(scale="mel"), RATE)
-    blocks = transform.analyse(music)
-    rng = np.random.default_rng(2)
-    for block, coefficients in enumerate(blocks):
-        total = coefficients.shape[-1]
-        frame0 = int(rng.integers(0, total - 1))
-        frame1 = int(rng.integers(frame0 + 1, total + 1))
-        part = transform.analyse_frames(music, block, frame0, frame1)
-        assert torch.equal(part, coefficients[:, :, frame0:frame1])
-
-
-def test_frame_spans_sharing_their_slices_analyse_bit_identical_to_the_whole_signal(music):
-    """Within sharing_work, blocks of one parity reuse the slice spectra computed for another
-    (views of them for spans inside); on the CPU every span equals the whole analysis."""
+@pytest.mark.parametrize("shared", [False, True], ids=["alone", "sharing_work"])
+def test_frame_spans_analyse_bit_identical_to_the_whole_signal(music, shared):
+    """Each span transforms its block's own slices (within sharing_work, blocks of one parity
+    reuse the slice spectra computed for another, views of them for spans inside); on the CPU
+    every span equals the whole analysis."""
     transform = NSGT(NSGTSettings(scale="mel"), RATE)  # 23 slices: several chunks per parity
     blocks = transform.analyse(music)
-    rng = np.random.default_rng(5)
-    with transform.sharing_work():
+    rng = np.random.default_rng(2)
+    with transform.sharing_work() if shared else contextlib.nullcontext():
         for _ in range(3):
             for block, coefficients in enumerate(blocks):
                 total = coefficients.shape[-1]
@@ -146,7 +138,8 @@ def test_frame_spans_sharing_their_slices_analyse_bit_identical_to_the_whole_sig
                 frame1 = int(rng.integers(frame0 + 1, total + 1))
                 part = transform.analyse_frames(music, block, frame0, frame1)
                 assert torch.equal(part, coefficients[:, :, frame0:frame1])
-        assert len(transform._local.shared) > 2  # it did share
+        if shared:
+            assert len(transform._local.shared) > 2  # it did share
 
 
 def test_pieces_of_every_block_analyse_from_a_span_as_the_whole_signal(music):

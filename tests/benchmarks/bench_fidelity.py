@@ -654,59 +654,58 @@ def nsgt_boxes(band):
         )
 
 
-def settle_times(repeat):
-    """A one-second stroke (60 events over about a second of audio) on 10 s and 10 min.
+def timed_settles(document, brush, settings, events, repeat, probe, label):
+    """Paint ``events`` with ``brush`` and time the stroke's settle ``repeat`` times (undone
+    after each); a row of the medians: plan, compute and apply, their total and the thread's CPU
+    time. On a 2-core machine shared with other work the wall time follows the load, the CPU time
+    what an idle machine would take (one torch thread)."""
+    found = []
+    for _ in range(repeat):
+        history = History(document)
+        session = StrokeSession(document, brush, settings, history=history)
+        for event in events:
+            session.add_events([event])
+        session.end()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        plan = session.settle_plan()
+        planned = time.perf_counter()
+        result = plan.compute()
+        computed = time.perf_counter()
+        apply_settle(document, history, result)
+        done, cpu = time.perf_counter(), time.thread_time() - cpu
+        found.append((planned - wall, computed - planned, done - computed, done - wall, cpu))
+        history.undo()
+    plan_ms, compute_ms, apply_ms, total_ms, cpu_ms = (
+        1e3 * statistics.median(part) for part in zip(*found, strict=True)
+    )
+    row(
+        probe,
+        label,
+        "plan / compute / apply ms",
+        painted=plan_ms,
+        unsettled=compute_ms,
+        settled=apply_ms,
+        target="< 100 total",
+        settle_ms=total_ms,
+        cpu_ms=cpu_ms,
+        iterations=result.iterations,
+    )
 
-    Wall time and the thread's CPU time: on a 2-core machine shared with other work the wall time
-    follows the load, the CPU time what an idle machine would take (one torch thread).
-    """
+
+def settle_times(repeat):
+    """A one-second stroke (60 events over about a second of audio) on 10 s and 10 min."""
     rng = np.random.default_rng(3)
     documents = {}
     for label, seconds in (("10 s", 10), ("10 min", 600)):
         samples = 0.05 * rng.standard_normal((2, seconds * RATE))
         documents[label] = Document.from_samples(samples, RATE, device="cpu")
+    settings = BrushSettings(radius_frames=12, radius_bins=12)
     for brush in ("erase", "blur", "warp", "clone", "pen"):
         for label, document in documents.items():
             centre = document.blocks[0].n_frames // 2
             events = wiggle(centre - 43, centre + 43, 300, 60, n=60)
-            found = []
-            for _ in range(repeat):
-                history = History(document)
-                session = StrokeSession(
-                    document,
-                    brush,
-                    BrushSettings(radius_frames=12, radius_bins=12),
-                    history=history,
-                )
-                for event in events:
-                    session.add_events([event])
-                session.end()
-                wall, cpu = time.perf_counter(), time.thread_time()
-                plan = session.settle_plan()
-                planned = time.perf_counter()
-                result = plan.compute()
-                computed = time.perf_counter()
-                apply_settle(document, history, result)
-                done, cpu = time.perf_counter(), time.thread_time() - cpu
-                found.append(
-                    (planned - wall, computed - planned, done - computed, done - wall, cpu)
-                )
-                history.undo()
-            plan_ms, compute_ms, apply_ms, total_ms, cpu_ms = (
-                1e3 * statistics.median(part) for part in zip(*found, strict=True)
-            )
-            row(
-                f"settle 1 s stroke, {brush}",
-                label,
-                "plan / compute / apply ms",
-                painted=plan_ms,
-                unsettled=compute_ms,
-                settled=apply_ms,
-                target="< 100 total",
-                settle_ms=total_ms,
-                cpu_ms=cpu_ms,
-                iterations=result.iterations,
-            )
+            probe = f"settle 1 s stroke, {brush}"
+            timed_settles(document, brush, settings, events, repeat, probe, label)
 
 
 def nsgt_settle_times(repeat):
@@ -725,37 +724,8 @@ def nsgt_settle_times(repeat):
             InputEvent(i / 60, middle + i / 59, 1000.0 * 2 ** (0.5 * math.sin(i / 6)))
             for i in range(60)
         ]
-        found = []
-        for _ in range(repeat):
-            history = History(document)
-            session = StrokeSession(document, "erase", brush, history=history)
-            for event in events:
-                session.add_events([event])
-            session.end()
-            wall, cpu = time.perf_counter(), time.thread_time()
-            plan = session.settle_plan()
-            planned = time.perf_counter()
-            result = plan.compute()
-            computed = time.perf_counter()
-            apply_settle(document, history, result)
-            done, cpu = time.perf_counter(), time.thread_time() - cpu
-            found.append((planned - wall, computed - planned, done - computed, done - wall, cpu))
-            history.undo()
-        plan_ms, compute_ms, apply_ms, total_ms, cpu_ms = (
-            1e3 * statistics.median(part) for part in zip(*found, strict=True)
-        )
-        row(
-            f"settle 1 s erase, nsgt {bins}",
-            label,
-            "plan / compute / apply ms",
-            painted=plan_ms,
-            unsettled=compute_ms,
-            settled=apply_ms,
-            target="< 100 total",
-            settle_ms=total_ms,
-            cpu_ms=cpu_ms,
-            iterations=result.iterations,
-        )
+        probe = f"settle 1 s erase nsgt{bins}"
+        timed_settles(document, "erase", brush, events, repeat, probe, label)
         del document
 
 
