@@ -17,9 +17,9 @@ reaches), one brush event (an erase dab stroke of 0.1 s by 2
 semitones, also on the STFT), and the document's memory: stated by the memory budget before
 opening, and measured (the ``VmHWM`` of a process that only opens it, minus its resident memory
 before). The one-second edit lies in the middle of the slice hop nearest the file's middle, so that
-in every file it reaches one slice of each parity (slices are 12 s, ``N/2`` = 6 s apart; an edit
-across the boundary of two slices of one parity reaches both, half as much work again), clipped to
-the file on 10 s.
+in every file it is painted on one slice of each parity (slices are 12 s, ``N/2`` = 6 s apart; an
+edit across the boundary of two slices of one parity is on both); ``paint`` settles it, which
+re-analyses the slices over those too, so what is resynthesised reaches 30 s, all of a 10 s file.
 """
 
 from __future__ import annotations
