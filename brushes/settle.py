@@ -52,6 +52,7 @@ import torch
 
 from spectropaint.brushes.history import History, Step, read_stacked
 from spectropaint.brushes.pen_partial import PenPath, synthesise_partial
+from spectropaint.transforms import fft_ops
 from spectropaint.transforms.consistency import Span, project
 from spectropaint.transforms.document import EditedRun, resynthesise
 from spectropaint.transforms.regions import EMPTY, Region
@@ -168,10 +169,7 @@ class SettlePart:
             heard[:, free] += torch.from_numpy(
                 synthesise_partial(self.pen, span.free0, span.free1)
             )[None, :]
-            pieces = [
-                self.transform.analyse_span(heard, span.start, block, lo, hi, span.n_samples)
-                for block, lo, hi in span.pieces
-            ]
+            pieces = self.transform.analyse_pieces(heard, span.start, span.pieces, span.n_samples)
         else:
             target, weights = self._over_span()
             projection = project(
@@ -184,54 +182,54 @@ class SettlePart:
                 iterations=self.iterations,
                 stop=stop,
             )
-            sizes = [bins * frames for bins, frames in span.cells(self.transform)]
-            flat = torch.split(projection.coefficients, sizes, dim=1)
-            pieces = [
-                part.view(part.shape[0], bins, frames)
-                for part, (bins, frames) in zip(flat, span.cells(self.transform), strict=True)
-            ]
+            pieces = projection.coefficients
             iterations, residual_db = projection.iterations, projection.residual_db
         return self._changed(pieces), iterations, residual_db
 
     def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]``."""
+        """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]`` (written in
+        place through each piece's view; zero outside the boxes)."""
         device = self.transform.device
-        targets, weights = [], []
-        for (block, lo, _), current in zip(self.span.pieces, self.current, strict=True):
-            _, channels, n_bins, n_frames = current.shape
-            target = torch.zeros((channels, n_bins, n_frames), dtype=torch.complex64, device=device)
-            weight = torch.zeros((n_bins, n_frames), device=device)
+        shapes = self.span.cells(self.transform)
+        size = sum(bins * frames for bins, frames in shapes)
+        target = fft_ops.zeros((len(self.channels), size), torch.complex64, device)
+        weight = fft_ops.zeros((size,), torch.float32, device)
+        offset = 0
+        for (block, lo, _), (bins, frames) in zip(self.span.pieces, shapes, strict=True):
+            cells = slice(offset, offset + bins * frames)
+            offset = cells.stop
+            piece_target = target[:, cells].view(-1, bins, frames)
+            piece_weight = weight[cells].view(bins, frames)
             for box, painted, held in zip(self.boxes, self.targets, self.weights, strict=True):
                 if box.block != block:
                     continue
-                cells = (slice(box.bin0, box.bin1), slice(box.frame0 - lo, box.frame1 - lo))
+                inside = (slice(box.bin0, box.bin1), slice(box.frame0 - lo, box.frame1 - lo))
                 painted = painted.to(device)
-                target[(slice(None), *cells)] = torch.polar(painted[0], painted[1])
-                weight[cells] = held.to(device)
-            targets.append(target.flatten(1))
-            weights.append(weight.flatten())
-        return torch.cat(targets, dim=1), torch.cat(weights)
+                piece_target[(slice(None), *inside)] = fft_ops.polar_to_complex(*painted)
+                piece_weight[inside] = held.to(device)
+        return target, weight
 
     def _changed(self, pieces: list[torch.Tensor]) -> list[tuple[Region, torch.Tensor]]:
         """Per piece, the box of cells the settle changes and the settled magnitude and phase
         there (pieces where nothing changed are left out)."""
-        largest = max(float(piece.abs().max()) for piece in pieces)
+        polar = [fft_ops.polar(piece) for piece in pieces]
+        largest = max(float(magnitude.max()) for magnitude, _ in polar)
         writes = []
-        for (block, lo, _), coefficients, current in zip(
-            self.span.pieces, pieces, self.current, strict=True
+        for (block, lo, _), (magnitude, phase), current in zip(
+            self.span.pieces, polar, self.current, strict=True
         ):
-            current = current.to(coefficients.device)
-            change = (coefficients - torch.polar(current[0], current[1])).abs().amax(dim=0)
-            changed = change > UNCHANGED * largest
+            current = current.to(magnitude.device)
+            change = fft_ops.polar_distance(magnitude, phase, current[0], current[1])
+            changed = change.amax(dim=0) > UNCHANGED * largest
             if not changed.any():
                 continue
             rows = torch.nonzero(changed.any(dim=1)).flatten()
             columns = torch.nonzero(changed.any(dim=0)).flatten()
             b0, b1 = int(rows[0]), int(rows[-1]) + 1
             t0, t1 = int(columns[0]), int(columns[-1]) + 1
-            part = coefficients[:, b0:b1, t0:t1]
+            box = (slice(None), slice(b0, b1), slice(t0, t1))
             region = Region(b0, b1, lo + t0, lo + t1, self.channels, block)
-            writes.append((region, torch.stack((part.abs(), part.angle()))))
+            writes.append((region, torch.stack((magnitude[box], phase[box]))))
         return writes
 
 
@@ -300,19 +298,27 @@ def imposed_weights(painted: torch.Tensor, before: torch.Tensor) -> torch.Tensor
     return (painted != before).any(dim=0).any(dim=0).to(torch.float32)
 
 
+def _targets(
+    document, boxes: list[Region], befores: list[torch.Tensor]
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """The targets of an edit of ``boxes`` (what they hold now) and their weights
+    (:func:`imposed_weights`) given the values ``befores`` they held before it."""
+    targets = [read_stacked(document, box) for box in boxes]
+    return targets, [imposed_weights(t, b) for t, b in zip(targets, befores, strict=True)]
+
+
 def _part(
     document,
     boxes: list[Region],
-    befores: list[torch.Tensor],
+    targets: list[torch.Tensor] | None,
+    weights: list[torch.Tensor] | None,
     *,
     magnitude_only: bool,
-    pen: PenPath | None = None,
+    pen: tuple[PenPath, torch.Tensor] | None = None,
 ) -> SettlePart:
-    """The settle of ``boxes`` (one per block), whose values were ``befores`` before the edit
-    (each ``[2, C, b, f]``).
-
-    The targets are what the boxes hold now; for the pen (one box), the partial is added to the
-    values before.
+    """The settle of ``boxes`` (one per block) towards ``targets`` held by ``weights``
+    (:func:`_targets`); for the pen (one box), None and ``pen``: its path and the box's values
+    before the stroke ``[2, C, b, f]``, to which the partial is added.
     """
     transform = document.transform
     n = document.n_samples
@@ -328,17 +334,14 @@ def _part(
         read_stacked(document, Region(0, document.blocks[block].n_bins, lo, hi, channels, block))
         for block, lo, hi in span.pieces
     ]
-    targets = weights = None
+    path = None
     if pen is not None:
         # the partial is added to the sound the stroke began from, not to its preview
-        ((box,), (before,), ((_, run),)) = boxes, befores, runs
+        (path, before), (box,), ((_, run),) = pen, boxes, runs
         inside = (slice(None), slice(box.bin0, box.bin1))
         frames = slice(box.frame0 - run.frame0, box.frame1 - run.frame0)
         run.magnitude[(*inside, frames)] = before[0]
         run.phase[(*inside, frames)] = before[1]
-    else:
-        targets = [read_stacked(document, box) for box in boxes]
-        weights = [imposed_weights(t, b) for t, b in zip(targets, befores, strict=True)]
     cells = sum(bins * frames for bins, frames in span.cells(transform)) * len(channels)
     return SettlePart(
         transform=transform,
@@ -352,7 +355,7 @@ def _part(
         targets=targets,
         weights=weights,
         magnitude_only=magnitude_only,
-        pen=pen,
+        pen=path,
         iterations=iterations_for(cells),
     )
 
@@ -369,10 +372,13 @@ def plan_settle(stroke) -> SettlePlan | None:
         state.step.original(box) if step is None else values_before(document, step, box)
         for box in boxes
     ]
-    pen = None
+    magnitude_only = not state.kind.settles_phase
     if state.kind.name == "pen" and len(document.blocks) == 1:
-        pen = PenPath.of_stroke(stroke)  # on the NSGT, the pen's painting settles as a target
-    part = _part(document, boxes, befores, magnitude_only=not state.kind.settles_phase, pen=pen)
+        pen = (PenPath.of_stroke(stroke), befores[0])
+        part = _part(document, boxes, None, None, magnitude_only=magnitude_only, pen=pen)
+    else:  # on the NSGT, the pen's painting settles as a target
+        targets, weights = _targets(document, boxes, befores)
+        part = _part(document, boxes, targets, weights, magnitude_only=magnitude_only)
     return SettlePlan([part], document.revision, step)
 
 
@@ -407,17 +413,14 @@ def plan_edit_settle(document, step: Step | None, regions: list[Region]) -> Sett
     for merged, _ in groups:
         boxes = [merged[block] for block in sorted(merged)]
         befores = [values_before(document, step, box) for box in boxes]
-        nows = [read_stacked(document, box) for box in boxes]
-        changes = [
-            imposed_weights(now, before) > 0 for now, before in zip(nows, befores, strict=True)
-        ]
-        if not any(changed.any() for changed in changes):
+        nows, weights = _targets(document, boxes, befores)
+        if not any(weight.any() for weight in weights):
             continue
         kept = all(
-            torch.equal(now[1][:, changed], before[1][:, changed])
-            for now, before, changed in zip(nows, befores, changes, strict=True)
+            torch.equal(now[1][:, weight > 0], before[1][:, weight > 0])
+            for now, before, weight in zip(nows, befores, weights, strict=True)
         )
-        parts.append(_part(document, boxes, befores, magnitude_only=not kept))
+        parts.append(_part(document, boxes, nows, weights, magnitude_only=not kept))
     return SettlePlan(parts, document.revision, step) if parts else None
 
 

@@ -1,10 +1,13 @@
 """The torch NSGT: equal to nsgt's numpy transform, exact inverses, local frame spans, resolution."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import torch
 
-from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms import fft_ops
+from spectropaint.transforms.errors import Cancelled, SettingsError
 from spectropaint.transforms.files.demo_sound import demo_samples
 from spectropaint.transforms.nsgt import NSGT
 from spectropaint.transforms.nsgt_compat import _NumpyWithIntegerClip, nsgt_modules, scale
@@ -119,16 +122,73 @@ def test_blocks_are_rectangular_with_evenly_spaced_frames_and_ascending_bands(mu
     assert hops == sorted(hops, reverse=True)  # bands higher up step faster
 
 
-def test_a_frame_span_analyses_bit_identical_to_the_whole_signal(music):
-    transform = NSGT(NSGTSettings(scale="mel"), RATE)
+@pytest.mark.parametrize("shared", [False, True], ids=["alone", "sharing_work"])
+def test_frame_spans_analyse_bit_identical_to_the_whole_signal(music, shared):
+    """Each span transforms its block's own slices (within sharing_work, blocks of one parity
+    reuse the slice spectra computed for another, views of them for spans inside); on the CPU
+    every span equals the whole analysis."""
+    transform = NSGT(NSGTSettings(scale="mel"), RATE)  # 23 slices: several chunks per parity
     blocks = transform.analyse(music)
     rng = np.random.default_rng(2)
-    for block, coefficients in enumerate(blocks):
-        total = coefficients.shape[-1]
-        frame0 = int(rng.integers(0, total - 1))
-        frame1 = int(rng.integers(frame0 + 1, total + 1))
-        part = transform.analyse_frames(music, block, frame0, frame1)
-        assert torch.equal(part, coefficients[:, :, frame0:frame1])
+    with transform.sharing_work() if shared else contextlib.nullcontext():
+        for _ in range(3):
+            for block, coefficients in enumerate(blocks):
+                total = coefficients.shape[-1]
+                frame0 = int(rng.integers(0, total - 1))
+                frame1 = int(rng.integers(frame0 + 1, total + 1))
+                part = transform.analyse_frames(music, block, frame0, frame1)
+                assert torch.equal(part, coefficients[:, :, frame0:frame1])
+        if shared:
+            assert len(transform._local.shared) > 2  # it did share
+
+
+def test_pieces_of_every_block_analyse_from_a_span_as_the_whole_signal(music):
+    """One rfft per parity over the union of the pieces' slices gives each block's frames bit for
+    bit as the whole analysis, from the samples the pieces read only."""
+    transform = NSGT(NSGTSettings(scale="mel"), RATE)
+    n = music.shape[-1]
+    blocks = transform.analyse(music)
+    start, stop = 3 * RATE, 4 * RATE
+    pieces = []
+    for block in range(len(blocks)):
+        lo, hi = transform.frames_over(block, start, stop, n)
+        pieces.append((block, lo + block % 3, hi - block % 2))  # ranges differ between blocks
+    read = [transform.samples_read(block, lo, hi, n) for block, lo, hi in pieces]
+    a, b = min(r[0] for r in read), max(r[1] for r in read)
+    analysed = transform.analyse_pieces(music[:, a:b], a, pieces, n)
+    for (block, lo, hi), part in zip(pieces, analysed, strict=True):
+        assert torch.equal(part, blocks[block][:, :, lo:hi])
+        assert torch.equal(transform.analyse_span(music[:, a:b], a, block, lo, hi, n), part)
+    with pytest.raises(ValueError, match="outside the span"):
+        transform.analyse_pieces(music[:, a + 1 : b], a + 1, pieces, n)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_analysis_on_threads_is_bit_identical_to_one_thread(music, monkeypatch, workers):
+    transform = NSGT(NSGTSettings(scale="mel"), RATE)  # 23 slices: 3 chunks
+    monkeypatch.setattr(fft_ops, "cpu_workers", lambda device: 1)
+    seen_one: list[float] = []
+    one = transform.analyse_polar(music, progress=seen_one.append)
+    monkeypatch.setattr(fft_ops, "cpu_workers", lambda device: workers)
+    seen: list[float] = []
+    threaded = transform.analyse_polar(music, progress=seen.append)
+    for (magnitude, phase), (magnitude_t, phase_t) in zip(one, threaded, strict=True):
+        assert torch.equal(magnitude, magnitude_t) and torch.equal(phase, phase_t)
+    assert seen == seen_one == sorted(seen) and len(seen) == 3 and seen[-1] == 1.0
+
+
+def test_analysis_on_threads_stops_when_progress_cancels(music, monkeypatch):
+    transform = NSGT(NSGTSettings(scale="mel"), RATE)
+    monkeypatch.setattr(fft_ops, "cpu_workers", lambda device: 2)
+    seen: list[float] = []
+
+    def progress(done: float) -> bool:
+        seen.append(done)
+        return len(seen) < 2
+
+    with pytest.raises(Cancelled):
+        transform.analyse_polar(music, progress=progress)
+    assert len(seen) == 2 and seen[-1] < 1.0
 
 
 def test_frame_spans_invert_alone_and_sum_to_the_whole_inverse(music):

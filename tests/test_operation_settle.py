@@ -178,13 +178,13 @@ def test_an_edit_waiting_too_long_hurries_the_settle_which_stays_consistent(musi
         return apply(document, history, result)
 
     monkeypatch.setattr(session_module, "apply_settle", recording)
-    synthesise = consistency._Operator.synthesise
+    adjoint = consistency._Operator.adjoint
 
     def slow(self, *args, **kwargs):  # each iteration now takes 50 ms
         time.sleep(0.05)
-        return synthesise(self, *args, **kwargs)
+        return adjoint(self, *args, **kwargs)
 
-    monkeypatch.setattr(consistency._Operator, "synthesise", slow)
+    monkeypatch.setattr(consistency._Operator, "adjoint", slow)
     monkeypatch.setattr(session_module, "HURRY_AFTER_S", 0.1)
     own_pace = operate(music, "erase")
     hurried = Session(Document.from_samples(music, RATE, device="cpu"))

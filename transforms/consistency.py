@@ -26,8 +26,9 @@ then flat vectors, each block's frames flattened and joined.
 Both start from the current signal and stop after a given number of iterations or when the
 residual stops falling. The coefficients returned are those of the last analysis, so they are
 exactly (to float32) the transform of the signal returned: storing them makes what is shown and
-what is heard one. Cost per iteration: one analysis and one synthesis of the span's frames, so it
-follows the edit's size, never the file's.
+what is heard one. Cost per iteration: one analysis and one synthesis of the span's frames (for
+alternating projections, of the frames that hold imposed cells only, the change synthesised and
+added to the signal), so it follows the edit's size, never the file's.
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ class Projection:
 
     Attributes
     ----------
-    coefficients : torch.Tensor [shape=(C, F, frame1 - frame0)], complex64
-        The analysis of ``samples`` over the span's frames.
+    coefficients : list of torch.Tensor [shape=(C, F, frame1 - frame0)], complex64
+        The analysis of ``samples`` over the span's frames, per piece.
     samples : torch.Tensor [shape=(C, stop - start)]
         The signal found (equal to the one given outside ``[free0, free1)``).
     iterations : int
@@ -114,7 +115,7 @@ class Projection:
         Weighted energy of (target minus result), relative to the signal given's there, dB.
     """
 
-    coefficients: torch.Tensor
+    coefficients: list[torch.Tensor]
     samples: torch.Tensor
     iterations: int
     residual_db: float
@@ -143,16 +144,16 @@ class _Operator:
         self.free = slice(span.free0 - span.start, span.free1 - span.start)
         self.shapes = span.cells(transform)
 
-    def analyse(self, signal: torch.Tensor | None = None) -> torch.Tensor:
+    def pieces(self, signal: torch.Tensor | None = None) -> list[torch.Tensor]:
+        """The analysis of ``signal`` (default: the current one) over each piece, ``[C, F, T]``."""
         span = self.span
         signal = self.signal if signal is None else signal
-        parts = [
-            self.transform.analyse_span(signal, span.start, block, lo, hi, span.n_samples)
-            for block, lo, hi in span.pieces
-        ]
-        if len(parts) == 1:
-            return parts[0].flatten(1)
-        return torch.cat([part.flatten(1) for part in parts], dim=1)
+        return self.transform.analyse_pieces(signal, span.start, span.pieces, span.n_samples)
+
+    def analyse(self, signal: torch.Tensor | None = None) -> torch.Tensor:
+        """The analysis flat, ``[C, K]``, of a span of one piece."""
+        (part,) = self.pieces(signal)
+        return part.flatten(1)
 
     def split(self, coefficients: torch.Tensor) -> list[torch.Tensor]:
         """Flat ``[C, K]`` coefficients as each piece's ``[C, F, T]`` (views)."""
@@ -162,28 +163,80 @@ class _Operator:
             part.view(part.shape[0], *shape) for part, shape in zip(parts, self.shapes, strict=True)
         ]
 
-    def synthesise(self, coefficients: torch.Tensor, *, adjoint: bool = False) -> torch.Tensor:
-        """Samples of the free span that flat ``coefficients`` give (or the adjoint's, for one
-        piece)."""
+    def adjoint(self, coefficients: torch.Tensor) -> torch.Tensor:
+        """The analysis' adjoint on the free samples, of flat ``coefficients`` of a span of one
+        piece."""
         span = self.span
-        parts = self.split(coefficients)
-        if adjoint:
-            ((block, lo, _),) = span.pieces
-            first, part = self.transform.synthesise_frames(
-                parts[0], block, lo, span.n_samples, adjoint=True
-            )
-        else:
-            pieces = [
-                (block, lo, part) for (block, lo, _), part in zip(span.pieces, parts, strict=True)
-            ]
-            first, part = self.transform.synthesise_many(pieces, span.n_samples)
-        return part[:, span.free0 - first : span.free1 - first].to(torch.float32)
+        ((block, lo, _),) = span.pieces
+        (part,) = self.split(coefficients)
+        first, samples = self.transform.synthesise_frames(
+            part, block, lo, span.n_samples, adjoint=True
+        )
+        return samples[:, span.free0 - first : span.free1 - first].to(torch.float32)
 
     def change(self, delta: torch.Tensor) -> torch.Tensor:
         """The analysis of a change ``delta`` of the free samples alone."""
         signal = torch.zeros_like(self.signal)
         signal[:, self.free] = delta
         return self.analyse(signal)
+
+
+class _Imposed:
+    """The analysis and the synthesis of the imposed cells alone, for alternating projections.
+
+    Only the cells where a target is imposed change between iterations; every other coefficient is
+    the analysis of the current signal, whose synthesis gives that signal back on the free samples
+    (every frame that reaches them is in the span). So an iteration synthesises the change of the
+    imposed cells alone and adds it to the signal (the resynthesis by difference), and reads back
+    the cells alone: both over each piece's frames from the first to the last that holds one
+    (an NSGT edit's cells lie in a few of its blocks).
+    """
+
+    def __init__(self, operator: _Operator, cells: torch.Tensor):
+        self.operator = operator
+        self.pieces: list[tuple[int, int, int]] = []
+        self.index: list[torch.Tensor] = []  # per piece, the cells among its frames, flat
+        self.shapes: list[tuple[int, int]] = []
+        for (block, lo, _), mask in zip(
+            operator.span.pieces, operator.split(cells[None]), strict=True
+        ):
+            columns = torch.nonzero(mask[0].any(dim=0)).flatten()
+            if not columns.numel():
+                continue
+            t0, t1 = int(columns[0]), int(columns[-1]) + 1
+            self.pieces.append((block, lo + t0, lo + t1))
+            self.index.append(torch.nonzero(mask[0, :, t0:t1].flatten()).flatten())
+            self.shapes.append((mask.shape[1], t1 - t0))
+
+    def values(self) -> torch.Tensor:
+        """The analysis of the current signal on the cells ``[C, cells]`` (in flat order)."""
+        operator, span = self.operator, self.operator.span
+        if not self.pieces:
+            return operator.signal.new_zeros((operator.signal.shape[0], 0), dtype=torch.complex64)
+        parts = operator.transform.analyse_pieces(
+            operator.signal, span.start, self.pieces, span.n_samples
+        )
+        return torch.cat(
+            [part.flatten(1)[:, index] for part, index in zip(parts, self.index, strict=True)],
+            dim=1,
+        )
+
+    def add(self, change: torch.Tensor) -> None:
+        """Add to the free samples the synthesis of ``change`` ``[C, cells]`` on the cells."""
+        operator, span = self.operator, self.operator.span
+        if not self.pieces:
+            return
+        pieces, offset = [], 0
+        for (block, lo, _), index, shape in zip(self.pieces, self.index, self.shapes, strict=True):
+            part = change.new_zeros((change.shape[0], shape[0] * shape[1]))
+            part[:, index] = change[:, offset : offset + index.numel()]
+            offset += index.numel()
+            pieces.append((block, lo, part.view(change.shape[0], *shape)))
+        first, samples = operator.transform.synthesise_many(pieces, span.n_samples)
+        a, b = max(first, span.free0), min(first + samples.shape[-1], span.free1)
+        operator.signal[:, a - span.start : b - span.start] += samples[:, a - first : b - first].to(
+            torch.float32
+        )
 
 
 def project(
@@ -268,7 +321,7 @@ def _conjugate_gradients(
     residual = compact(target) - compact(start)
     energy = float(torch.sum(compact(start) ** 2)) or 1.0
     delta = torch.zeros_like(operator.signal[:, operator.free])
-    gradient = operator.synthesise(spread(residual), adjoint=True)
+    gradient = operator.adjoint(spread(residual))
     direction = gradient.clone()
     gamma = float(torch.sum(gradient * gradient))
     done = 0
@@ -278,7 +331,7 @@ def _conjugate_gradients(
         alpha = gamma / float(torch.sum(image * image))
         delta += alpha * direction
         residual -= alpha * image
-        gradient = operator.synthesise(spread(residual), adjoint=True)
+        gradient = operator.adjoint(spread(residual))
         following = float(torch.sum(gradient * gradient))
         direction = gradient + (following / gamma) * direction
         gamma = following
@@ -291,7 +344,7 @@ def _conjugate_gradients(
     coefficients = operator.analyse()
     found = compact(target) - compact(coefficients)
     return Projection(
-        coefficients,
+        operator.split(coefficients),
         operator.signal,
         done,
         10 * math.log10(max(float(torch.sum(found * found)) / energy, 1e-30)),
@@ -330,8 +383,19 @@ def _griffin_lim(
             return float((weight * power(values - wanted_values)).sum())
         return float((weight * (magnitude(values) - wanted) ** 2).sum())
 
-    coefficients = operator.analyse()
-    values = coefficients[:, cells]
+    imposed = _Imposed(operator, cells)
+
+    def everywhere() -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Every piece's analysis of the current signal, and its values on the cells."""
+        parts = operator.pieces()
+        masks = operator.split(cells[None])
+        on_cells = [
+            part.flatten(1)[:, mask.flatten()] for part, mask in zip(parts, masks, strict=True)
+        ]
+        return parts, torch.cat(on_cells, dim=1)
+
+    analysed = None  # every piece's analysis of the current signal, once made
+    values = imposed.values()
     locked = (weight >= 1) & (power(values - wanted_values) <= LOCKED**2 * wanted**2)
     energy = float((weight * power(values)).sum()) or 1.0
     previous: torch.Tensor | None = None
@@ -345,20 +409,22 @@ def _griffin_lim(
         else:
             moved = values + weight * (wanted_values - values)
         fixed = torch.where(locked, wanted_values, moved)
-        coefficients[:, cells] = (
-            fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
-        )
+        wanted_now = fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
         previous = fixed
-        operator.signal[:, operator.free] = operator.synthesise(coefficients)
-        coefficients = operator.analyse()
-        values = coefficients[:, cells]
+        imposed.add(wanted_now - values)
         done += 1
+        if done == iterations:  # the last: the analysis returned serves it too
+            analysed, values = everywhere()
+        else:
+            values = imposed.values()
         now = residual(values)
         if 0 <= last - now < tolerance * now:  # momentum may raise it for a while: go on then
             break
         last = now
+    if analysed is None:
+        analysed, values = everywhere()
     return Projection(
-        coefficients,
+        analysed,
         operator.signal,
         done,
         10 * math.log10(max(residual(values) / energy, 1e-30)),

@@ -123,6 +123,18 @@ def measure_full_scale(transform: Transform, sample_rate: int, device: torch.dev
     return float(coefficients.abs().max())
 
 
+def edited_minus_original(
+    magnitude: torch.Tensor, phase: torch.Tensor, original: torch.Tensor, edited: np.ndarray
+) -> torch.Tensor:
+    """The stored ``magnitude`` and ``phase`` ``[C, F, T]`` minus the ``original`` analysis as a
+    document stores it (through its float32 polar form, so cells left as analysed give 0
+    exactly), on the frames ``edited`` (bool ``[T]``); 0 on the others: complex64."""
+    difference = fft_ops.polar_difference(magnitude, phase, *fft_ops.polar(original))
+    if not edited.all():
+        difference[..., torch.from_numpy(~edited).to(difference.device)] = 0
+    return difference
+
+
 @dataclass(frozen=True)
 class EditedRun:
     """Coefficients of frames ``frame0 ...`` of a block, with which of them are edited.
@@ -177,19 +189,17 @@ def resynthesise(
     pick = slice(None) if channels is None else list(channels)
     out = original[pick, start:stop].copy()
     n = original.shape[-1]
-    pieces = []
-    for block, run in runs:
-        frame0, frame1 = run.frame0, run.frame0 + run.edited.size
-        flags = torch.from_numpy(run.edited).to(transform.device)
-        a0, a1 = transform.samples_read(block, frame0, frame1, n)
-        reference = transform.analyse_span(samples[:, a0:a1][pick], a0, block, frame0, frame1, n)
-        magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
-        delta = fft_ops.polar_to_complex(magnitude, phase) - fft_ops.polar_to_complex(
-            *fft_ops.polar(reference)
-        )
-        pieces.append((block, frame0, torch.where(flags, delta, torch.zeros_like(delta))))
-    if not pieces:
+    if not runs:
         return out
+    spans = [(block, run.frame0, run.frame0 + run.edited.size) for block, run in runs]
+    read = [transform.samples_read(*piece, n) for piece in spans]
+    a0, a1 = min(a for a, _ in read), max(b for _, b in read)
+    references = transform.analyse_pieces(samples[:, a0:a1][pick], a0, spans, n)
+    pieces = []
+    for (block, run), reference in zip(runs, references, strict=True):
+        magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
+        delta = edited_minus_original(magnitude, phase, reference, run.edited)
+        pieces.append((block, run.frame0, delta))
     s0, contribution = transform.synthesise_many(pieces, n)
     contribution = contribution.double().cpu().numpy()
     a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
@@ -544,13 +554,13 @@ class Document:
     def _difference(self, block_index: int, frame0: int, frame1: int) -> torch.Tensor:
         """``edited - original`` coefficients of frames ``[frame0, frame1)``, zero where unedited."""
         block = self.blocks[block_index]
-        flags = torch.from_numpy(block.edited_frames[frame0:frame1]).to(self.device)
-        original = self.transform.analyse_frames(self._samples, block_index, frame0, frame1)
-        edited = fft_ops.polar_to_complex(
-            block.magnitude[:, :, frame0:frame1], block.phase[:, :, frame0:frame1]
+        frames = slice(frame0, frame1)
+        return edited_minus_original(
+            block.magnitude[:, :, frames],
+            block.phase[:, :, frames],
+            self.transform.analyse_frames(self._samples, block_index, frame0, frame1),
+            block.edited_frames[frames],
         )
-        reference = fft_ops.polar_to_complex(*fft_ops.polar(original))
-        return torch.where(flags, edited - reference, torch.zeros_like(edited))
 
     def edited_run(
         self, frame0: int, frame1: int, *, block: int = 0, channels: tuple[int, ...] | None = None

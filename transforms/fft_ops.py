@@ -176,11 +176,54 @@ def polar_into(values: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tenso
 
 
 def polar_to_complex(magnitude: torch.Tensor, phase: torch.Tensor) -> torch.Tensor:
-    """``magnitude * exp(i phase)`` as complex64, the inverse of :func:`polar`.
+    """``torch.polar(magnitude, phase)``: a new complex64 tensor from float32 tensors of one shape
+    (any strides; on the CPU numpy's ``cos`` and ``sin``, 4 times faster than ``torch.polar`` here,
+    with the same bits whatever the tensors' strides)."""
+    if magnitude.device.type != "cpu":
+        return torch.polar(magnitude, phase)
+    m, p = _numpy(magnitude), _numpy(phase)
+    out = np.empty(m.shape, dtype=np.complex64)
+    parts = out.view(np.float32).reshape(*m.shape, 2)
+    factor = np.cos(p)
+    np.multiply(m, factor, out=parts[..., 0])
+    np.sin(p, out=factor)
+    np.multiply(m, factor, out=parts[..., 1])
+    return torch.from_numpy(out)
 
-    Computed through ``cos`` and ``sin``: three times faster than ``torch.polar`` on the CPU.
-    """
-    return torch.complex(magnitude * torch.cos(phase), magnitude * torch.sin(phase))
+
+def polar_difference(
+    magnitude: torch.Tensor, phase: torch.Tensor, magnitude_b: torch.Tensor, phase_b: torch.Tensor
+) -> torch.Tensor:
+    """``polar(magnitude, phase) - polar(magnitude_b, phase_b)`` (as :func:`polar_to_complex`):
+    a new complex64 tensor."""
+    difference = polar_to_complex(magnitude, phase)
+    other = polar_to_complex(magnitude_b, phase_b)
+    if difference.device.type != "cpu":
+        return difference.sub_(other)
+    np.subtract(difference.numpy(), other.numpy(), out=difference.numpy())
+    return difference
+
+
+def polar_distance(
+    magnitude: torch.Tensor, phase: torch.Tensor, magnitude_b: torch.Tensor, phase_b: torch.Tensor
+) -> torch.Tensor:
+    """``|polar(magnitude, phase) - polar(magnitude_b, phase_b)|`` of float32 tensors of one shape,
+    from the polar forms (``(a - b)^2 + 4 a b sin^2(d / 2)``: no cancellation however small the
+    distance): a new float32 tensor."""
+    if magnitude.device.type != "cpu":
+        return (torch.polar(magnitude, phase) - torch.polar(magnitude_b, phase_b)).abs()
+    a, b = _numpy(magnitude), _numpy(magnitude_b)
+    turn = np.subtract(_numpy(phase), _numpy(phase_b), dtype=np.float32)
+    turn *= 0.5
+    np.sin(turn, out=turn)
+    turn *= turn
+    turn *= a
+    turn *= b
+    turn *= 4.0
+    gap = np.subtract(a, b, dtype=np.float32)
+    gap *= gap
+    gap += turn
+    return torch.from_numpy(np.sqrt(gap, out=gap))
 
 
 def polar(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

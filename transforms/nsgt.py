@@ -17,13 +17,11 @@ reads.
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures
 import contextlib
 import functools
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -31,12 +29,15 @@ import torch
 from spectropaint.transforms import fft_ops
 from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSettings, frame_design
+from spectropaint.transforms.ordered_threads import results_in_order
 from spectropaint.transforms.transform import BlockLayout, Progress, Store, Transform
 
 CHUNK_SLICES = 8
-"""Slices analysed per call (even); partial re-analyses (:meth:`NSGT.analyse_frames`) use the same
-chunk grid, so they match bit for bit; a settle's spans (:meth:`NSGT.analyse_span`) match to float32
-rounding."""
+"""Slices of the whole analysis per call (even). A partial re-analysis (:meth:`NSGT.analyse_frames`)
+transforms its block's own slices only (those of one parity), at most half as many at a time on the
+same grid, so that its cost follows the frames asked for, not the chunks around them; a settle's
+spans (:meth:`NSGT.analyse_pieces`) transform the union of their slices. On the CPU each slice's
+FFTs are computed alone (pocketfft), so all of these equal the whole analysis bit for bit."""
 
 
 class NSGT(Transform):
@@ -167,29 +168,66 @@ class NSGT(Transform):
         frame1: int,
         n_samples: int,
     ) -> torch.Tensor:
-        group, _ = self.group_of(block)
-        parity, r0, r1 = self._slice_range(block, frame0, frame1)
-        self._check_span(span, start, block, frame0, frame1, n_samples)
-        # the block's own slices only (2 r + parity, two slice hops apart): the other parity's
-        # frames are another block
-        spectra = fft_ops.slice_spectra(
-            span.to(self.device),
-            self.design.slice_start(2 * r0 + parity) - start,
-            r1 - r0,
-            self.slice_length,
-            self._window,
-            hop=2 * self.design.slice_hop,
+        return self.analyse_pieces(span, start, [(block, frame0, frame1)], n_samples)[0]
+
+    def analyse_pieces(
+        self,
+        span: torch.Tensor,
+        start: int,
+        pieces: Sequence[tuple[int, int, int]],
+        n_samples: int,
+    ) -> list[torch.Tensor]:
+        """:meth:`analyse_span` of several ``(block, frame0, frame1)``: the slices of each parity
+        that any piece reads are transformed once (one ``rfft`` of their union) for all."""
+        for block, frame0, frame1 in pieces:
+            self._check_span(span, start, block, frame0, frame1, n_samples)
+        ranges: dict[int, tuple[int, int]] = {}
+        for block, frame0, frame1 in pieces:
+            parity, r0, r1 = self._slice_range(block, frame0, frame1)
+            a, b = ranges.get(parity, (r0, r1))
+            ranges[parity] = (min(a, r0), max(b, r1))
+        span = span.to(self.device)
+        spectra = {
+            parity: self._parity_spectra(span, start, parity, r0, r1)
+            for parity, (r0, r1) in ranges.items()
+        }
+        frames = []
+        for block, frame0, frame1 in pieces:
+            parity, r0, r1 = self._slice_range(block, frame0, frame1)
+            first = ranges[parity][0]
+            frames.append(
+                self._frames(spectra[parity][:, r0 - first : r1 - first], block, r0, frame0, frame1)
+            )
+        return frames
+
+    # ------------------------------------------------------------------------------------ forward
+    def _parity_spectra(
+        self, samples: torch.Tensor, start: int, parity: int, r0: int, r1: int
+    ) -> torch.Tensor:
+        """rfft of the windowed slices ``2 r + parity`` for ``r`` in ``[r0, r1)`` (those of one
+        block pair; two slice hops apart) of ``samples`` (from sample ``start``):
+        ``[C, r1 - r0, N/2 + 1]`` complex64."""
+        first = self.design.slice_start(2 * r0 + parity) - start
+        hop = 2 * self.design.slice_hop
+        return fft_ops.slice_spectra(
+            samples, first, r1 - r0, self.slice_length, self._window, hop=hop
         )
-        slices = self._group_coefficients(spectra, group)  # [C, R, B, M] from slice 2 r0 + parity
+
+    def _frames(
+        self, spectra: torch.Tensor, block: int, r0: int, frame0: int, frame1: int
+    ) -> torch.Tensor:
+        """Frames ``[frame0, frame1)`` of ``block`` ``[C, B, frame1 - frame0]`` from the spectra of
+        its slices from ``r0`` on (:meth:`_parity_spectra`), which must hold them."""
+        slices = self._group_coefficients(spectra, self.group_of(block)[0])  # [C, R, B, M]
         frames = slices.permute(0, 2, 1, 3).flatten(2)
         offset = r0 * self._m(block)
         return frames[:, :, frame0 - offset : frame1 - offset]
 
-    # ------------------------------------------------------------------------------------ forward
     @contextlib.contextmanager
     def sharing_work(self) -> Iterator[None]:
-        """Within it, each chunk's slice spectra are computed once for every block that reads them
-        (per thread: playback resynthesis and an export may run at once)."""
+        """Within it, the slice spectra of :meth:`analyse_frames` are computed once for every
+        block of a parity that reads them (per thread: playback resynthesis and an export may run
+        at once)."""
         outer = getattr(self._local, "shared", None)
         self._local.shared = {} if outer is None else outer
         try:
@@ -197,19 +235,18 @@ class NSGT(Transform):
         finally:
             self._local.shared = outer
 
-    def _spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
-        """rfft of the windowed slices ``[s0, s1)``: ``[C, s1 - s0, N/2 + 1]`` complex64."""
+    def _shared_spectra(self, samples: torch.Tensor, parity: int, r0: int, r1: int) -> torch.Tensor:
+        """:meth:`_parity_spectra` of the whole signal ``samples``, kept within
+        :meth:`sharing_work` (a request inside slices computed before takes a view of them)."""
         shared = getattr(self._local, "shared", None)
         if shared is None:
-            return self._compute_spectra(samples, s0, s1)
-        key = (samples.data_ptr(), tuple(samples.shape), s0, s1)
-        if key not in shared:
-            shared[key] = self._compute_spectra(samples, s0, s1)
-        return shared[key]
-
-    def _compute_spectra(self, samples: torch.Tensor, s0: int, s1: int) -> torch.Tensor:
-        first = self.design.slice_start(s0)
-        return fft_ops.slice_spectra(samples, first, s1 - s0, self.slice_length, self._window)
+            return self._parity_spectra(samples, 0, parity, r0, r1)
+        signal = (samples.data_ptr(), tuple(samples.shape), parity)
+        for (known, a, b), spectra in shared.items():
+            if known == signal and a <= r0 and r1 <= b:
+                return spectra[:, r0 - a : r1 - a]
+        spectra = shared[(signal, r0, r1)] = self._parity_spectra(samples, 0, parity, r0, r1)
+        return spectra
 
     def _group_coefficients(self, spectra: torch.Tensor, group: int) -> torch.Tensor:
         """Coefficients ``[C, S, B, M]`` of one group in the slices whose spectra are
@@ -228,27 +265,27 @@ class NSGT(Transform):
     def analyse_frames(
         self, samples: torch.Tensor, block: int, frame0: int, frame1: int
     ) -> torch.Tensor:
+        """Frames of the block's own slices only, computed :data:`CHUNK_SLICES` / 2 at a time on
+        the chunk grid (bounded memory; shared between blocks within :meth:`sharing_work`)."""
         total = self.layout(samples.shape[-1])[block].n_frames
         if not 0 <= frame0 < frame1 <= total:
             raise ValueError(f"frames [{frame0}, {frame1}) are outside [0, {total})")
-        group, _ = self.group_of(block)
         parity, r0, r1 = self._slice_range(block, frame0, frame1)
-        slices = self.design.n_slices(samples.shape[-1])
+        m, step = self._m(block), CHUNK_SLICES // 2
         pieces = []
-        for c0, c1 in self._chunk_grid(2 * r0 + parity, 2 * (r1 - 1) + parity + 1, slices):
-            spectra = self._spectra(samples, c0, c1)
-            pieces.append(self._group_coefficients(spectra[:, parity::2], group))
-        frames = torch.cat(pieces, dim=1).permute(0, 2, 1, 3).flatten(2)  # [C, B, R * M]
-        first_chunk = (2 * r0 + parity) // CHUNK_SLICES * CHUNK_SLICES  # even: its slice r is c/2
-        offset = first_chunk // 2 * self.design.groups[group].m
-        return frames[:, :, frame0 - offset : frame1 - offset]
+        for a, b in itertools.pairwise([r0, *range((r0 // step + 1) * step, r1, step), r1]):
+            spectra = self._shared_spectra(samples, parity, a, b)
+            lo, hi = max(frame0, a * m), min(frame1, b * m)
+            pieces.append(self._frames(spectra, block, a, lo, hi))
+        return pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=-1)
 
     def _chunk_pieces(
         self, samples: torch.Tensor, c0: int, c1: int
     ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
         """Every block's frames in slices ``[c0, c1)`` (one ``rfft`` for all groups), as
         ``[C, B, R, M]`` views (``R`` slices of ``M`` frames)."""
-        spectra = self._spectra(samples, c0, c1)
+        first = self.design.slice_start(c0)
+        spectra = fft_ops.slice_spectra(samples, first, c1 - c0, self.slice_length, self._window)
         for group, info in enumerate(self.design.groups):
             for parity in (0, 1):
                 if c1 - c0 <= parity:
@@ -258,45 +295,22 @@ class NSGT(Transform):
                 frame1 = frame0 + slices.shape[1] * info.m
                 yield 2 * group + parity, frame0, frame1, slices.permute(0, 2, 1, 3)
 
-    def _chunks(
-        self, samples: torch.Tensor, progress: Progress | None
-    ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
-        total = self.design.n_slices(samples.shape[-1])
-        for c0, c1 in self._chunk_grid(0, total, total):
-            yield from self._chunk_pieces(samples, c0, c1)
-            if progress is not None and progress(c1 / total) is False:
-                raise Cancelled("analysis cancelled")
-
     def _analyse_into(self, samples: torch.Tensor, store: Store, progress: Progress | None) -> None:
         """Chunks of slices on :func:`~.fft_ops.cpu_workers` threads, each storing its own
         pieces (they are disjoint); ``progress`` is called on this thread, in order."""
         total = self.design.n_slices(samples.shape[-1])
-        workers = fft_ops.cpu_workers(self.device)
-        if workers == 1:
-            super()._analyse_into(samples, store, progress)
-            return
 
-        def work(c0: int, c1: int) -> int:
-            for piece in self._chunk_pieces(samples, c0, c1):
+        def work(chunk: tuple[int, int]) -> int:
+            for piece in self._chunk_pieces(samples, *chunk):
                 store(*piece)
-            return c1
+            return chunk[1]
 
-        chunks = iter(self._chunk_grid(0, total, total))
-        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            pending = collections.deque(
-                pool.submit(work, *chunk) for chunk in itertools.islice(chunks, workers)
-            )
-            try:
-                while pending:
-                    done = pending.popleft().result()
-                    pending.extend(
-                        pool.submit(work, *chunk) for chunk in itertools.islice(chunks, 1)
-                    )
-                    if progress is not None and progress(done / total) is False:
-                        raise Cancelled("analysis cancelled")
-            finally:
-                for future in pending:
-                    future.cancel()
+        chunks = self._chunk_grid(0, total, total)
+        workers = fft_ops.cpu_workers(self.device)
+        with contextlib.closing(results_in_order(work, chunks, workers)) as results:
+            for done in results:
+                if progress is not None and progress(done / total) is False:
+                    raise Cancelled("analysis cancelled")
 
     # ------------------------------------------------------------------------------------ inverse
     def synthesise_frames(

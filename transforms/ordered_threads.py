@@ -1,6 +1,6 @@
 """Independent calls spread over a few threads, their results taken in order.
 
-The CPU analyses (:mod:`.stft`, and the same pattern in :mod:`.nsgt`) run chunks whose numpy and
+The CPU analyses (:mod:`.stft`, :mod:`.nsgt`) run chunks whose numpy and
 pocketfft work releases the GIL, so two cores analyse two chunks at once; the caller reports progress
 and may cancel between results, on its own thread.
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +124,21 @@ class Transform(ABC):
             The same frames :meth:`analyse_frames` gives for the whole signal, to float32 rounding.
         """
         raise NotImplementedError(f"the {self.name} transform does not settle edits")
+
+    def analyse_pieces(
+        self,
+        span: torch.Tensor,
+        start: int,
+        pieces: Sequence[tuple[int, int, int]],
+        n_samples: int,
+    ) -> list[torch.Tensor]:
+        """:meth:`analyse_span` of several ``(block, frame0, frame1)`` from the same ``span``, in
+        order. Transforms whose blocks share a forward step (the NSGT's ``rfft`` per slice) do it
+        once for all pieces."""
+        return [
+            self.analyse_span(span, start, block, frame0, frame1, n_samples)
+            for block, frame0, frame1 in pieces
+        ]
 
     @abstractmethod
     def synthesise_frames(

@@ -21,7 +21,8 @@ time"), its times beside ours. ``operations`` applies gain and erase to a rectan
 a session, as the window does (the settle on its worker thread; CPU time of the whole process);
 ``nsgt`` paints erase and gain boxes on an NSGT document and measures them on the NSGT's
 analysis of the exported audio. The last rows time the settle of a one-second stroke on a
-10-second and a 10-minute stereo document (its cost must not follow the file's length).
+10-second and a 10-minute stereo document (its cost must not follow the file's length), on the STFT
+and (``nsgt_times``) on NSGT documents.
 
 One torch thread by default, as in ``bench_brushes.py`` (a settle is hundreds of small operations;
 two threads on a shared 2-core machine wait on each other).
@@ -653,59 +654,79 @@ def nsgt_boxes(band):
         )
 
 
-def settle_times(repeat):
-    """A one-second stroke (60 events over about a second of audio) on 10 s and 10 min.
+def timed_settles(document, brush, settings, events, repeat, probe, label):
+    """Paint ``events`` with ``brush`` and time the stroke's settle ``repeat`` times (undone
+    after each); a row of the medians: plan, compute and apply, their total and the thread's CPU
+    time. On a 2-core machine shared with other work the wall time follows the load, the CPU time
+    what an idle machine would take (one torch thread)."""
+    found = []
+    for _ in range(repeat):
+        history = History(document)
+        session = StrokeSession(document, brush, settings, history=history)
+        for event in events:
+            session.add_events([event])
+        session.end()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        plan = session.settle_plan()
+        planned = time.perf_counter()
+        result = plan.compute()
+        computed = time.perf_counter()
+        apply_settle(document, history, result)
+        done, cpu = time.perf_counter(), time.thread_time() - cpu
+        found.append((planned - wall, computed - planned, done - computed, done - wall, cpu))
+        history.undo()
+    plan_ms, compute_ms, apply_ms, total_ms, cpu_ms = (
+        1e3 * statistics.median(part) for part in zip(*found, strict=True)
+    )
+    row(
+        probe,
+        label,
+        "plan / compute / apply ms",
+        painted=plan_ms,
+        unsettled=compute_ms,
+        settled=apply_ms,
+        target="< 100 total",
+        settle_ms=total_ms,
+        cpu_ms=cpu_ms,
+        iterations=result.iterations,
+    )
 
-    Wall time and the thread's CPU time: on a 2-core machine shared with other work the wall time
-    follows the load, the CPU time what an idle machine would take (one torch thread).
-    """
+
+def settle_times(repeat):
+    """A one-second stroke (60 events over about a second of audio) on 10 s and 10 min."""
     rng = np.random.default_rng(3)
     documents = {}
     for label, seconds in (("10 s", 10), ("10 min", 600)):
         samples = 0.05 * rng.standard_normal((2, seconds * RATE))
         documents[label] = Document.from_samples(samples, RATE, device="cpu")
+    settings = BrushSettings(radius_frames=12, radius_bins=12)
     for brush in ("erase", "blur", "warp", "clone", "pen"):
         for label, document in documents.items():
             centre = document.blocks[0].n_frames // 2
             events = wiggle(centre - 43, centre + 43, 300, 60, n=60)
-            found = []
-            for _ in range(repeat):
-                history = History(document)
-                session = StrokeSession(
-                    document,
-                    brush,
-                    BrushSettings(radius_frames=12, radius_bins=12),
-                    history=history,
-                )
-                for event in events:
-                    session.add_events([event])
-                session.end()
-                wall, cpu = time.perf_counter(), time.thread_time()
-                plan = session.settle_plan()
-                planned = time.perf_counter()
-                result = plan.compute()
-                computed = time.perf_counter()
-                apply_settle(document, history, result)
-                done, cpu = time.perf_counter(), time.thread_time() - cpu
-                found.append(
-                    (planned - wall, computed - planned, done - computed, done - wall, cpu)
-                )
-                history.undo()
-            plan_ms, compute_ms, apply_ms, total_ms, cpu_ms = (
-                1e3 * statistics.median(part) for part in zip(*found, strict=True)
-            )
-            row(
-                f"settle 1 s stroke, {brush}",
-                label,
-                "plan / compute / apply ms",
-                painted=plan_ms,
-                unsettled=compute_ms,
-                settled=apply_ms,
-                target="< 100 total",
-                settle_ms=total_ms,
-                cpu_ms=cpu_ms,
-                iterations=result.iterations,
-            )
+            probe = f"settle 1 s stroke, {brush}"
+            timed_settles(document, brush, settings, events, repeat, probe, label)
+
+
+def nsgt_settle_times(repeat):
+    """The settle of a one-second erase stroke on NSGT documents of stereo noise: 24 and 48 (the
+    default) bins per octave from 32.7 Hz, 10 s, and 10 min at 48 (60 events over a second,
+    wiggling 6 semitones about 1 kHz, radius 0.1 s by 3 semitones). A slice is 6 s at 24 and
+    12 s at 48 bins per octave: on 10 s the stroke's slices are clipped to the file."""
+    rng = np.random.default_rng(3)
+    brush = BrushSettings(radius_seconds=0.1, radius_semitones=3.0, hardness=1.0)
+    for bins, seconds, label in ((24, 10, "10 s"), (48, 10, "10 s"), (48, 600, "10 min")):
+        samples = 0.05 * rng.standard_normal((2, seconds * RATE))
+        settings = NSGTSettings(bins_per_octave=bins)
+        document = Document.from_samples(samples, RATE, settings=settings, device="cpu")
+        middle = seconds / 2 - 0.5
+        events = [
+            InputEvent(i / 60, middle + i / 59, 1000.0 * 2 ** (0.5 * math.sin(i / 6)))
+            for i in range(60)
+        ]
+        probe = f"settle 1 s erase nsgt{bins}"
+        timed_settles(document, "erase", brush, events, repeat, probe, label)
+        del document
 
 
 PROBES = {
@@ -720,6 +741,7 @@ PROBES = {
     "operations": (lambda band, args: operations(band), "band"),
     "nsgt": (lambda band, args: nsgt_boxes(band), "band"),
     "times": (lambda args: settle_times(1 if args.quick else 3), None),
+    "nsgt_times": (lambda args: nsgt_settle_times(1 if args.quick else 3), None),
 }
 
 
