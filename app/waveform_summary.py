@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 BLOCK = 256
+BLOCKS_AT_ONCE = 4096
+"""Blocks reduced together (a copy of about 1 M samples per channel at a time)."""
 
 
 class WaveformSummary:
@@ -26,10 +28,14 @@ class WaveformSummary:
         if last <= first:
             return
         whole = min(last, self.n_samples // BLOCK)
-        if whole > first:
-            part = samples[first * BLOCK : whole * BLOCK].reshape(whole - first, BLOCK, -1)
-            self.low[:, first:whole] = part.min(axis=1).T
-            self.high[:, first:whole] = part.max(axis=1).T
+        for begin in range(first, whole, BLOCKS_AT_ONCE):
+            end = min(whole, begin + BLOCKS_AT_ONCE)
+            # channel by channel, each block's samples in a row: the reductions run along memory
+            # (along ``[N, C]``'s rows they were 30 times slower)
+            rows = np.ascontiguousarray(samples[begin * BLOCK : end * BLOCK].T)
+            part = rows.reshape(self.n_channels, end - begin, BLOCK)
+            self.low[:, begin:end] = part.min(axis=2)
+            self.high[:, begin:end] = part.max(axis=2)
         if last > whole:  # the short block at the end
             tail = samples[whole * BLOCK :]
             self.low[:, whole] = tail.min(axis=0)

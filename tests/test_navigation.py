@@ -91,3 +91,19 @@ def test_the_overview_lights_each_channels_band_between_its_extremes():
     assert lit[:20, 1].sum() <= 2 and lit[9:11, 1].any()  # silence: a line in the middle
     assert 9 <= lit[:20, 2].sum() <= 12  # half scale: half the band
     assert lit[20:, :].sum() <= 6 and not lit[20:25].any()  # the second channel is silent
+
+
+def test_the_waveform_summary_is_every_block_s_extremes_however_it_is_reduced(monkeypatch):
+    """Blocks reduced a few at a time (a long sound's), and an update across those runs."""
+    from spectropaint.app import waveform_summary
+
+    monkeypatch.setattr(waveform_summary, "BLOCKS_AT_ONCE", 3)
+    samples = np.random.default_rng(4).uniform(-1, 1, (17 * BLOCK + 40, 3)).astype(np.float32)
+    summary = WaveformSummary(samples)
+    blocks = [samples[k * BLOCK : (k + 1) * BLOCK] for k in range(18)]
+    np.testing.assert_array_equal(summary.low, np.stack([b.min(axis=0) for b in blocks], axis=1))
+    np.testing.assert_array_equal(summary.high, np.stack([b.max(axis=0) for b in blocks], axis=1))
+    samples[2 * BLOCK : 11 * BLOCK + 5] *= 0.5
+    summary.update(samples, 2 * BLOCK + 1, 11 * BLOCK + 5)
+    blocks = [samples[k * BLOCK : (k + 1) * BLOCK] for k in range(18)]
+    np.testing.assert_array_equal(summary.high, np.stack([b.max(axis=0) for b in blocks], axis=1))
