@@ -15,7 +15,9 @@ on how dabs are grouped).
 
 :class:`PaintQueue` offers the session's stroke methods (``begin_stroke``, ``paint``,
 ``end_stroke``, ``cancel_stroke``, ``painting``), so a brush tool drives either. Whoever reads or
-changes the document outside a stroke (undo, redo, saving) first calls :meth:`PaintQueue.wait_idle`.
+changes the document outside a stroke (undo, redo, saving, exports) first lets it finish: the
+window on a timer until :attr:`PaintQueue.busy` is False (``app/window/when_idle.py``), code
+without an event loop with :meth:`PaintQueue.wait_idle`.
 """
 
 from __future__ import annotations

@@ -450,7 +450,8 @@ class SpectrogramCanvas(QRenderWidget):
         return self._drag is not None or self.painter.busy
 
     def finish_painting(self, timeout: float | None = None) -> bool:
-        """Wait until the strokes the pointer made are painted (before undo, redo, saving)."""
+        """Block until the strokes the pointer made are painted (tests and benchmarks: the window
+        itself waits on a timer, ``app/window/when_idle.py``)."""
         return self.painter.wait_idle(timeout)
 
     def _on_gpu_error(self, error) -> None:
