@@ -3,8 +3,9 @@
 ``SpectrogramRenderer(device, document)`` uploads the shown channel of the block as it is needed:
 the first frame writes only the columns of the one reduced level its view samples (a 10-minute file
 seen whole: a sixteenth of the cells), and every later frame that needs nothing new streams in up
-to :data:`STREAM_BYTES` of the columns still missing, coarsest level first, until all are there; a
-view that needs missing columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
+to :data:`STREAM_BYTES` of the columns still missing, coarsest level first, until all are there (the
+window also streams them between frames, :meth:`SpectrogramRenderer.stream`, so that they arrive
+when nothing is drawn); a view that needs missing columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
 the session emits) only marks a rectangle dirty, and the next :meth:`prepare` uploads each dirty
 rectangle once at level 0 and at every reduced level it reaches. A frame's writes go to the host in
 one transfer (:mod:`spectropaint.gpu.upload_batch`).
@@ -49,12 +50,15 @@ from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES, warp
 from spectropaint.transforms.regions import Region, Regions
+from spectropaint.transforms.torch_device import one_thread
 
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
 _DB_PER_OCTAVE = 20.0 * math.log10(2.0)
-STREAM_BYTES = 16 * 2**20
-"""Texture bytes of not yet uploaded columns that each frame streams in besides what it needs."""
+STREAM_BYTES = 2 * 2**20
+"""Texture bytes of not yet uploaded columns that each frame streams in besides what it needs (and
+that each :meth:`SpectrogramRenderer.stream` step between frames writes): a frame that only moves
+the playhead then writes at most this much (it was 16 MiB)."""
 
 
 def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.GPUTexture:
@@ -336,7 +340,18 @@ class SpectrogramRenderer:
 
     def _upload(self, stream_bytes: int | None) -> None:
         """Write, in one batch: the dirty boxes at every level, the columns the view reads that are
-        still missing, and up to ``stream_bytes`` of the other missing columns (None: all)."""
+        still missing, and up to ``stream_bytes`` of the other missing columns (None: all).
+
+        On the CPU the level updates run on one torch thread: they are a few small operations, and
+        two threads waiting on each other at each one made a 256 x 256 edit cost 8 to 16 ms instead
+        of under 1 on a 2-core machine shared with other work (``bench_render.py``)."""
+        if self._block.magnitude.device.type == "cpu":
+            with one_thread():
+                self._upload_batch(stream_bytes)
+        else:
+            self._upload_batch(stream_bytes)
+
+    def _upload_batch(self, stream_bytes: int | None) -> None:
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]

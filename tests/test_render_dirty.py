@@ -223,3 +223,69 @@ def test_regions_of_other_blocks_and_outside_the_grid_are_ignored_or_clipped(doc
     assert renderer.stats.frame_bytes == expected_bytes(
         (N_BINS - 2, N_BINS), (N_FRAMES - 1, N_FRAMES), n_levels
     )
+
+
+def test_a_box_is_written_from_the_cells_own_memory_with_no_host_copy(
+    document, renderer, monkeypatch
+):
+    queue = renderer.device.queue
+    written = []
+    write_texture = type(queue).write_texture
+
+    def spy(self, destination, data, layout, size):
+        written.append((data, layout, size))
+        write_texture(self, destination, data, layout, size)
+
+    monkeypatch.setattr(type(queue), "write_texture", spy)
+    region = Region(bin0=5, bin1=37, frame0=600, frame1=700, channels=(0,))
+    document.write(region, np.full((1, 32, 100), 0.25, np.float32))
+    after = render_offscreen(renderer, N_FRAMES, N_BINS)
+
+    magnitude = document.blocks[0].magnitude[0].numpy()
+    levels = [magnitude] + [
+        renderer._levels.columns(level, renderer.grid.full_rect(level)).numpy()
+        for level in range(1, len(renderer.grid.level_widths))
+    ]
+    uploads = [(data, layout, size) for data, layout, size in written if size[1] == 32]
+    assert len(uploads) >= len(levels)  # a box at each level (split at tile borders)
+    for data, layout, _ in uploads:  # every write reads a level's own cells, a row its pitch
+        owner = next((level for level in levels if np.shares_memory(data, level)), None)
+        assert owner is not None
+        assert layout["bytes_per_row"] == 4 * owner.shape[1]
+    assert renderer.stats.frame_bytes == expected_bytes((5, 37), (600, 700), len(levels))
+    assert_pixels_match(after, oracle_picture(document, NATIVE, N_FRAMES, N_BINS))
+
+
+def test_a_frame_streams_at_most_its_budget_and_streaming_goes_on_between_frames(document):
+    from spectropaint.gpu.lanes import LaneRenderer
+    from spectropaint.gpu.renderer import STREAM_BYTES
+
+    lanes = LaneRenderer(shared_device(), document, NATIVE, max_texture_dim=TILE)
+    try:
+        renderer = lanes.renderers[0]
+        renderer.stream_bytes = STREAM_BYTES
+        assert STREAM_BYTES <= 2 * 2**20  # a playhead frame writes no more than this
+        render_offscreen(renderer, N_FRAMES, N_BINS)  # level 0: the view's own columns
+        renderer.stream_bytes = 4 * N_BINS * 30  # this small document: 30 columns a step
+        missing = renderer._missing.columns()
+        assert missing == sum(renderer.grid.level_widths[1:])
+        steps = 0
+        while lanes.streaming:  # no frame drawn: the window streams between frames
+            lanes.stream(renderer.stream_bytes)
+            assert renderer.stats.frame_bytes <= 4 * N_BINS * 30
+            steps += 1
+        assert steps == math.ceil(missing / 30)
+        fresh = SpectrogramRenderer(
+            shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0
+        )
+        try:
+            fresh.stream()
+            zoomed_out = ViewSettings(colormap="inferno")
+            assert np.array_equal(  # the streamed levels equal levels uploaded whole
+                render_offscreen(renderer, 64, 40, zoomed_out),
+                render_offscreen(fresh, 64, 40, zoomed_out),
+            )
+        finally:
+            fresh.close()
+    finally:
+        lanes.close()

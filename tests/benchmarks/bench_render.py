@@ -14,7 +14,8 @@ STFT (2048 / 512: 1025 bins, 5168 frames a minute) on ``--device`` (where its te
   (wall time, and the GPU time of the pass alone from timestamp queries where the adapter has
   them), and render plus read-back of every pixel (what an offscreen or Qt "bitmap" canvas does
   each frame) by the pass the device prefers;
-- a 256x256 edit: the box and its reduced levels uploaded (upload and frame only, and with the
+- a 256x256 edit: the box and its reduced levels uploaded (upload and frame only; the upload alone,
+  as the host's time in ``prepare``, whose texture writes the next submit carries out; and with the
   document's read and write), against the same edit followed by a full re-upload, and a box the size
   of one whole texture tile;
 - a PNG at native resolution (one pixel per frame and bin) of channel 0, compressed on every core,
@@ -263,6 +264,13 @@ def main(argv: list[str] | None = None) -> int:
         timed(lambda: edit(256, 256, middle, write=False), args.repeat),
         bytes=renderer.stats.frame_bytes,
         writes=renderer.stats.frame_writes,
+    )
+    box = Region(0, 256, middle, middle + 256, (0,))
+    row(
+        "edit 256x256: box + levels upload only (host time)",
+        "-",
+        timed(lambda: (renderer.mark_dirty(box), renderer.prepare(8, 8)), args.repeat),
+        bytes=renderer.stats.frame_bytes,
     )
     row(
         "edit 256x256: document write, box upload, frame",
