@@ -182,7 +182,6 @@ def test_overlapping_edits_before_a_frame_upload_their_union_once(document, rend
 def test_separate_edits_upload_separately_and_other_channels_not_at_all(document, renderer):
     second = ViewSettings(colormap="inferno", channel=1)
     render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads its level 0
-    n_levels = len(renderer.grid.level_widths)
     assert renderer.stats.frame_bytes == 4 * N_BINS * N_FRAMES
     renderer.stream()
     assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths[1:])
