@@ -130,6 +130,7 @@ class SpectrogramCanvas(QRenderWidget):
         """How frames reach the window: ``'screen'`` (a wgpu surface) or ``'bitmap'`` (read-back)."""
         self._screen: ScreenFrame | None = None
         self._marks_stale = True
+        self._marks_only = False
         self._marks_size: tuple[int, int] | None = None
         self._marks_texels: np.ndarray | None = None
         self.marks_bytes = 0
@@ -362,6 +363,7 @@ class SpectrogramCanvas(QRenderWidget):
         read-back: no GPU work; to a surface: the marks uploaded and composed, the picture kept)."""
         self._marks_stale = True
         if self._present_to_screen:
+            self._marks_only = self._damage == []  # the picture stays: only the marks are composed
             self.request_draw()
         else:
             QWidget.update(self)
@@ -432,14 +434,16 @@ class SpectrogramCanvas(QRenderWidget):
         return rects
 
     def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
-        """The scissor of the frame about to be drawn (``size`` physical pixels), or None to draw
-        it all (a new size, a new view, or nothing noted)."""
+        """The scissor of the frame about to be drawn (``size`` physical pixels), None to draw it
+        all (a new size, a new view, or nothing noted), or an empty one when only the marks changed
+        (a surface frame composes them again over the kept picture)."""
         damage, self._damage = self._damage, []
-        if size != self._drawn_size or damage is None:
+        marks_only, self._marks_only = self._marks_only, False
+        if size != self._drawn_size:
             self._drawn_size = size
             return None
-        if not damage:  # nothing of the picture changed (the marks, or a frame rendercanvas asked)
-            return (0, 0, 0, 0)
+        if not damage:  # all of it, unless only the marks changed (to a surface: composed again)
+            return (0, 0, 0, 0) if marks_only and damage is not None else None
         scale = size[0] / max(1, self.width())
         left = min(r[0] for r in damage) * scale
         top = min(r[1] for r in damage) * scale
