@@ -11,8 +11,8 @@ import pytest
 import rendercanvas.qt
 import soundfile
 import wgpu
-from gui_fixtures import canvas_pixels, open_window, wait_for_fresh_frame
-from PySide6.QtCore import Qt
+from gui_fixtures import canvas_pixels, open_window, send_mouse, wait_for_fresh_frame
+from PySide6.QtCore import QEvent, Qt
 from rendercanvas.contexts.wgpucontext import WgpuContextToScreen
 from rendercanvas.qt import QRenderWidget
 from test_gui_channels import stack, write
@@ -123,37 +123,79 @@ def test_a_failing_surface_falls_back_to_read_back_and_says_so_once(
     )
 
 
-def test_marks_composed_over_a_surface_frame_look_as_painted_over_the_read_back(window, qtbot):
-    stack(window, qtbot)  # the lanes' names L and R in their corners
-    canvas = window.canvas
-    canvas.set_grid(True)
-    wait_for_fresh_frame(qtbot, canvas)
-    read_back = canvas_pixels(canvas)  # the picture with the marks painted by QPainter over it
+def composed_picture(canvas, frame: ScreenFrame, size) -> np.ndarray:
     device = canvas.renderer.device
-    size = (canvas.width(), canvas.height())
-    frame = ScreenFrame(device, surface_format("rgba8unorm-srgb"))
     target = device.create_texture(
         size=(*size, 1),
         format="rgba8unorm",
         usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_SRC,
     )
     try:
-        canvas.lanes.render(frame.picture(size), *size)
-        image = canvas.marks_image(size)
-        frame.write_marks(image.constBits(), image.bytesPerLine(), (0, 0, *size))
         frame.compose(target.create_view())
         data = device.queue.read_texture(
             {"texture": target}, {"bytes_per_row": 4 * size[0]}, (*size, 1)
         )
     finally:
-        frame.release()
         target.destroy()
-    composed = np.frombuffer(data, np.uint8).reshape(size[1], size[0], 4)[:, :, :3]
+    return np.frombuffer(data, np.uint8).reshape(size[1], size[0], 4)[:, :, :3].copy()
+
+
+def test_marks_composed_over_a_surface_frame_look_as_painted_over_the_read_back(window, qtbot):
+    stack(window, qtbot)  # the lanes' names L and R in their corners
+    canvas = window.canvas
+    canvas.set_grid(True)
+    wait_for_fresh_frame(qtbot, canvas)
+    read_back = canvas_pixels(canvas)  # the picture with the marks painted by QPainter over it
+    size = (canvas.width(), canvas.height())
+    frame = ScreenFrame(canvas.renderer.device, surface_format("rgba8unorm-srgb"))
+    try:
+        canvas.lanes.render(frame.picture(size), *size)
+        image = canvas.marks_image(size)
+        frame.write_marks(image.constBits(), image.bytesPerLine(), (0, 0, *size))
+        composed = composed_picture(canvas, frame, size)
+    finally:
+        frame.release()
     name_colour = (NAME_RGB.red(), NAME_RGB.green(), NAME_RGB.blue())
     for first, _ in canvas.bands():  # each lane's name is there
         corner = composed[first : first + 26, :40]
         assert (corner == name_colour).all(axis=-1).any()
     assert_pixels_match(composed, read_back, tolerance=2)  # premultiplied 8-bit marks: rounding
+
+
+def test_moving_the_outline_uploads_only_the_box_of_the_marks_that_changed(window, qtbot):
+    canvas = window.canvas
+    size = (canvas.width(), canvas.height())
+    device = canvas.renderer.device
+    frames = [ScreenFrame(device, "rgba8unorm") for _ in range(2)]
+    try:
+        for frame in frames:
+            canvas.lanes.render(frame.picture(size), *size)
+        send_mouse(canvas, QEvent.Type.MouseMove, 100, 80)  # the brush outline under the pointer
+        qtbot.waitUntil(lambda: canvas.overlay.footprint is not None)
+        canvas._upload_marks(size, frames[0])
+        assert canvas.marks_bytes == 4 * size[0] * size[1]  # a new picture: all of the marks
+        footprint = canvas.overlay.footprint
+        send_mouse(canvas, QEvent.Type.MouseMove, 130, 90)
+        qtbot.waitUntil(lambda: canvas.overlay.footprint != footprint)
+        canvas._upload_marks(size, frames[0])
+        assert 0 < canvas.marks_bytes < 0.05 * 4 * size[0] * size[1]  # the two outlines' box
+        canvas._marks_size = None  # the second frame gets all of the marks as they are now
+        canvas._upload_marks(size, frames[1])
+        moved, whole = (composed_picture(canvas, frame, size) for frame in frames)
+        assert np.array_equal(moved, whole)
+        assert (moved != composed_picture_without_marks(canvas, size)).any()
+    finally:
+        for frame in frames:
+            frame.release()
+
+
+def composed_picture_without_marks(canvas, size) -> np.ndarray:
+    frame = ScreenFrame(canvas.renderer.device, "rgba8unorm")
+    try:
+        canvas.lanes.render(frame.picture(size), *size)
+        return composed_picture(canvas, frame, size)
+    finally:
+        frame.release()
 
 
 def test_columns_not_uploaded_yet_stream_in_between_frames(qtbot, tmp_path, monkeypatch):
