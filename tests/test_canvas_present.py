@@ -44,10 +44,13 @@ def window(qtbot, tmp_path):
 def test_the_present_method_follows_the_platform_and_the_environment(monkeypatch):
     assert [present_method(p) for p in ("xcb", "windows", "cocoa")] == ["screen"] * 3
     assert [present_method(p) for p in ("offscreen", "wayland", "minimal")] == ["bitmap"] * 3
+    assert present_method("xcb", "CPU") == "bitmap"  # lavapipe: read-back is the cheaper there
+    assert present_method("xcb", "IntegratedGPU") == "screen"
     monkeypatch.setenv(canvas_widget.PRESENT_ENV, "bitmap")
     assert present_method("xcb") == "bitmap"
     monkeypatch.setenv(canvas_widget.PRESENT_ENV, "screen")
     assert present_method("offscreen") == "screen"
+    assert present_method("xcb", "CPU") == "screen"
     monkeypatch.delenv(canvas_widget.PRESENT_ENV)
     canvas_widget._surface_failure.append("it failed before")
     assert present_method("xcb") == "bitmap"  # a surface failed in this process: no second try

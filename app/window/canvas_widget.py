@@ -8,8 +8,9 @@ with Space held, pans whatever the tool. The canvas draws on demand: when the vi
 the document changed (it uploads each change's region: :meth:`show_change`).
 
 **Presenting.** Where the platform gives a window to draw into (X11, also under XWayland; Windows;
-macOS: :func:`present_method`), the frame goes to a wgpu surface; elsewhere (the offscreen platform
-of the tests, Wayland without XWayland), and when the surface fails, it is read back and painted
+macOS: :func:`present_method`) and the adapter is a GPU, the frame goes to a wgpu surface; elsewhere
+(the offscreen platform of the tests, Wayland without XWayland, a CPU rasteriser), and when the
+surface fails, it is read back and painted
 with QPainter (rendercanvas's "bitmap" method; the log says why, once). ``SPECTROPAINT_PRESENT``
 (``screen`` or ``bitmap``) forces one. The marks over the picture (the outline, the lane names, the
 grid: :class:`~spectropaint.app.window.canvas_overlay.CanvasOverlay`) are painted with QPainter
@@ -58,13 +59,19 @@ _surface_failure: list[str] = []
 """Why a surface failed in this process (then every canvas presents by read-back)."""
 
 
-def present_method(platform: str) -> str:
-    """``'screen'`` (a wgpu surface) on a Qt ``platform`` that gives one and where no surface failed
-    yet, else ``'bitmap'`` (read-back); ``$SPECTROPAINT_PRESENT`` forces either."""
+def present_method(platform: str, adapter_type: str = "DiscreteGPU") -> str:
+    """``'screen'`` (a wgpu surface) on a Qt ``platform`` that gives one, with a GPU adapter, where
+    no surface failed yet; else ``'bitmap'`` (read-back). ``$SPECTROPAINT_PRESENT`` forces either.
+
+    A CPU rasteriser (lavapipe: ``adapter_type`` ``'CPU'``) presents by read-back: its "GPU"
+    memory is host memory, and under Xvfb on 2 cores the surface made painting slower (pointer
+    move to painted frame 30 to 37 ms against 10 to 14, the brush outline 11 to 17 ms against 5 to
+    7: ``bench_app.py``), the outline then needing a GPU frame instead of a repaint."""
     forced = os.environ.get(PRESENT_ENV, "").strip().lower()
     if forced in ("screen", "bitmap"):
         return forced
-    return "screen" if platform in SURFACE_PLATFORMS and not _surface_failure else "bitmap"
+    gives_surface = platform in SURFACE_PLATFORMS and adapter_type != "CPU"
+    return "screen" if gives_surface and not _surface_failure else "bitmap"
 
 
 WHEEL_ZOOM_PER_UNIT = 1.0015
@@ -126,7 +133,9 @@ class SpectrogramCanvas(QRenderWidget):
         self._drawn_size: tuple[int, int] | None = None
         self.partial_frames = 0
         """Frames that drew only what changed (tests and benchmarks)."""
-        self.present = present_method(QGuiApplication.platformName())
+        self.present = present_method(
+            QGuiApplication.platformName(), device.adapter.info.get("adapter_type", "")
+        )
         """How frames reach the window: ``'screen'`` (a wgpu surface) or ``'bitmap'`` (read-back)."""
         self._screen: ScreenFrame | None = None
         self._marks_stale = True
