@@ -243,6 +243,11 @@ class BandsRenderer(SpectrogramRenderer):
         return self._bind_group
 
     # ------------------------------------------------------------------------------- uploads
+    @property
+    def streaming(self) -> bool:
+        """Never: each group is written whole, every level, by the first frame that shows it."""
+        return False
+
     def _lag(self, group: int) -> int:
         return self.document.transform.slice_length // 2 // self.document.blocks[2 * group].hop
 

@@ -152,6 +152,18 @@ class LaneRenderer:
         for renderer in self.renderers:
             renderer.mark_dirty(region)
 
+    @property
+    def streaming(self) -> bool:
+        """Some lane has columns not uploaded yet (see :meth:`stream`)."""
+        return not self.closed and any(renderer.streaming for renderer in self.renderers)
+
+    def stream(self, budget_bytes: int) -> None:
+        """Upload up to ``budget_bytes`` of each lane's missing columns, between frames: they are
+        columns the view does not show (a frame uploads those it reads), so nothing is drawn."""
+        for renderer in self.renderers:
+            if renderer.streaming:
+                renderer.stream(budget_bytes)
+
     # ------------------------------------------------------------------------------- drawing
     def render(
         self,

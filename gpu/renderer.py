@@ -3,10 +3,13 @@
 ``SpectrogramRenderer(device, document)`` uploads the shown channel of the block as it is needed:
 the first frame writes only the columns of the one reduced level its view samples (a 10-minute file
 seen whole: a sixteenth of the cells), and every later frame that needs nothing new streams in up
-to :data:`STREAM_BYTES` of the columns still missing, coarsest level first, until all are there; a
-view that needs missing columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
-the session emits) only marks a rectangle dirty, and the next :meth:`prepare` uploads each dirty
-rectangle once at level 0 and at every reduced level it reaches. A frame's writes go to the host in
+to :data:`STREAM_BYTES` of the columns still missing, coarsest level first, until all are there (the
+window also streams them between frames, :meth:`SpectrogramRenderer.stream`, so that they arrive
+when nothing is drawn); a view that needs missing columns gets them in its own frame. Each :meth:`mark_dirty` (the window calls it for every change
+the session emits) only marks a rectangle dirty, and the next :meth:`prepare` brings the reduced
+levels up to date over it and uploads its box at the level the view reads; its boxes at the other
+levels follow between frames (:meth:`SpectrogramRenderer.stream`), or with the next frame that
+uploads nothing else. A frame's writes go to the host in
 one transfer (:mod:`spectropaint.gpu.upload_batch`).
 The textures hold one channel, the one the view shows: showing another channel uploads it again, and
 the textures stay half (stereo) the size, which lets an hour of stereo fit the 2 GiB that a single
@@ -49,12 +52,15 @@ from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import FREQ_SCALES, warp
 from spectropaint.transforms.regions import Region, Regions
+from spectropaint.transforms.torch_device import one_thread
 
 TARGET_FORMAT = "rgba8unorm"
 """Not ``-srgb``: colour tables hold display values already, and an sRGB target would re-encode."""
 _DB_PER_OCTAVE = 20.0 * math.log10(2.0)
-STREAM_BYTES = 16 * 2**20
-"""Texture bytes of not yet uploaded columns that each frame streams in besides what it needs."""
+STREAM_BYTES = 2 * 2**20
+"""Texture bytes of not yet uploaded columns that each frame streams in besides what it needs (and
+that each :meth:`SpectrogramRenderer.stream` step between frames writes): a frame that only moves
+the playhead then writes at most this much (it was 16 MiB)."""
 
 
 def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.GPUTexture:
@@ -207,6 +213,10 @@ class SpectrogramRenderer:
         self.compute = use_compute(device)
         """Draw by compute pass (:mod:`~spectropaint.gpu.frame_pass`) where the target allows."""
         self._dirty = DirtyRects()
+        self._deferred: dict[int, list[Rect]] = {}
+        """Changed boxes of each level not written yet: a frame writes those of the level its view
+        reads, and the others go between frames (:meth:`stream`) or with a frame that uploads
+        nothing else."""
         self._missing = MissingColumns(self.grid.level_widths)
         self._levels: ReducedLevels | None = None
         """The shown channel's reduced levels, made as they are first needed."""
@@ -313,6 +323,7 @@ class SpectrogramRenderer:
         if channel != self.shown_channel:
             self.shown_channel = channel
             self._dirty.take()
+            self._deferred.clear()
             self._missing.reset()
             self._levels = None
             if self._phase is not None:  # made again, of the new channel, when the phase shows
@@ -321,12 +332,13 @@ class SpectrogramRenderer:
 
     @property
     def streaming(self) -> bool:
-        """Columns of some level are not uploaded yet (frames keep streaming them in)."""
-        return self._missing.pending
+        """Columns of some level are not uploaded yet, or changed boxes of a level the view does
+        not read (frames keep streaming them in)."""
+        return self._missing.pending or bool(self._deferred)
 
     def stream(self, budget_bytes: int | None = None) -> None:
-        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None); counted in
-        :attr:`stats` as a frame of its own."""
+        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None), and every
+        changed box not written yet; counted in :attr:`stats` as a frame of its own."""
         self.stats.begin_frame()
         with gpu_errors("uploading the spectrogram to the GPU"):
             self._upload(budget_bytes)
@@ -335,25 +347,41 @@ class SpectrogramRenderer:
         self._upload(self.stream_bytes)
 
     def _upload(self, stream_bytes: int | None) -> None:
-        """Write, in one batch: the dirty boxes at every level, the columns the view reads that are
-        still missing, and up to ``stream_bytes`` of the other missing columns (None: all)."""
+        """Write, in one batch: the dirty boxes at the level the view reads (at every level when
+        the frame writes nothing else, or between frames), the columns the view reads that are
+        still missing, and up to ``stream_bytes`` of the other missing columns (None: all).
+
+        On the CPU the level updates run on one torch thread: they are a few small operations, and
+        two threads waiting on each other at each one made a 256 x 256 edit cost 8 to 16 ms instead
+        of under 1 on a 2-core machine shared with other work (``bench_render.py``)."""
+        if self._block.magnitude.device.type == "cpu":
+            with one_thread():
+                self._upload_batch(stream_bytes)
+        else:
+            self._upload_batch(stream_bytes)
+
+    def _upload_batch(self, stream_bytes: int | None) -> None:
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
         if self._levels is None:
             self._levels = ReducedLevels(magnitude, self.grid.level_widths)
         self._levels.rebase(magnitude)
-        boxes: dict[int, list[Rect]] = {}
         for rect in rects:
             for level, box in self._levels.update(rect):
-                boxes.setdefault(level, []).append(box)
-        for level, found in boxes.items():
-            for box in merge_rects(found):
-                batch.add(self._magnitude, self.grid, level, box, self._levels.columns(level, box))
+                self._deferred[level] = merge_rects([*self._deferred.get(level, []), box])
         spans = []
         if self._view_span is not None:
             level, col0, col1 = self._view_span
             spans = [(level, *span) for span in self._missing.take(level, col0, col1)]
+        # the boxes of the level the view reads now; those of the others too in a frame that
+        # changes nothing it shows, and between frames (stream)
+        quiet = stream_bytes is None or not (rects or spans) or self._view_span is None
+        for level in list(self._deferred):
+            if quiet or level == self._view_span[0]:
+                for box in self._deferred.pop(level):
+                    cells = self._levels.columns(level, box)
+                    batch.add(self._magnitude, self.grid, level, box, cells)
         column_bytes = 4 * self.geometry.n_bins
         if stream_bytes is None:
             spans += self._missing.take_next(self._missing.columns())

@@ -2,10 +2,14 @@
 
 Every rectangle a frame uploads (a dirty box at each level it reaches, the columns a view needs,
 a streamed span) is added to an :class:`UploadBatch` as a torch tensor on the document's device.
-:meth:`UploadBatch.write` then copies them all to the host at once (on CUDA: one copy into a
-persistent pinned staging buffer and one synchronisation, instead of one per rectangle and level)
-and writes each tile piece with ``queue.write_texture`` straight from that memory: the piece is
-addressed by an offset and the rectangle's row pitch, so nothing is copied again on the host.
+:meth:`UploadBatch.write` then writes each tile piece with ``queue.write_texture`` straight from host
+memory, addressed by an offset and a row pitch, so that nothing is copied on the host:
+
+- on CUDA, every rectangle goes to the host in one copy into a persistent pinned staging buffer and
+  one synchronisation (instead of one per rectangle and level);
+- on the CPU, the piece is read from the tensor's own storage (a row of the level it belongs to is
+  the row pitch): no copy at all, where a contiguous copy of a 256 x 256 box cost more than the
+  texture write (``tests/benchmarks/bench_render.py``).
 """
 
 from __future__ import annotations
@@ -95,8 +99,7 @@ class UploadBatch:
         """Copy every rectangle to the host (one transfer from a GPU), then write its pieces."""
         if not self._items:
             return
-        for item, (buffer, start) in zip(self._items, self._host(staging), strict=True):
-            rows, columns = item.cells.shape
+        for item, (buffer, start, pitch) in zip(self._items, self._host(staging), strict=True):
             for piece in item.grid.pieces(0, item.level, item.rect):
                 row, col = piece.source
                 width, height, _ = piece.size
@@ -105,8 +108,8 @@ class UploadBatch:
                     {"texture": item.texture, "origin": (x, y, item.layer0 + layer)},
                     buffer,
                     {
-                        "offset": 4 * (start + row * columns + col),
-                        "bytes_per_row": 4 * columns,
+                        "offset": 4 * (start + row * pitch + col),
+                        "bytes_per_row": 4 * pitch,
                         "rows_per_image": height,
                     },
                     piece.size,
@@ -114,12 +117,25 @@ class UploadBatch:
                 stats.count(4 * width * height)
         self._items.clear()
 
-    def _host(self, staging: HostStaging) -> list[tuple[np.ndarray, int]]:
-        """Each item's cells as (1-D float32 host array, first element)."""
+    def _host(self, staging: HostStaging) -> list[tuple[np.ndarray, int, int]]:
+        """Each item's cells in host memory: (1-D float32 array, first element, row pitch)."""
         cells = [item.cells for item in self._items]
         if cells[0].device.type != "cuda":
-            return [(c.to("cpu", torch.float32).contiguous().numpy().reshape(-1), 0) for c in cells]
+            return [_in_place(c) for c in cells]
         flat = torch.cat([c.to(torch.float32).reshape(-1) for c in cells])
         host = staging.copy(flat)
         starts = np.cumsum([0] + [c.numel() for c in cells[:-1]])
-        return [(host, int(start)) for start in starts]
+        return [(host, int(start), c.shape[1]) for start, c in zip(starts, cells, strict=True)]
+
+
+def _in_place(cells: torch.Tensor) -> tuple[np.ndarray, int, int]:
+    """``cells`` ``[rows, columns]`` (on the CPU) as the span of its storage from its first to its
+    last cell, with row pitch ``cells.stride(0)``: no copy when its rows are runs of float32 (a box
+    of a level's rows); otherwise a contiguous float32 copy."""
+    rows, columns = cells.shape
+    runs = (cells.stride(1) == 1 or columns == 1) and (rows == 1 or cells.stride(0) >= columns)
+    if cells.dtype != torch.float32 or not runs:
+        cells = cells.to(torch.float32).contiguous()
+    pitch = cells.stride(0) if rows > 1 else columns
+    span = torch.as_strided(cells, ((rows - 1) * pitch + columns,), (1,))
+    return span.numpy(), 0, pitch

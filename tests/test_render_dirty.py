@@ -116,6 +116,21 @@ def test_a_view_needing_missing_columns_gets_them_in_its_own_frame(document):
         renderer.close()
 
 
+def level_bytes(bins: tuple[int, int], frames: tuple[int, int], level: int) -> int:
+    return expected_bytes(bins, frames, level + 1) - expected_bytes(bins, frames, level)
+
+
+def assert_box_uploads(renderer, *boxes, level: int = 0, extra: int = 0) -> None:
+    """The frame just drawn wrote each box (``(bins, frames)``) at the ``level`` its view reads
+    (and ``extra`` bytes); a step between frames then writes them at every other level."""
+    n_levels = len(renderer.grid.level_widths)
+    at_level = sum(level_bytes(*box, level) for box in boxes)
+    assert renderer.stats.frame_bytes == at_level + extra
+    renderer.stream(0)  # between frames: no missing columns, the boxes of the other levels
+    assert renderer.stats.frame_bytes == sum(expected_bytes(*b, n_levels) for b in boxes) - at_level
+    assert not renderer.streaming
+
+
 def test_pixels_after_box_uploads_equal_those_of_a_full_re_upload(document, renderer):
     zoomed_out = ViewSettings(colormap="inferno")
     rng = np.random.default_rng(5)
@@ -145,10 +160,9 @@ def test_an_edit_uploads_only_its_rectangle_and_changes_only_its_pixels(document
     document.write(region, np.full((1, 20, 30), 0.5, np.float32))
     after = render_offscreen(renderer, N_FRAMES, N_BINS)
 
-    n_levels = len(renderer.grid.level_widths)
-    assert renderer.stats.frame_bytes == expected_bytes((10, 30), (240, 270), n_levels)
     tile_bytes = 4 * renderer.grid.tile_width * renderer.grid.tile_height
     assert renderer.stats.frame_bytes < tile_bytes / 10
+    assert_box_uploads(renderer, ((10, 30), (240, 270)))
 
     changed = (after != before).any(axis=-1)
     rows = slice(N_BINS - 30, N_BINS - 10)  # bins 10 .. 29, low frequencies at the bottom
@@ -162,14 +176,12 @@ def test_overlapping_edits_before_a_frame_upload_their_union_once(document, rend
     document.write(Region(0, 10, 100, 120, (0,)), np.ones((1, 10, 20), np.float32))
     document.write(Region(5, 15, 110, 130, (0,)), np.ones((1, 10, 20), np.float32))
     render_offscreen(renderer, N_FRAMES, N_BINS)
-    n_levels = len(renderer.grid.level_widths)
-    assert renderer.stats.frame_bytes == expected_bytes((0, 15), (100, 130), n_levels)
+    assert_box_uploads(renderer, ((0, 15), (100, 130)))
 
 
 def test_separate_edits_upload_separately_and_other_channels_not_at_all(document, renderer):
     second = ViewSettings(colormap="inferno", channel=1)
     render_offscreen(renderer, N_FRAMES, N_BINS, second)  # showing channel 1 uploads its level 0
-    n_levels = len(renderer.grid.level_widths)
     assert renderer.stats.frame_bytes == 4 * N_BINS * N_FRAMES
     renderer.stream()
     assert renderer.stats.frame_bytes == 4 * N_BINS * sum(renderer.grid.level_widths[1:])
@@ -177,9 +189,7 @@ def test_separate_edits_upload_separately_and_other_channels_not_at_all(document
     document.write(Region(40, 44, 900, 904, (1,)), np.ones((1, 4, 4), np.float32))
     document.write(Region(0, N_BINS, 0, 50, (0,)), np.ones((1, N_BINS, 50), np.float32))
     render_offscreen(renderer, N_FRAMES, N_BINS, second)  # the channel 0 edit is not shown
-    assert renderer.stats.frame_bytes == (
-        expected_bytes((0, 4), (10, 14), n_levels) + expected_bytes((40, 44), (900, 904), n_levels)
-    )
+    assert_box_uploads(renderer, ((0, 4), (10, 14)), ((40, 44), (900, 904)))
     assert_pixels_match(
         render_offscreen(renderer, N_FRAMES, N_BINS, second),
         oracle_picture(document, second, N_FRAMES, N_BINS),
@@ -207,8 +217,8 @@ def test_the_phase_texture_is_made_on_first_use_and_kept_current(document, rende
     block.phase[0, 20:22, 50:60] = 3.0
     renderer.mark_dirty(Region(20, 22, 50, 60, (0,)))
     picture = render_offscreen(renderer, 100, 48, phase_view)
-    n_levels = len(renderer.grid.level_widths)
-    assert renderer.stats.frame_bytes == expected_bytes((20, 22), (50, 60), n_levels) + 4 * 2 * 10
+    level = renderer.view_level(phase_view, 100)
+    assert_box_uploads(renderer, ((20, 22), (50, 60)), level=level, extra=4 * 2 * 10)
     assert_pixels_match(picture, oracle_picture(document, phase_view, 100, 48))
 
 
@@ -219,7 +229,71 @@ def test_regions_of_other_blocks_and_outside_the_grid_are_ignored_or_clipped(doc
     assert renderer.stats.frame_bytes == 0
     renderer.mark_dirty(Region(N_BINS - 2, N_BINS + 5, N_FRAMES - 1, N_FRAMES + 9, (0,)))
     render_offscreen(renderer, 20, 20)
-    n_levels = len(renderer.grid.level_widths)
-    assert renderer.stats.frame_bytes == expected_bytes(
-        (N_BINS - 2, N_BINS), (N_FRAMES - 1, N_FRAMES), n_levels
-    )
+    level = renderer.view_level(renderer.view, 20)
+    assert_box_uploads(renderer, ((N_BINS - 2, N_BINS), (N_FRAMES - 1, N_FRAMES)), level=level)
+
+
+def test_a_box_is_written_from_the_cells_own_memory_with_no_host_copy(
+    document, renderer, monkeypatch
+):
+    queue = renderer.device.queue
+    written = []
+    write_texture = type(queue).write_texture
+
+    def spy(self, destination, data, layout, size):
+        written.append((data, layout, size))
+        write_texture(self, destination, data, layout, size)
+
+    monkeypatch.setattr(type(queue), "write_texture", spy)
+    region = Region(bin0=5, bin1=37, frame0=600, frame1=700, channels=(0,))
+    document.write(region, np.full((1, 32, 100), 0.25, np.float32))
+    after = render_offscreen(renderer, N_FRAMES, N_BINS)
+    assert_box_uploads(renderer, ((5, 37), (600, 700)))  # the other levels' boxes now
+
+    magnitude = document.blocks[0].magnitude[0].numpy()
+    levels = [magnitude] + [
+        renderer._levels.columns(level, renderer.grid.full_rect(level)).numpy()
+        for level in range(1, len(renderer.grid.level_widths))
+    ]
+    uploads = [(data, layout, size) for data, layout, size in written if size[1] == 32]
+    assert len(uploads) >= len(levels)  # a box at each level (split at tile borders)
+    for data, layout, _ in uploads:  # every write reads a level's own cells, a row its pitch
+        owner = next((level for level in levels if np.shares_memory(data, level)), None)
+        assert owner is not None
+        assert layout["bytes_per_row"] == 4 * owner.shape[1]
+    assert_pixels_match(after, oracle_picture(document, NATIVE, N_FRAMES, N_BINS))
+
+
+def test_a_frame_streams_at_most_its_budget_and_streaming_goes_on_between_frames(document):
+    from spectropaint.gpu.lanes import LaneRenderer
+    from spectropaint.gpu.renderer import STREAM_BYTES
+
+    lanes = LaneRenderer(shared_device(), document, NATIVE, max_texture_dim=TILE)
+    try:
+        renderer = lanes.renderers[0]
+        renderer.stream_bytes = STREAM_BYTES
+        assert STREAM_BYTES <= 2 * 2**20  # a playhead frame writes no more than this
+        render_offscreen(renderer, N_FRAMES, N_BINS)  # level 0: the view's own columns
+        renderer.stream_bytes = 4 * N_BINS * 30  # this small document: 30 columns a step
+        missing = renderer._missing.columns()
+        assert missing == sum(renderer.grid.level_widths[1:])
+        steps = 0
+        while lanes.streaming:  # no frame drawn: the window streams between frames
+            lanes.stream(renderer.stream_bytes)
+            assert renderer.stats.frame_bytes <= 4 * N_BINS * 30
+            steps += 1
+        assert steps == math.ceil(missing / 30)
+        fresh = SpectrogramRenderer(
+            shared_device(), document, max_texture_dim=TILE, reference_magnitude=1.0
+        )
+        try:
+            fresh.stream()
+            zoomed_out = ViewSettings(colormap="inferno")
+            assert np.array_equal(  # the streamed levels equal levels uploaded whole
+                render_offscreen(renderer, 64, 40, zoomed_out),
+                render_offscreen(fresh, 64, 40, zoomed_out),
+            )
+        finally:
+            fresh.close()
+    finally:
+        lanes.close()

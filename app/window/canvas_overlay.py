@@ -3,7 +3,9 @@ clone source and the grid.
 
 They change with every pointer move, so they are not part of the GPU picture: moving the outline
 repaints the widget from the last rendered frame (a copy of pixels) instead of rendering and reading
-back the whole canvas, which on a software GPU costs more than a frame. Where they go is computed
+back the whole canvas, which on a software GPU costs more than a frame. A canvas that presents to a
+wgpu surface paints them into an image instead, whose changed box the GPU composes over the kept
+picture (:mod:`spectropaint.gpu.screen_frame`). Where they go is computed
 without Qt (:mod:`spectropaint.app.tools.footprint`, :mod:`spectropaint.gpu.axis_ticks`).
 """
 

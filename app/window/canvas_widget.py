@@ -6,16 +6,28 @@ becomes one :class:`~spectropaint.app.tools.base.Pointer` for the tool, so a str
 event, one session change and one redraw per displayed frame. The middle button, or the left one
 with Space held, pans whatever the tool. The canvas draws on demand: when the view, the overlays or
 the document changed (it uploads each change's region: :meth:`show_change`).
+
+**Presenting.** Where the platform gives a window to draw into (X11, also under XWayland; Windows;
+macOS: :func:`present_method`) and the adapter is a GPU, the frame goes to a wgpu surface; elsewhere
+(the offscreen platform of the tests, Wayland without XWayland, a CPU rasteriser), and when the
+surface fails, it is read back and painted
+with QPainter (rendercanvas's "bitmap" method; the log says why, once). ``SPECTROPAINT_PRESENT``
+(``screen`` or ``bitmap``) forces one. The marks over the picture (the outline, the lane names, the
+grid: :class:`~spectropaint.app.window.canvas_overlay.CanvasOverlay`) are painted with QPainter
+either way: over the read-back pixels, or into an image that the GPU composes over the picture
+(:mod:`spectropaint.gpu.screen_frame`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 import time
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPainter, QPointingDevice
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QImage, QPainter, QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
@@ -30,9 +42,37 @@ from spectropaint.app.window.canvas_overlay import CanvasOverlay, channel_names
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.lanes import LaneRenderer
-from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.gpu.renderer import STREAM_BYTES, SpectrogramRenderer
+from spectropaint.gpu.screen_frame import ScreenFrame
 from spectropaint.gpu.view import Selection, ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
+
+log = logging.getLogger(__name__)
+
+PRESENT_ENV = "SPECTROPAINT_PRESENT"
+SURFACE_PLATFORMS = ("xcb", "windows", "cocoa")
+"""Qt platforms whose windows rendercanvas can hand to wgpu as a surface (X11 windows, also under
+XWayland, which rendercanvas asks Qt for on a Wayland session; Win32; Cocoa)."""
+STREAM_PAUSE_MS = 4
+"""Between two steps of streaming the columns not uploaded yet (each at most ``STREAM_BYTES``)."""
+_surface_failure: list[str] = []
+"""Why a surface failed in this process (then every canvas presents by read-back)."""
+
+
+def present_method(platform: str, adapter_type: str = "DiscreteGPU") -> str:
+    """``'screen'`` (a wgpu surface) on a Qt ``platform`` that gives one, with a GPU adapter, where
+    no surface failed yet; else ``'bitmap'`` (read-back). ``$SPECTROPAINT_PRESENT`` forces either.
+
+    A CPU rasteriser (lavapipe: ``adapter_type`` ``'CPU'``) presents by read-back: its "GPU"
+    memory is host memory, and under Xvfb on 2 cores the surface made painting slower (pointer
+    move to painted frame 30 to 37 ms against 10 to 14, the brush outline 11 to 17 ms against 5 to
+    7: ``bench_app.py``), the outline then needing a GPU frame instead of a repaint."""
+    forced = os.environ.get(PRESENT_ENV, "").strip().lower()
+    if forced in ("screen", "bitmap"):
+        return forced
+    gives_surface = platform in SURFACE_PLATFORMS and adapter_type != "CPU"
+    return "screen" if gives_surface and not _surface_failure else "bitmap"
+
 
 WHEEL_ZOOM_PER_UNIT = 1.0015
 """Zoom factor per wheel unit (a notch is 120 units: about 1.2 times)."""
@@ -93,7 +133,23 @@ class SpectrogramCanvas(QRenderWidget):
         self._drawn_size: tuple[int, int] | None = None
         self.partial_frames = 0
         """Frames that drew only what changed (tests and benchmarks)."""
-        attach_canvas(self.lanes, self, on_error=self._on_gpu_error, damage=self._take_damage)
+        self.present = present_method(
+            QGuiApplication.platformName(), device.adapter.info.get("adapter_type", "")
+        )
+        """How frames reach the window: ``'screen'`` (a wgpu surface) or ``'bitmap'`` (read-back)."""
+        self._screen: ScreenFrame | None = None
+        self._marks_stale = True
+        self._marks_only = False
+        self._marks_size: tuple[int, int] | None = None
+        self._marks_texels: np.ndarray | None = None
+        self.marks_bytes = 0
+        """Bytes of marks the last surface frame uploaded (tests)."""
+        self._falling_back = False
+        self._stream_timer = QTimer(self)
+        self._stream_timer.setSingleShot(True)
+        self._stream_timer.setInterval(STREAM_PAUSE_MS)
+        self._stream_timer.timeout.connect(self._stream_step)
+        self._attach()
         self.painter = PaintQueue(session, on_error=self.message.emit)
         """Strokes are painted on a thread of their own: this thread only queues pointer events."""
         self.tools: dict[str, Tool] = make_tools(self, session, self.painter)
@@ -118,6 +174,123 @@ class SpectrogramCanvas(QRenderWidget):
         self.add_event_handler(self._on_wheel, "wheel")
         self.add_event_handler(self._on_leave, "pointer_leave")
         self.add_event_handler(self._on_key, "key_down")
+
+    # ---------------------------------------------------------------------------- presenting
+    def _rc_get_present_info(self, present_methods):
+        # rendercanvas's Qt widget always picks "bitmap" when it may; a surface is asked for here
+        if self.present == "screen" and "screen" in present_methods:
+            info = super()._rc_get_present_info(["screen"])
+            if info is not None and info.get("method") == "screen":
+                return info
+            self._note_fallback(f"Qt gives no window handle on {QGuiApplication.platformName()}")
+        return super()._rc_get_present_info(["bitmap"])
+
+    def _attach(self) -> None:
+        """Draw the lanes into this canvas, to a surface if it presents to one (falling back to
+        read-back when the surface cannot be configured)."""
+        try:
+            self._screen = attach_canvas(
+                self.lanes,
+                self,
+                on_error=self._on_gpu_error,
+                damage=self._take_damage,
+                marks=self._upload_marks,
+                on_surface_error=self._on_surface_error,
+            )
+        except Exception as exc:
+            if not self._present_to_screen:
+                raise
+            self._fall_back(f"the window's surface could not be configured ({exc})")
+
+    def _note_fallback(self, reason: str) -> None:
+        if not _surface_failure:
+            log.warning("the canvas presents by read-back: %s", reason)
+            _surface_failure.append(reason)
+        self.present = "bitmap"
+
+    def _on_surface_error(self, exc: Exception) -> None:
+        """The surface gave no texture while drawing: present by read-back from the next frame
+        (the context is made again outside the draw in progress)."""
+        if not self._falling_back:
+            self._falling_back = True
+            reason = f"the window's surface gave no image ({exc})"
+            QTimer.singleShot(0, self, lambda: self._fall_back(reason))
+
+    def _fall_back(self, reason: str) -> None:
+        """Present by read-back from now on, saying why in the log (once a process)."""
+        self._note_fallback(reason)
+        context, self._canvas_context = self._canvas_context, None
+        if context is not None:
+            try:
+                context._rc_close()
+            except Exception as exc:  # noqa: BLE001 - a broken surface may fail to close too
+                log.debug("closing the failed surface: %s", exc)
+        self.setAttribute(Qt.WidgetAttribute.WA_PaintOnScreen, False)
+        if self._screen is not None:
+            self._screen.release()
+        self._screen, self._damage, self._drawn_size = None, None, None
+        self._falling_back = False
+        self._attach()
+        self.request_draw()
+
+    def _paint_marks(self, painter: QPainter) -> None:
+        """The overlay's marks of every lane (in logical pixels)."""
+        names = channel_names(self.lanes.n_channels) if self.stacked else None
+        for lane, (channel, (first, rows)) in enumerate(
+            zip(self.lanes.channels, self.bands(), strict=True)
+        ):
+            painter.save()
+            painter.translate(0, first)
+            painter.setClipRect(0, 0, self.width(), rows)
+            name = names[channel] if names else ""
+            self.overlay.paint(painter, self.lane_mapping(lane), channel, name)
+            painter.restore()
+
+    def marks_image(self, size: tuple[int, int]) -> QImage:
+        """The marks painted on a transparent ``size`` (physical pixels) image, RGBA with
+        premultiplied alpha: what a surface frame composes over the picture."""
+        image = QImage(*size, QImage.Format.Format_RGBA8888_Premultiplied)
+        image.setDevicePixelRatio(size[0] / max(1, self.width()))
+        image.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(image)
+        self._paint_marks(painter)
+        painter.end()
+        return image
+
+    def _upload_marks(self, size: tuple[int, int], frame: ScreenFrame) -> None:
+        """Before a surface frame is composed: upload the box of the marks that changed since the
+        last upload (all of them for a new picture size)."""
+        if not self._marks_stale and self._marks_size == size:
+            return
+        image = self.marks_image(size)
+        pitch = image.bytesPerLine()
+        texels = np.frombuffer(image.constBits(), np.uint32).reshape(size[1], pitch // 4)
+        texels = texels[:, : size[0]]
+        box = (0, 0, *size)
+        if self._marks_size == size:
+            changed = texels != self._marks_texels
+            rows, columns = np.flatnonzero(changed.any(axis=1)), np.flatnonzero(changed.any(axis=0))
+            if not len(rows):
+                box = (0, 0, 0, 0)
+            else:
+                x0, y0 = int(columns[0]), int(rows[0])
+                box = (x0, y0, int(columns[-1]) + 1 - x0, int(rows[-1]) + 1 - y0)
+        frame.write_marks(image.constBits(), pitch, box)
+        self._marks_texels = texels.copy()
+        self._marks_stale, self._marks_size = False, size
+        self.marks_bytes = 4 * box[2] * box[3]
+
+    def _stream_step(self) -> None:
+        """Upload a step of the columns not uploaded yet, and come back while some are missing."""
+        if self.lanes.closed:
+            return
+        try:
+            self.lanes.stream(STREAM_BYTES)
+        except GPUUnavailableError as exc:
+            self._on_gpu_error(exc)
+            return
+        if self.lanes.streaming:
+            self._stream_timer.start()
 
     # -------------------------------------------------------------------------------- the view
     @property
@@ -195,9 +368,14 @@ class SpectrogramCanvas(QRenderWidget):
         self.repaint_marks()
 
     def repaint_marks(self) -> None:
-        """Paint the widget again from the last rendered frame, with the marks as they are now (no
-        GPU work)."""
-        QWidget.update(self)
+        """Paint the widget again from the last rendered frame, with the marks as they are now (by
+        read-back: no GPU work; to a surface: the marks uploaded and composed, the picture kept)."""
+        self._marks_stale = True
+        if self._present_to_screen:
+            self._marks_only = self._damage == []  # the picture stays: only the marks are composed
+            self.request_draw()
+        else:
+            QWidget.update(self)
 
     def set_selection(self, span: tuple[float, float] | None) -> None:
         geometry = self.renderer.geometry
@@ -265,12 +443,16 @@ class SpectrogramCanvas(QRenderWidget):
         return rects
 
     def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
-        """The scissor of the frame about to be drawn (``size`` physical pixels), or None to draw
-        it all (a new size, a new view, or nothing noted)."""
+        """The scissor of the frame about to be drawn (``size`` physical pixels), None to draw it
+        all (a new size, a new view, or nothing noted), or an empty one when only the marks changed
+        (a surface frame composes them again over the kept picture)."""
         damage, self._damage = self._damage, []
-        if size != self._drawn_size or not damage:
+        marks_only, self._marks_only = self._marks_only, False
+        if size != self._drawn_size:
             self._drawn_size = size
             return None
+        if not damage:  # all of it, unless only the marks changed (to a surface: composed again)
+            return (0, 0, 0, 0) if marks_only and damage is not None else None
         scale = size[0] / max(1, self.width())
         left = min(r[0] for r in damage) * scale
         top = min(r[1] for r in damage) * scale
@@ -337,20 +519,18 @@ class SpectrogramCanvas(QRenderWidget):
         self.view_changed.emit()  # the lanes' heights, hence the rulers, changed
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().paintEvent(event)
-        painter = QPainter(self)
-        names = channel_names(self.lanes.n_channels) if self.stacked else None
-        for lane, (channel, (first, rows)) in enumerate(
-            zip(self.lanes.channels, self.bands(), strict=True)
-        ):
-            painter.save()
-            painter.translate(0, first)
-            painter.setClipRect(0, 0, self.width(), rows)
-            name = names[channel] if names else ""
-            self.overlay.paint(painter, self.lane_mapping(lane), channel, name)
-            painter.restore()
-        painter.end()
+        screen = self._screen
+        composed = screen.composed if screen is not None else 0
+        super().paintEvent(event)  # to a surface: draws, composes the marks and presents
+        if screen is not None:
+            self._drawn_since_paint = screen.composed > composed
+        else:
+            painter = QPainter(self)
+            self._paint_marks(painter)
+            painter.end()
         self.last_paint_time = time.perf_counter()
+        if self.lanes.streaming and not self._stream_timer.isActive():
+            self._stream_timer.start()
         if self._drawn_since_paint:
             self._drawn_since_paint = False
             self.frames_presented += 1
@@ -462,4 +642,7 @@ class SpectrogramCanvas(QRenderWidget):
     def close_renderer(self) -> None:
         """Finish painting, then release the GPU resources (the canvas can no longer draw)."""
         self.painter.close()
+        self._stream_timer.stop()
         self.lanes.close()
+        if self._screen is not None:
+            self._screen.release()

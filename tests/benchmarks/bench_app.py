@@ -28,7 +28,9 @@ measures:
 
 The stroke uses the default brush (radius 8 frames and 8 bins): on a ten-minute file seen whole a
 move then reaches hundreds of frames. Runs offscreen unless ``QT_QPA_PLATFORM`` says otherwise; on
-lavapipe the default run takes about 4 minutes on 2 cores. ``--screenshot`` opens the demo sound,
+lavapipe the default run takes about 4 minutes on 2 cores. The canvas presents as the app does
+(:func:`~spectropaint.app.window.canvas_widget.present_method`: offscreen by read-back, under X11 to
+a wgpu surface; ``SPECTROPAINT_PRESENT=bitmap`` or ``screen`` forces one): the ``present`` column. ``--screenshot`` opens the demo sound,
 paints two strokes and saves the window (run it under Xvfb to see what a person sees).
 """
 
@@ -249,6 +251,7 @@ def screenshot(pump: Pump, folder: str, out: str) -> None:
     channel and a blur stroke on both, and the outline under the pointer, saved as PNG."""
     from PIL import Image
 
+    os.environ.setdefault("SPECTROPAINT_PRESENT", "bitmap")  # grab() cannot see a wgpu surface
     window, _, _ = open_window(pump, folder, None, output_device=find_output_device())
     window.resize(1500, 900)
     panel = window.view_panel
@@ -332,6 +335,7 @@ def main() -> int:
                     window.canvas.update_view(time_range=(0.0, float(ZOOM_FRAMES)))
                 row = {
                     "file": label,
+                    "present": window.canvas.present,
                     "frames": window.session.document.blocks[0].n_frames,
                     "first_picture_s": round(full if coarse is None else coarse, 2),
                     "full_picture_s": round(full, 2),
@@ -367,14 +371,14 @@ def main() -> int:
             f"{r['full_picture_s']} {r['full_picture_all_s']} | {r['busy_max_ms']}"
         )
     header = (
-        "file", "view", "1st pic s", "full s", "applied med", "paint med", "paint p99", "outline med",
+        "file", "present", "view", "1st pic s", "full s", "applied med", "paint med", "paint p99", "outline med",
         "outline p99", "busy max", "backlog s", "resynth s",
     )  # fmt: skip
     if results:
         print(" | ".join(header))
     for r in results:
         cells = (
-            r["file"], r["view"], r["first_picture_s"], r["full_picture_s"],
+            r["file"], r["present"], r["view"], r["first_picture_s"], r["full_picture_s"],
             r["applied"]["median_ms"], r["paint"]["median_ms"], r["paint"]["p99_ms"],
             r["outline"]["median_ms"],
             r["outline"]["p99_ms"], r["busy_max_ms"], r["backlog_s"], r["resynthesis_s"],

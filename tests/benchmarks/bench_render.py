@@ -14,8 +14,10 @@ STFT (2048 / 512: 1025 bins, 5168 frames a minute) on ``--device`` (where its te
   (wall time, and the GPU time of the pass alone from timestamp queries where the adapter has
   them), and render plus read-back of every pixel (what an offscreen or Qt "bitmap" canvas does
   each frame) by the pass the device prefers;
-- a 256x256 edit: the box and its reduced levels uploaded (upload and frame only, and with the
-  document's read and write), against the same edit followed by a full re-upload, and a box the size
+- a 256x256 edit: the box and its reduced levels uploaded (its frame, which writes the box at the
+  level the view reads, plus the step between frames that writes it at the others; the frame's
+  part alone; the upload alone, as the host's time in ``prepare`` and that step, whose texture
+  writes the next submit carries out; and with the document's read and write), against the same edit followed by a full re-upload, and a box the size
   of one whole texture tile;
 - a PNG at native resolution (one pixel per frame and bin) of channel 0, compressed on every core,
   against one compressing thread (the previous writer).
@@ -245,7 +247,19 @@ def main(argv: list[str] | None = None) -> int:
         target.texture.destroy()
     renderer.view = ViewSettings()
 
-    def edit(bins: int, frames: int, frame0: int, *, write: bool = True, whole: bool = False):
+    uploaded = {"bytes": 0, "writes": 0}
+
+    def edit(
+        bins: int,
+        frames: int,
+        frame0: int,
+        *,
+        write: bool = True,
+        whole: bool = False,
+        levels: bool = True,
+    ):
+        """An edit, its frame (the box at the level the view reads) and, with ``levels``, the
+        step between frames that writes the box at every other level."""
         region = Region(0, bins, frame0, frame0 + frames, (0,))
         if write:
             magnitude, phase = document.read(region)
@@ -254,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
         if whole:  # the alternative: upload everything again
             renderer.mark_dirty(Region(0, block.n_bins, 0, block.n_frames, (0,)))
         small.draw(renderer)
+        uploaded.update(bytes=renderer.stats.frame_bytes, writes=renderer.stats.frame_writes)
+        if levels:
+            renderer.stream(0)
+            uploaded["bytes"] += renderer.stats.frame_bytes
+            uploaded["writes"] += renderer.stats.frame_writes
 
     middle = block.n_frames // 3
     edit(256, 256, middle)
@@ -261,20 +280,43 @@ def main(argv: list[str] | None = None) -> int:
         "edit 256x256: box + levels upload and frame",
         "8x8",
         timed(lambda: edit(256, 256, middle, write=False), args.repeat),
-        bytes=renderer.stats.frame_bytes,
-        writes=renderer.stats.frame_writes,
+        **uploaded,
+    )
+    row(
+        "  of which the frame (its level only)",
+        "8x8",
+        timed(lambda: edit(256, 256, middle, write=False, levels=False), args.repeat),
+        **uploaded,
+        level=renderer.view_level(renderer.view, 8),
+    )
+    renderer.stream(0)
+    box = Region(0, 256, middle, middle + 256, (0,))
+
+    def upload_only() -> None:
+        renderer.mark_dirty(box)
+        renderer.prepare(8, 8)
+        uploaded.update(bytes=renderer.stats.frame_bytes, writes=renderer.stats.frame_writes)
+        renderer.stream(0)
+        uploaded["bytes"] += renderer.stats.frame_bytes
+        uploaded["writes"] += renderer.stats.frame_writes
+
+    row(
+        "edit 256x256: box + levels upload only (host time)",
+        "-",
+        timed(upload_only, args.repeat),
+        **uploaded,
     )
     row(
         "edit 256x256: document write, box upload, frame",
         "8x8",
         timed(lambda: edit(256, 256, middle), args.repeat),
-        bytes=renderer.stats.frame_bytes,
+        **uploaded,
     )
     row(
         "edit 256x256: full re-upload instead (alternative)",
         "8x8",
         timed(lambda: edit(256, 256, middle, whole=True), args.repeat),
-        bytes=renderer.stats.frame_bytes,
+        **uploaded,
     )
     tile_bins, tile_frames = grid.tile_height, min(grid.tile_width, block.n_frames)
     edit(tile_bins, tile_frames, 0)
@@ -282,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         f"edit {tile_bins}x{tile_frames} (a whole tile): upload + levels",
         "8x8",
         timed(lambda: edit(tile_bins, tile_frames, 0), args.repeat),
-        bytes=renderer.stats.frame_bytes,
+        **uploaded,
     )
     row("no edit: frame only (baseline)", "8x8", timed(lambda: small.draw(renderer), args.repeat))
 
