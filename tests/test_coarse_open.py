@@ -323,3 +323,35 @@ def test_a_sound_that_fails_or_is_cancelled_midway_keeps_the_open_document(
     else:
         assert not dialogs
         assert window.statusBar().currentMessage() == "Cannot open: cancelled"
+
+
+@gpu
+@quiet_rendercanvas
+def test_a_full_picture_ready_before_the_coarse_one_is_shown_without_it(
+    qtbot, tmp_path, monkeypatch, decimation_2
+):
+    """The coarse picture is read beside the analysis: where the analysis wins (a GPU's), the
+    window shows the full picture at once and the late coarse one never appears."""
+    from spectropaint.app.files.coarse_phase import CoarsePhase
+
+    path = tmp_path / "tone.wav"
+    tone_from(path, seconds=20.0)
+    gate, finished = threading.Event(), threading.Event()
+    real = coarse_read.read_coarse
+
+    def late(*args, **kwargs):
+        gate.wait(60)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            finished.set()
+
+    begun = []
+    monkeypatch.setattr(coarse_read, "read_coarse", late)
+    monkeypatch.setattr(CoarsePhase, "begin", classmethod(lambda cls, *a: begun.append(a)))
+    window = open_window(qtbot, tmp_path, path)  # returns once the full document is shown
+    assert window.session.document.n_samples == 20 * RATE
+    gate.set()
+    assert finished.wait(30)
+    qtbot.wait(200)  # a late coarse picture would be delivered now
+    assert not begun and window.coarse_phase is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -122,16 +123,31 @@ def start_open(window: MainWindow, path: str | None) -> Job:
         columns = window.editor.picture_size()[0]
 
         def work(progress):
-            from spectropaint.transforms.files.coarse_read import read_coarse
+            # the coarse picture is read beside the full analysis, and shown only if it comes
+            # first (on a GPU the full picture may: it then never waits for the coarse one)
+            opened = threading.Lock()
+            state = {"opened": False}
 
-            try:  # a coarse picture at once, the full one when analysed
-                found = read_coarse(path, columns)
-            except Exception:  # a coarse picture must never stop the file from opening
-                log.exception("no coarse picture of %s", path)
-                found = None
-            if found is not None:
-                coarse.ready.emit(found)
-            return Document.from_file(path, device=device, progress=progress, reserve_bytes=reserve)
+            def coarse_picture() -> None:
+                from spectropaint.transforms.files.coarse_read import read_coarse
+
+                try:
+                    found = read_coarse(path, columns)
+                except Exception:  # a coarse picture must never stop the file from opening
+                    log.exception("no coarse picture of %s", path)
+                    return
+                with opened:  # emitted before the job's result, or not at all
+                    if found is not None and not state["opened"]:
+                        coarse.ready.emit(found)
+
+            threading.Thread(target=coarse_picture, name="coarse picture", daemon=True).start()
+            try:
+                return Document.from_file(
+                    path, device=device, progress=progress, reserve_bytes=reserve
+                )
+            finally:
+                with opened:
+                    state["opened"] = True
 
         label = f"Opening {os.path.basename(path)}..."
 
