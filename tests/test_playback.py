@@ -435,3 +435,37 @@ def test_a_stroke_beginning_pauses_a_long_resynthesis_between_chunks_until_it_en
         assert len(chunks) >= 4
     finally:
         resynthesizer.close()
+
+
+def test_a_transport_closed_while_its_waveform_is_made_sends_nothing_after(qapp, monkeypatch):
+    """The window may close (and delete) a transport before its waveform thread is done: closing
+    does not wait for it, and no signal leaves a closed transport (Qt raised 'Signal source has
+    been deleted' on that thread)."""
+    from spectropaint.app.playback import transport as transport_module
+    from spectropaint.app.session import Session
+
+    gate, made = threading.Event(), threading.Event()
+    real = transport_module.WaveformSummary
+
+    def slow(samples):
+        gate.wait(30)
+        try:
+            return real(samples)
+        finally:
+            made.set()
+
+    monkeypatch.setattr(transport_module, "WaveformSummary", slow)
+    document = Document.from_samples(np.zeros((1, 8000)), 8000, settings=STFTSettings(256, 64))
+    session = Session(document, settle=False)
+    transport = transport_module.Transport(session, NO_DEVICE)
+    sent = []
+    transport.waveform_changed.connect(lambda: sent.append(True))
+    started = time.perf_counter()
+    transport.close()
+    assert time.perf_counter() - started < 5  # not held by the summary being made
+    gate.set()
+    assert made.wait(30)
+    time.sleep(0.05)
+    qapp.processEvents()
+    assert not sent
+    session.close()

@@ -60,6 +60,8 @@ class Transport(QObject):
         """The edited signal's waveform (for the overview), made on a thread of its own, then
         kept up to date by resynthesis."""
         self._waveform_lock = threading.Lock()
+        self._closing = threading.Lock()
+        self._closed = False
         self.resynthesizer = Resynthesizer(
             document, self.engine, session.lock, on_span=self._waveform_span
         )
@@ -247,7 +249,7 @@ class Transport(QObject):
     def _make_waveform(self) -> None:
         with self._waveform_lock:  # resynthesis waits: a span it adds meanwhile is not lost
             self.waveform = WaveformSummary(self.engine.edited())
-        self.waveform_changed.emit()
+        self._tell_waveform()
 
     def _waveform_span(self, start: int, stop: int) -> None:
         """Resynthesis put samples ``[start, stop)`` in the engine (its thread)."""
@@ -255,12 +257,21 @@ class Transport(QObject):
             if self.waveform is None:
                 return  # made from the edited buffer after this: it has them
             self.waveform.update(self.engine.edited(), start, stop)
-        self.waveform_changed.emit()
+        self._tell_waveform()
+
+    def _tell_waveform(self) -> None:
+        """``waveform_changed``, from the waveform's threads, unless the transport was closed: the
+        window may delete it then, and a signal from a deleted object raises on that thread."""
+        with self._closing:
+            if not self._closed:
+                self.waveform_changed.emit()
 
     def _seconds(self, samples: int) -> float:
         return float(samples_to_seconds(samples, sample_rate=self.sample_rate))
 
     def close(self) -> None:
+        with self._closing:
+            self._closed = True
         self.session.changed.disconnect(self._session_changed)
         self.timer.stop()
         self.resynthesizer.close()
