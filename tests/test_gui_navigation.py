@@ -114,3 +114,30 @@ def test_the_view_turns_pages_with_the_playhead(window):
         window.transport.engine._playing = False
     after = visible_seconds(window)
     assert after[0] < stop + 0.01 < after[1] and after[0] > start
+
+
+def test_the_overview_moves_the_view_before_its_waveform_is_made(qtbot, tmp_path, monkeypatch):
+    """The waveform is made on a thread of its own; the range is there (and can be dragged) from
+    the moment the sound is shown."""
+    import threading
+
+    from spectropaint.app.playback import transport as transport_module
+
+    gate = threading.Event()
+    real = transport_module.WaveformSummary
+    monkeypatch.setattr(transport_module, "WaveformSummary", lambda s: gate.wait(30) and real(s))
+    path = tmp_path / "tones.wav"
+    write_test_sound(path, seconds=4.0)
+    window = open_window(qtbot, tmp_path, path)
+    try:
+        assert window.transport.waveform is None
+        window.canvas.zoom(4.0)
+        overview = window.overview
+        left = Qt.MouseButton.LeftButton
+        x = overview.width() * 0.9
+        send_mouse(overview, QEvent.Type.MouseButtonPress, x, 20, button=left, buttons=left)
+        send_mouse(overview, QEvent.Type.MouseButtonRelease, x, 20, button=left)
+        start, stop = visible_seconds(window)
+        assert (start + stop) / 2 == pytest.approx(min(3.6, 4.0 - (stop - start) / 2), abs=0.02)
+    finally:
+        gate.set()

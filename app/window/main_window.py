@@ -277,6 +277,7 @@ class MainWindow(QMainWindow):
         self.brushes.show_document(canvas)
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
+        self.overview.set_summary(None, document.n_samples / document.sample_rate)
         self.editor.set_canvas(canvas)
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode

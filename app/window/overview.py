@@ -63,7 +63,8 @@ class Overview(QWidget):
         self._drag: tuple[str, float, tuple[float, float]] | None = None
 
     def set_summary(self, summary: WaveformSummary | None, duration: float = 0.0) -> None:
-        """Show ``summary`` (a sound ``duration`` seconds long); the same one again: it changed."""
+        """Show ``summary`` (a sound ``duration`` seconds long); the same one again: it changed.
+        Without a summary (its waveform not made yet) the range is shown and moved all the same."""
         if summary is self.summary and summary is not None:
             self.refresh()
             return
@@ -101,7 +102,7 @@ class Overview(QWidget):
 
     # -------------------------------------------------------------------------------- mouse
     def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        if self.summary is None or event.button() != Qt.MouseButton.LeftButton:
+        if self.duration <= 0 or event.button() != Qt.MouseButton.LeftButton:
             return
         x = event.position().x()
         part = self._part_at(x)
@@ -117,7 +118,7 @@ class Overview(QWidget):
     def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt's name
         x = event.position().x()
         if self._drag is None:
-            part = self._part_at(x) if self.summary is not None else "outside"
+            part = self._part_at(x) if self.duration > 0 else "outside"
             edge = part in ("left", "right")
             self.setCursor(Qt.CursorShape.SizeHorCursor if edge else Qt.CursorShape.ArrowCursor)
             return
@@ -150,13 +151,14 @@ class Overview(QWidget):
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)
         painter.fillRect(self.rect(), BACKGROUND)
-        if self.summary is None or self.duration <= 0:
+        if self.duration <= 0:
             painter.end()
             return
         width, height = self.width(), self.height()
-        if self._picture is None or self._picture.size() != self.size():
-            self._picture = self._waveform_picture(width, height)
-        painter.drawImage(0, 0, self._picture)
+        if self.summary is not None:
+            if self._picture is None or self._picture.size() != self.size():
+                self._picture = self._waveform_picture(width, height)
+            painter.drawImage(0, 0, self._picture)
         left, right = self._x(self.visible[0]), self._x(self.visible[1])
         painter.fillRect(QRectF(0, 0, left, height), SHADE)
         painter.fillRect(QRectF(right, 0, width - right, height), SHADE)
