@@ -96,7 +96,7 @@ def test_the_overview_shows_edits(window, qtbot):
     canvas = window.canvas
     qtbot.waitUntil(lambda: window.transport.waveform is not None, timeout=10000)
     summary = window.transport.waveform
-    assert window.overview.summary is summary
+    qtbot.waitUntil(lambda: window.overview.summary is summary, timeout=10000)
     window.palette.select("erase")
     window.brush_panel.apply_preset("Large")
     before = summary.high.copy()
@@ -140,3 +140,28 @@ def test_the_overview_moves_the_view_before_its_waveform_is_made(qtbot, tmp_path
         assert_a_click_outside_the_range_centres_it_there(window)
     finally:
         gate.set()
+
+
+def test_a_waveform_made_before_the_window_listens_still_reaches_the_overview(
+    qtbot, tmp_path, monkeypatch
+):
+    """A short sound's waveform can be made (and its signal sent) before the window connects to
+    the transport: the overview shows it all the same."""
+    import time
+
+    from spectropaint.app.window import window_listeners
+
+    real = window_listeners.WindowListeners.listen
+
+    def late(self, bridge, canvas, transport):
+        deadline = time.monotonic() + 10
+        while transport.waveform is None and time.monotonic() < deadline:
+            time.sleep(0.005)  # the waveform thread finishes (and signals) first
+        return real(self, bridge, canvas, transport)
+
+    monkeypatch.setattr(window_listeners.WindowListeners, "listen", late)
+    path = tmp_path / "tones.wav"
+    write_test_sound(path, seconds=4.0)
+    window = open_window(qtbot, tmp_path, path)
+    assert window.transport.waveform is not None
+    qtbot.waitUntil(lambda: window.overview.summary is window.transport.waveform, timeout=5000)

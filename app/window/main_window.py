@@ -278,6 +278,7 @@ class MainWindow(QMainWindow):
         self.transport.set_looping(self.actions_by_name["loop"].isChecked())
         self.transport.set_bypass(self.actions_by_name["bypass"].isChecked())
         self.overview.set_summary(None, document.n_samples / document.sample_rate)
+        self.listeners.waveform_changed()  # made before the listeners were connected (short sounds)
         self.editor.set_canvas(canvas)
         self.transport_view = TransportView(
             self.transport, canvas, self.time_ruler, self.transport_bar, self.store.follow_mode
