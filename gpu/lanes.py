@@ -154,7 +154,8 @@ class LaneRenderer:
 
     @property
     def streaming(self) -> bool:
-        """Some lane has columns not uploaded yet (see :meth:`stream`)."""
+        """Some lane has columns not uploaded yet, or changed boxes of levels it does not show (see
+        :meth:`stream`)."""
         return not self.closed and any(renderer.streaming for renderer in self.renderers)
 
     def stream(self, budget_bytes: int) -> None:

@@ -25,6 +25,7 @@ uploading or drawing failed and what to try.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -60,7 +61,8 @@ _DB_PER_OCTAVE = 20.0 * math.log10(2.0)
 STREAM_BYTES = 2 * 2**20
 """Texture bytes of not yet uploaded columns that each frame streams in besides what it needs (and
 that each :meth:`SpectrogramRenderer.stream` step between frames writes): a frame that only moves
-the playhead then writes at most this much (it was 16 MiB)."""
+the playhead then writes at most this much of them (it was 16 MiB), besides changed boxes of levels
+the view does not read that are still waiting."""
 
 
 def _array_texture(device: wgpu.GPUDevice, grid: TileGrid, label: str) -> wgpu.GPUTexture:
@@ -337,8 +339,10 @@ class SpectrogramRenderer:
         return self._missing.pending or bool(self._deferred)
 
     def stream(self, budget_bytes: int | None = None) -> None:
-        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None), and every
-        changed box not written yet; counted in :attr:`stats` as a frame of its own."""
+        """Upload missing columns now: up to ``budget_bytes`` of them, or all (None), and the
+        changed boxes not written yet (those of every level, unless an edit came since the last
+        frame: then those of the level the view reads); counted in :attr:`stats` as a frame of its
+        own."""
         self.stats.begin_frame()
         with gpu_errors("uploading the spectrogram to the GPU"):
             self._upload(budget_bytes)
@@ -349,27 +353,22 @@ class SpectrogramRenderer:
     def _upload(self, stream_bytes: int | None) -> None:
         """Write, in one batch: the dirty boxes at the level the view reads (at every level when
         the frame writes nothing else, or between frames), the columns the view reads that are
-        still missing, and up to ``stream_bytes`` of the other missing columns (None: all).
-
-        On the CPU the level updates run on one torch thread: they are a few small operations, and
-        two threads waiting on each other at each one made a 256 x 256 edit cost 8 to 16 ms instead
-        of under 1 on a 2-core machine shared with other work (``bench_render.py``)."""
-        if self._block.magnitude.device.type == "cpu":
-            with one_thread():
-                self._upload_batch(stream_bytes)
-        else:
-            self._upload_batch(stream_bytes)
-
-    def _upload_batch(self, stream_bytes: int | None) -> None:
+        still missing, and up to ``stream_bytes`` of the other missing columns (None: all)."""
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
         if self._levels is None:
             self._levels = ReducedLevels(magnitude, self.grid.level_widths)
         self._levels.rebase(magnitude)
-        for rect in rects:
-            for level, box in self._levels.update(rect):
-                self._deferred[level] = merge_rects([*self._deferred.get(level, []), box])
+        # On the CPU an edit's level updates run on one torch thread: they are a few small
+        # operations, and two threads waiting on each other at each one made a 256 x 256 edit cost
+        # 8 to 16 ms instead of under 1 on a 2-core machine shared with other work
+        # (``bench_render.py``). Building a whole level keeps every thread.
+        small = one_thread() if magnitude.device.type == "cpu" else contextlib.nullcontext()
+        with small:
+            for rect in rects:
+                for level, box in self._levels.update(rect):
+                    self._deferred[level] = merge_rects([*self._deferred.get(level, []), box])
         spans = []
         if self._view_span is not None:
             level, col0, col1 = self._view_span

@@ -12,39 +12,23 @@ QPainter, premultiplied, uploaded where it changed) onto the surface texture: on
 
 from __future__ import annotations
 
-import functools
-
 import wgpu
 
-from spectropaint.gpu.wgsl import shader_source
+from spectropaint.gpu.frame_pass import PICTURE_FORMAT
+from spectropaint.gpu.renderer import pipeline
 
-PICTURE_FORMAT = "rgba8unorm"
 
-
-@functools.cache
 def _pipeline(
     device: wgpu.GPUDevice, target_format: str
 ) -> tuple[wgpu.GPUBindGroupLayout, wgpu.GPURenderPipeline]:
-    texture = {"texture": {"sample_type": "unfilterable-float", "view_dimension": "2d"}}
-    layout = device.create_bind_group_layout(
-        entries=[
-            {"binding": binding, "visibility": wgpu.ShaderStage.FRAGMENT, **texture}
-            for binding in (0, 1)
-        ]
+    """The compose pass: the picture (binding 0) and the marks (1) onto the surface."""
+    return pipeline(
+        device,
+        target_format,
+        entry_point="fs_compose",
+        sources=("compose.wgsl",),
+        bindings=((0, "2d"), (1, "2d")),
     )
-    module = device.create_shader_module(label="compose", code=shader_source("compose.wgsl"))
-    render = device.create_render_pipeline(
-        label="compose",
-        layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
-        vertex={"module": module, "entry_point": "vs_main"},
-        primitive={"topology": "triangle-list"},
-        fragment={
-            "module": module,
-            "entry_point": "fs_compose",
-            "targets": [{"format": target_format}],
-        },
-    )
-    return layout, render
 
 
 def surface_format(preferred: str) -> str:

@@ -129,9 +129,12 @@ class UploadBatch:
 
 
 def _in_place(cells: torch.Tensor) -> tuple[np.ndarray, int, int]:
-    """``cells`` ``[rows, columns]`` (on the CPU) as the span of its storage from its first to its
-    last cell, with row pitch ``cells.stride(0)``: no copy when its rows are runs of float32 (a box
-    of a level's rows); otherwise a contiguous float32 copy."""
+    """``cells`` ``[rows, columns]`` as the span of its storage from its first to its last cell,
+    with row pitch ``cells.stride(0)``: no copy when they are in host memory and their rows are runs
+    of float32 (a box of a level's rows); otherwise a contiguous float32 copy in host memory (an
+    MPS document's)."""
+    if cells.device.type != "cpu":
+        cells = cells.to("cpu")
     rows, columns = cells.shape
     runs = (cells.stride(1) == 1 or columns == 1) and (rows == 1 or cells.stride(0) >= columns)
     if cells.dtype != torch.float32 or not runs:
