@@ -269,14 +269,17 @@ class SpectrogramCanvas(QRenderWidget):
         box = (0, 0, *size)
         if self._marks_size == size:
             changed = texels != self._marks_texels
-            rows, columns = np.flatnonzero(changed.any(axis=1)), np.flatnonzero(changed.any(axis=0))
+            rows = np.flatnonzero(changed.any(axis=1))
             if not len(rows):
                 box = (0, 0, 0, 0)
             else:
-                x0, y0 = int(columns[0]), int(rows[0])
-                box = (x0, y0, int(columns[-1]) + 1 - x0, int(rows[-1]) + 1 - y0)
+                y0, y1 = int(rows[0]), int(rows[-1]) + 1
+                columns = np.flatnonzero(changed[y0:y1].any(axis=0))
+                x0 = int(columns[0])
+                box = (x0, y0, int(columns[-1]) + 1 - x0, y1 - y0)
         frame.write_marks(image.constBits(), pitch, box)
-        self._marks_texels = texels.copy()
+        # the next frame paints a new image: this one's pixels stay as they are, kept with it
+        self._marks_image, self._marks_texels = image, texels
         self._marks_stale, self._marks_size = False, size
         self.marks_bytes = 4 * box[2] * box[3]
 
