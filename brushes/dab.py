@@ -441,8 +441,9 @@ def _groups(
     ``by_radius``) whose joint box stays compact, of at most ``limit`` cells.
 
     Greedy, as adding the dabs one by one would be: a group takes the next dab while the joint
-    box with it holds at most :data:`FUSE_SLACK` times their cells, at most ``limit`` cells, and
-    at most :data:`FUSE_CELLS` times their count; the running bounds are computed as arrays.
+    box with it holds at most :data:`FUSE_SLACK` times their cells and at most ``limit`` cells,
+    and its cells times their count stay within :data:`FUSE_CELLS`; the running bounds are
+    computed as arrays.
     """
     n_dabs = len(dabs)
     if n_dabs == 0:

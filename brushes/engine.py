@@ -164,10 +164,10 @@ class StrokeSession:
         if not self.state.plane.physical:
             return list(events)
         axes = self.state.blocks[0].axes
-        cells = [axes.cell_of(event.x, event.y) for event in events]
+        xs, ys = axes.cell_of([event.x for event in events], [event.y for event in events])
         return [
             dataclasses.replace(event, x=_finite(float(x)), y=_finite(float(y)))
-            for event, (x, y) in zip(events, cells, strict=True)
+            for event, x, y in zip(events, xs, ys, strict=True)
         ]
 
     def _tell_limits(self) -> None:

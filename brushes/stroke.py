@@ -270,11 +270,8 @@ class DabSpacer:
         self._count += len(x)
         previous, self._last_dab = self._last_dab, (float(x[-1]), float(y[-1]))
         if previous is None:  # the stroke's first dab has not moved
-            step_x = np.concatenate(([0.0], np.diff(x)))
-            step_y = np.concatenate(([0.0], np.diff(y)))
-        else:
-            step_x = np.diff(x, prepend=previous[0])
-            step_y = np.diff(y, prepend=previous[1])
+            previous = (x[0], y[0])
+        step_x, step_y = np.diff(x, prepend=previous[0]), np.diff(y, prepend=previous[1])
         pieces.append(Dabs(t, x, y, pressure, step_x, step_y))
 
 

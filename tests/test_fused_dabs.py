@@ -23,7 +23,7 @@ from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dabs, InputEvent
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.regions import EMPTY
 
 PARAMS = {"clone": {"offset_frames": -30, "offset_bins": 5}, "pen": {"level_db": -20}}
 
@@ -158,7 +158,9 @@ def grouped_one_by_one(dabs: _BlockDabs, limit: int, by_radius: bool) -> list[tu
             first, members = groups[-1][0], [*groups[-1], index]
             same = dabs.offsets is None or (dabs.offsets[index] == dabs.offsets[first]).all()
             same &= not by_radius or bool((dabs.radius[index] == dabs.radius[first]).all())
-            joint = Region.bounding([dabs.box(i) for i in members])
+            joint = dabs.box(members[0])
+            for i in members[1:]:
+                joint = joint.union(dabs.box(i))
             joint_cells = joint.shape[0] * joint.shape[1]
             cells = sum(dabs.box(i).shape[0] * dabs.box(i).shape[1] for i in members)
             if (

@@ -256,10 +256,9 @@ class NSGT(Transform):
         rows = fft_ops.take_scaled(spectra, tensors.index, tensors.analysis)
         return fft_ops.fft_(rows.unflatten(-1, (-1, tensors.m)), inverse=True)
 
-    def _chunk_grid(self, s0: int, s1: int, total: int) -> Iterator[tuple[int, int]]:
-        """Chunks ``[c0, c1)`` of the fixed grid over ``total`` slices that hold slices
-        ``[s0, s1)``."""
-        for c0 in range((s0 // CHUNK_SLICES) * CHUNK_SLICES, s1, CHUNK_SLICES):
+    def _chunk_grid(self, total: int) -> Iterator[tuple[int, int]]:
+        """Chunks ``[c0, c1)`` of the fixed grid over ``total`` slices."""
+        for c0 in range(0, total, CHUNK_SLICES):
             yield c0, min(c0 + CHUNK_SLICES, total)
 
     def analyse_frames(
@@ -305,7 +304,7 @@ class NSGT(Transform):
                 store(*piece)
             return chunk[1]
 
-        chunks = self._chunk_grid(0, total, total)
+        chunks = self._chunk_grid(total)
         workers = fft_ops.cpu_workers(self.device)
         with contextlib.closing(results_in_order(work, chunks, workers)) as results:
             for done in results:

@@ -57,20 +57,6 @@ class Region:
             self.block,
         )
 
-    @classmethod
-    def bounding(cls, boxes: list[Region]) -> Region:
-        """The smallest box holding ``boxes``: non-empty boxes of one block and the same channels
-        (what :meth:`union` gives them, in one pass: a stroke's hundreds of dabs a move)."""
-        first = boxes[0]
-        return cls(
-            min(box.bin0 for box in boxes),
-            max(box.bin1 for box in boxes),
-            min(box.frame0 for box in boxes),
-            max(box.frame1 for box in boxes),
-            first.channels,
-            first.block,
-        )
-
     def intersection(self, other: Region) -> Region:
         """The cells of both boxes (``self``'s channels and block); empty when they do not meet."""
         return Region(

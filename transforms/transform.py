@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 from spectropaint.transforms import fft_ops
-from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.geometry import frames_to_seconds
 
 Progress = Callable[[float], object]
@@ -278,9 +277,11 @@ class Transform(ABC):
         return [(magnitude, phase) for magnitude, phase in blocks]
 
     def _analyse_into(self, samples: torch.Tensor, store: Store, progress: Progress | None) -> None:
-        """``store`` every chunk of :meth:`_chunks` (which reports progress after each)."""
-        for index, frame0, frame1, chunk in self._chunks(samples, progress):
-            store(index, frame0, frame1, chunk)
+        """``store(block, frame0, frame1, coefficients)`` every chunk of every block (coefficients
+        ``[C, F, frame1 - frame0]``, or ``[C, F, R, M]`` with ``R * M`` frames for a transform
+        whose frames come ``M`` to a slice), reporting the fraction of frames done to
+        ``progress`` after each and raising :class:`Cancelled` when it says False."""
+        raise NotImplementedError
 
     def _empty_blocks(
         self, samples: torch.Tensor, dtype: torch.dtype, count: int
@@ -295,26 +296,6 @@ class Transform(ABC):
             )
             for layout in self.layout(samples.shape[-1], 1)
         ]
-
-    def _chunks(
-        self, samples: torch.Tensor, progress: Progress | None
-    ) -> Iterator[tuple[int, int, int, torch.Tensor]]:
-        """``(block, frame0, frame1, coefficients)`` for every chunk of every block, in order.
-
-        Coefficients are ``[C, F, frame1 - frame0]``, or ``[C, F, R, M]`` with ``R * M`` frames
-        (a transform whose frames come ``M`` to a slice). ``progress`` sees the fraction of frames
-        done after the caller has stored each chunk.
-        """
-        layouts = self.layout(samples.shape[-1], 1)
-        total = sum(layout.n_frames for layout in layouts)
-        done = 0
-        for index, layout in enumerate(layouts):
-            for frame0 in range(0, layout.n_frames, self.chunk_frames):
-                frame1 = min(layout.n_frames, frame0 + self.chunk_frames)
-                yield index, frame0, frame1, self.analyse_frames(samples, index, frame0, frame1)
-                done += frame1 - frame0
-                if progress is not None and progress(done / total) is False:
-                    raise Cancelled("analysis cancelled")
 
 
 def _region(target: torch.Tensor, frame0: int, frame1: int, values: torch.Tensor) -> torch.Tensor:

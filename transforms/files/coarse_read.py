@@ -26,8 +26,9 @@ import torch
 
 from spectropaint.transforms import fft_ops
 from spectropaint.transforms.document import CoefficientBlock, measure_full_scale
+from spectropaint.transforms.files.audio_file import MAX_SAMPLE
 from spectropaint.transforms.files.file_reasons import file_kind_refusal
-from spectropaint.transforms.stft import STFT, STFTSettings, window_tensor
+from spectropaint.transforms.stft import STFT, STFTSettings
 from spectropaint.transforms.transform import BlockLayout
 
 MIN_DECIMATION = 4
@@ -36,8 +37,6 @@ a shorter one is analysed in full about as fast."""
 MAX_CHANNELS = 8
 """Sounds with more channels than the window stacks get none (their coarse picture would be as
 large as a short document)."""
-UNUSABLE = 1e6
-"""Samples beyond this (and NaN) read as silence, as opening the file replaces them."""
 MAX_READ_S = 1.5
 """The reads are given up when those done so far say that all of them would take longer (a
 format whose seeks decode from far back): the full analysis waits for them."""
@@ -145,9 +144,9 @@ def read_coarse(
                 return None
     except (OSError, RuntimeError, ValueError, sf.LibsndfileError):
         return None
-    windows[~(np.abs(windows) <= UNUSABLE)] = 0.0
+    windows[~(np.abs(windows) <= MAX_SAMPLE)] = 0.0  # as opening the file reads them: silence
     transform = STFT(settings)
-    window = window_tensor(settings.window, settings.n_fft, torch.device("cpu")).numpy()
+    window = transform.window.numpy()
     # back to back, one window each hop of n_fft: the full analysis's frames, bit for bit
     spectra = fft_ops.windowed_rfft(
         windows.reshape(channels, -1), settings.n_fft, settings.n_fft, window
