@@ -134,9 +134,10 @@ def open_window(pump: Pump, folder: str, path: str | None, *, output_device=NO_O
         if not coarse and phase is not None and phase.canvas.frames_presented:
             coarse.append(phase.canvas.last_present_time)
 
+    pump.busy.clear()
     start = time.perf_counter()
     window.open_path(path)
-    pump.busy.clear()
+    pump.busy.append(time.perf_counter() - start)  # the window's own part of starting to open
     pump.until(lambda: window.canvas is not None and window.canvas.frames_presented > 0, each=watch)
     first = coarse[0] - start if coarse else None
     return window, first, window.canvas.last_present_time - start
