@@ -174,8 +174,8 @@ def send_mouse(
 def drag(qtbot, canvas, points, *, modifiers=None) -> None:
     """Press the left button at ``points[0]``, move through the rest, release at the last one.
 
-    Waits after each move until the canvas has handled it, so that every point reaches the tool
-    (rendercanvas would otherwise merge moves sent in one go into one).
+    Each move reaches the tool as it is sent (the canvas hands pointer events on at once); the
+    wait on ``cursor_moved`` checks that it did.
     """
     from PySide6.QtCore import QEvent, Qt
     from PySide6.QtWidgets import QApplication

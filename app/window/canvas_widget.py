@@ -77,8 +77,14 @@ def present_method(platform: str, adapter_type: str = "DiscreteGPU") -> str:
 WHEEL_ZOOM_PER_UNIT = 1.0015
 """Zoom factor per wheel unit (a notch is 120 units: about 1.2 times)."""
 MAX_FPS = 240
-"""How often rendercanvas looks for a requested frame: a change waits for its next look (half of
-1/MAX_FPS on average) before it is drawn, and frames are drawn only when something asked for one."""
+"""How often rendercanvas looks for a requested frame while nothing is being dragged or painted: a
+change waits for its next look (half of 1/MAX_FPS on average) before it is drawn, and frames are
+drawn only when something asked for one."""
+INTERACTING_FPS = 1000
+"""The same while a stroke, a pan or a selection drag goes on (until the last dab is drawn): a
+painted change is drawn within a millisecond of reaching the window's thread instead of waiting up
+to 4 ms for the next look. Frames are still drawn only when asked for (an outline move or a
+change), so this does not draw more of them; the looks themselves cost a few microseconds."""
 _STYLUS = (QPointingDevice.PointerType.Pen, QPointingDevice.PointerType.Eraser)
 _CURSORS = {
     "cross": Qt.CursorShape.CrossCursor,
@@ -121,6 +127,7 @@ class SpectrogramCanvas(QRenderWidget):
         parent: QWidget | None = None,
     ):
         super().__init__(parent, update_mode="ondemand", max_fps=MAX_FPS)
+        self._fps = MAX_FPS
         self.session = session
         self.lanes = LaneRenderer(device, session.document, view or ViewSettings(), stacked=stacked)
         """The channels drawn, one lane each (one lane unless stacked)."""
@@ -506,10 +513,29 @@ class SpectrogramCanvas(QRenderWidget):
     def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self._note_pressure(event)
         super().mousePressEvent(event)
+        self._dispatch_pointer()
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self._note_pressure(event)
         super().mouseMoveEvent(event)
+        self._dispatch_pointer()
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().mouseReleaseEvent(event)
+        self._dispatch_pointer()
+
+    def _pace(self, fps: int) -> None:
+        """Let rendercanvas look for requested frames ``fps`` times a second."""
+        if fps != self._fps:
+            self._fps = fps
+            self.set_update_mode("ondemand", max_fps=fps)
+
+    def _dispatch_pointer(self) -> None:
+        """Hand the pointer event rendercanvas just queued to the tools now. rendercanvas would
+        hold it until its scheduler's next look (up to 1/MAX_FPS later) and merge the moves that
+        arrive meanwhile; a stroke's dabs would start that much later, and a merged move would take
+        the pressure of the last one."""
+        self._events.flush()
 
     def _rc_present_bitmap(self, **kwargs) -> None:
         # rendercanvas hands the rendered frame over here (possibly after an asynchronous read-back);
@@ -538,6 +564,8 @@ class SpectrogramCanvas(QRenderWidget):
             self._drawn_since_paint = False
             self.frames_presented += 1
             self.last_present_time = time.perf_counter()
+        if not self.interacting:
+            self._pace(MAX_FPS)
 
     # ----------------------------------------------------------------------- pointer handlers
     def _pointer(self, event) -> Pointer:
@@ -569,6 +597,7 @@ class SpectrogramCanvas(QRenderWidget):
         tool = self._pan if panning else self.tool
         if tool.press(pointer):
             self._drag = tool
+            self._pace(INTERACTING_FPS)
             if tool is self._pan:
                 self._space_pan_used = self._space_held
                 self._show_cursor("closed_hand")
