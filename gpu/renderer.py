@@ -43,8 +43,8 @@ from spectropaint.gpu.tiles import (
     MissingColumns,
     Rect,
     TileGrid,
+    add_rect,
     level_widths,
-    merge_rects,
 )
 from spectropaint.gpu.uniforms import VIEW_SIZE, pack_view
 from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
@@ -368,7 +368,7 @@ class SpectrogramRenderer:
         with small:
             for rect in rects:
                 for level, box in self._levels.update(rect):
-                    self._deferred[level] = merge_rects([*self._deferred.get(level, []), box])
+                    self._deferred[level] = add_rect(self._deferred.get(level, []), box)
         spans = []
         if self._view_span is not None:
             level, col0, col1 = self._view_span

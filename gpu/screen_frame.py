@@ -52,6 +52,7 @@ class ScreenFrame:
         self._picture: wgpu.GPUTexture | None = None
         self._marks: wgpu.GPUTexture | None = None
         self._bind_group: wgpu.GPUBindGroup | None = None
+        self._picture_view: wgpu.GPUTextureView | None = None
         self.composed = 0
 
     @property
@@ -81,7 +82,8 @@ class ScreenFrame:
                     {"binding": 1, "resource": self._marks.create_view()},
                 ],
             )
-        return self._picture.create_view()
+            self._picture_view = self._picture.create_view()
+        return self._picture_view
 
     def write_marks(self, data, pitch: int, rect: tuple[int, int, int, int]) -> None:
         """Upload ``rect`` (x, y, width, height) of the marks: ``data`` holds the image of the
@@ -117,4 +119,4 @@ class ScreenFrame:
         for texture in (self._picture, self._marks):
             if texture is not None:
                 texture.destroy()
-        self._picture = self._marks = self._bind_group = None
+        self._picture = self._marks = self._bind_group = self._picture_view = None

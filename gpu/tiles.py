@@ -75,15 +75,23 @@ def merge_rects(rects: Iterable[Rect]) -> list[Rect]:
     """Merge touching rectangles until none touch: every cell is then in exactly one of them."""
     merged: list[Rect] = []
     for rect in rects:
-        if rect.size == 0:
-            continue
-        while True:
-            hit = next((i for i, other in enumerate(merged) if other.touches(rect)), None)
-            if hit is None:
-                break
-            rect = rect.union(merged.pop(hit))
-        merged.append(rect)
+        merged = add_rect(merged, rect)
     return merged
+
+
+def add_rect(merged: list[Rect], rect: Rect) -> list[Rect]:
+    """``merged`` (rectangles none of which touch) with ``rect`` added: those it touches, and those
+    their union then touches, become one. Each rectangle is looked at once per union."""
+    if rect.size == 0:
+        return merged
+    kept = list(merged)
+    while True:
+        hit = next((i for i, other in enumerate(kept) if other.touches(rect)), None)
+        if hit is None:
+            break
+        rect = rect.union(kept.pop(hit))
+    kept.append(rect)
+    return kept
 
 
 class DirtyRects:
@@ -98,7 +106,7 @@ class DirtyRects:
 
     def add(self, channel: int, rect: Rect) -> None:
         with self._lock:
-            self._rects[channel] = merge_rects([*self._rects.get(channel, []), rect])
+            self._rects[channel] = add_rect(self._rects.get(channel, []), rect)
 
     def take(self) -> dict[int, list[Rect]]:
         """The pending rectangles by channel; the set is empty afterwards."""
