@@ -353,7 +353,8 @@ class SpectrogramRenderer:
     def _upload(self, stream_bytes: int | None) -> None:
         """Write, in one batch: the dirty boxes at the level the view reads (at every level when
         the frame writes nothing else, or between frames), the columns the view reads that are
-        still missing, and up to ``stream_bytes`` of the other missing columns (None: all)."""
+        still missing, and, when the frame writes neither, up to ``stream_bytes`` of the other
+        missing columns (None: all of them, always)."""
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
@@ -384,7 +385,7 @@ class SpectrogramRenderer:
         column_bytes = 4 * self.geometry.n_bins
         if stream_bytes is None:
             spans += self._missing.take_next(self._missing.columns())
-        elif not spans:  # a frame that uploads what it reads streams nothing else
+        elif not (spans or rects):  # a frame that uploads what it reads or an edit streams nothing
             spans += self._missing.take_next(stream_bytes // column_bytes)
         for level, col0, col1 in spans:
             rect = Rect(0, self.geometry.n_bins, col0, col1)

@@ -297,3 +297,23 @@ def test_a_frame_streams_at_most_its_budget_and_streaming_goes_on_between_frames
             fresh.close()
     finally:
         lanes.close()
+
+
+def test_an_edit_s_frame_writes_the_edit_and_streams_nothing_else(document):
+    """While the columns the view does not read still stream in, a frame that shows an edit writes
+    only the edit (the next step between frames streams on)."""
+    renderer = SpectrogramRenderer(shared_device(), document, max_texture_dim=TILE, view=NATIVE)
+    document.changed.connect(renderer.mark_dirty)
+    try:
+        renderer.stream_bytes = 4 * N_BINS * 100  # a hundred columns a frame
+        render_offscreen(renderer, 40, 30)  # the level the whole view samples, the rest missing
+        assert renderer.streaming
+        bins, frames = (3, 40), (250, 262)
+        shape = (1, bins[1] - bins[0], frames[1] - frames[0])
+        document.write(Region(*bins, *frames, (0,)), np.full(shape, 0.5, np.float32))
+        render_offscreen(renderer, 40, 30)
+        level = renderer._view_span[0]
+        assert renderer.stats.frame_bytes == level_bytes(bins, frames, level)
+        assert renderer.streaming
+    finally:
+        renderer.close()
