@@ -32,6 +32,11 @@ def channel_names(count: int) -> list[str]:
     return ["L", "R"] if count == 2 else [str(index + 1) for index in range(count)]
 
 
+HALO_MARGIN = 3.0
+"""Logical pixels around the outline's points that its halo (3 pixels wide) and antialiasing may
+touch."""
+
+
 def _pen(colour: QColor, width: float) -> QPen:
     pen = QPen(colour, width)
     pen.setCosmetic(True)
@@ -70,6 +75,21 @@ class CanvasOverlay:
                 painter.drawPolygon(polygon)
         if self.clone_source is not None and here:
             self._paint_clone_source(painter, mapping, *self.clone_source)
+
+    def outline_bounds(
+        self, mapping: ViewMapping, channel: int | None = None
+    ) -> tuple[float, float, float, float] | None:
+        """``(left, top, right, bottom)`` in the lane's logical pixels of what :meth:`paint` draws
+        for the footprint in a lane showing ``channel`` (the halo's width included), or None when
+        it draws nothing there."""
+        footprint = self.footprint
+        if footprint is None or footprint.channel not in (None, channel):
+            return None
+        points = outline_polygon(footprint, mapping)
+        if not len(points):
+            return None
+        (left, top), (right, bottom) = points.min(axis=0), points.max(axis=0)
+        return (left - HALO_MARGIN, top - HALO_MARGIN, right + HALO_MARGIN, bottom + HALO_MARGIN)
 
     @staticmethod
     def _paint_clone_source(painter: QPainter, mapping: ViewMapping, frame: float, bin_: float):

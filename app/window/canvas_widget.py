@@ -26,7 +26,7 @@ import os
 import time
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QImage, QPainter, QPointingDevice
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
@@ -365,8 +365,26 @@ class SpectrogramCanvas(QRenderWidget):
 
     def set_outline(self, footprint: Footprint | None) -> None:
         if footprint != self.overlay.footprint:
+            before = self._outline_area()
             self.overlay.footprint = footprint
-            self.repaint_marks()
+            self.repaint_marks(before.united(self._outline_area()))
+
+    def _outline_area(self) -> QRect:
+        """The widget's rectangle (logical pixels) that the brush outline covers, in every lane it
+        is drawn in; empty when none."""
+        area = QRect()
+        for lane, (channel, (first, rows)) in enumerate(
+            zip(self.lanes.channels, self.bands(), strict=True)
+        ):
+            bounds = self.overlay.outline_bounds(self.lane_mapping(lane), channel)
+            if bounds is not None:
+                left, top, right, bottom = bounds
+                top, bottom = max(top, 0.0), min(bottom, float(rows))
+                if right > left and bottom > top:
+                    area = area.united(
+                        QRectF(left, first + top, right - left, bottom - top).toAlignedRect()
+                    )
+        return area
 
     def set_clone_source(self, cell: tuple[float, float] | None) -> None:
         if cell != self.overlay.clone_source:
@@ -377,15 +395,18 @@ class SpectrogramCanvas(QRenderWidget):
         self.overlay.grid = shown
         self.repaint_marks()
 
-    def repaint_marks(self) -> None:
+    def repaint_marks(self, area: QRect | None = None) -> None:
         """Paint the widget again from the last rendered frame, with the marks as they are now (by
-        read-back: no GPU work; to a surface: the marks uploaded and composed, the picture kept)."""
+        read-back: no GPU work, and only ``area`` when given, the rest of the widget kept; to a
+        surface: the marks uploaded and composed, the picture kept)."""
         self._marks_stale = True
         if self._present_to_screen:
             self._marks_only = self._damage == []  # the picture stays: only the marks are composed
             self.request_draw()
-        else:
+        elif area is None:
             QWidget.update(self)
+        elif not area.isEmpty():
+            QWidget.update(self, area)
 
     def set_selection(self, span: tuple[float, float] | None) -> None:
         geometry = self.renderer.geometry
