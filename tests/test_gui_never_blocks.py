@@ -394,3 +394,45 @@ def test_a_click_in_the_history_across_a_change_of_analysis_runs_it_as_a_job(win
     wait_shown(qtbot, window)
     assert_same(session.document, opened)
     assert len(session.history.redo_steps) == 2
+
+
+def test_a_failed_recovery_does_not_stop_the_next_one(window, qtbot, monkeypatch):
+    """When the job reversing a step the GPU could not show fails, the next such step is still
+    reversed (the window's recovery flag is cleared however that job ends)."""
+    from spectropaint.app.window import analysis_jobs, main_window
+    from spectropaint.transforms.stft import STFTSettings
+
+    session = window.session
+    real_canvas, refused_hops, refused = main_window.SpectrogramCanvas, {256, 128}, []
+
+    def canvas(session, **kwargs):
+        if session.document.settings.hop in refused_hops:
+            refused.append(session.document.settings.hop)
+            raise GPUUnavailableError("too big for this GPU (test)")
+        return real_canvas(session, **kwargs)
+
+    real_undo, undos = session.undo, []
+
+    def undo_failing_once(*args):
+        undos.append(args)
+        if len(undos) == 1:
+            raise RuntimeError("the undo failed (test)")
+        return real_undo(*args)
+
+    monkeypatch.setattr(main_window, "SpectrogramCanvas", canvas)
+    monkeypatch.setattr(session, "undo", undo_failing_once)
+    monkeypatch.setattr(QMessageBox, "critical", lambda *args: QMessageBox.StandardButton.Ok)
+
+    analysis_jobs.change(window, STFTSettings(n_fft=2048, hop=256))
+    qtbot.waitUntil(lambda: len(undos) == 1, timeout=JOB_TIMEOUT_MS)  # the recovery, failing
+    qtbot.waitUntil(lambda: window.job is None, timeout=JOB_TIMEOUT_MS)
+    assert refused == [256] and session.document.settings.hop == 256
+
+    refused_hops.discard(256)  # the GPU can show that one now, not a hop of 128
+    analysis_jobs.change(window, STFTSettings(n_fft=2048, hop=128))
+    qtbot.waitUntil(lambda: window.job is None and window.replacing is None, timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: len(undos) == 2, timeout=JOB_TIMEOUT_MS)  # reversed, this time
+    wait_shown(qtbot, window)
+    assert refused == [256, 128]
+    assert session.document.settings.hop == 256 and session.document_step == "undo"
+    assert session.history.redo_steps[-1].label.endswith("STFT 2048/128 hann")

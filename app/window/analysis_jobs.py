@@ -24,6 +24,7 @@ from spectropaint.transforms.analysis import AnalysisSettings, describe
 from spectropaint.transforms.errors import SpectroPaintError
 
 if TYPE_CHECKING:
+    from spectropaint.app.files.workers import Job
     from spectropaint.app.window.main_window import MainWindow
 
 GOING = "going back in the history"
@@ -51,13 +52,14 @@ def step(
     *,
     then: Callable[[], None] | None = None,
     cancellable: bool = True,
-) -> None:
-    """``kind`` (``'undo'`` or ``'redo'``) once: a change of analysis as a job, then ``then()``
-    when it is done; any other step at once (``then`` not called: nothing waits for it)."""
+) -> Job | None:
+    """``kind`` (``'undo'`` or ``'redo'``) once: a change of analysis as a job (returned), then
+    ``then()`` when it is done; any other step at once (``then`` not called: nothing waits for
+    it; None returned)."""
     session = window.session
     if not session.step_replaces(kind):
         getattr(session, kind)()
-        return
+        return None
     steps = session.history.undo_steps if kind == "undo" else session.history.redo_steps
     label = steps[-1].label
     doing, done = ("Undoing", "Undone") if kind == "undo" else ("Redoing", "Redone")
@@ -68,7 +70,9 @@ def step(
         # a recovery: stopping half-way would leave views of another document than the session's
         return getattr(session, kind)(lambda done: progress(done) or True)
 
-    _start(window, f"{doing} {label}...", work, f"{done}: {label}", "Cannot " + kind, then=then)
+    return _start(
+        window, f"{doing} {label}...", work, f"{done}: {label}", "Cannot " + kind, then=then
+    )
 
 
 def go_to(window: MainWindow, session, position: int) -> None:
@@ -95,7 +99,7 @@ def _start(
     title: str,
     *,
     then: Callable[[], None] | None = None,
-) -> None:
+) -> Job:
     """Run ``work(progress)``, which replaces the session's document, as the window's job."""
     session = window.session
     before = session.document
@@ -138,3 +142,4 @@ def _start(
     window.job = window.replacing = job
     job.progressed.connect(progressed)
     job.done.connect(ended)
+    return job

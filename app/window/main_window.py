@@ -19,6 +19,7 @@ saving the project clears it (an audio export is a rendering of it, not a save).
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
@@ -98,6 +99,9 @@ class MainWindow(QMainWindow):
         self.replacing = None
         """The job changing the analysis (or undoing or redoing that), while it runs."""
         self._recovering = False
+        """A job reverses a step whose document the GPU could not show."""
+        self._refused: weakref.ref | None = None
+        """The last document the GPU could not show (weakly: it is not kept for this)."""
         self.coarse_phase = None
         """The coarse picture of a sound being opened, while it is shown
         (:class:`~spectropaint.app.files.coarse_phase.CoarsePhase`)."""
@@ -308,7 +312,8 @@ class MainWindow(QMainWindow):
         they show it already, or while a job replaces it: its end shows what it made).
 
         When the GPU cannot show it, the step just taken is reversed (a job: redo after an undo,
-        undo after a change or a redo), back to the document the views show; once only.
+        undo after a change or a redo), back to the document the views show; once only: a document
+        refused is not tried again, and one the reversal makes that is refused too stays unshown.
         """
         session = self.session
         if (
@@ -316,18 +321,25 @@ class MainWindow(QMainWindow):
             or self.canvas is None
             or self.replacing is not None
             or self.canvas.lanes.document is session.document
+            or (self._refused is not None and self._refused() is session.document)
         ):
             return
         document = session.document
         view = dataclasses.replace(
             self.canvas.view, channel=min(self.canvas.view.channel, document.n_channels - 1)
         )
-        if self._show_session(session, view, self.stacked) or self._recovering:
-            self._recovering = False
+        if self._show_session(session, view, self.stacked):
+            return
+        self._refused = weakref.ref(document)
+        if self._recovering:
             return
         self._recovering = True
         reverse = "redo" if session.document_step == "undo" else "undo"
-        analysis_jobs.step(self, reverse, cancellable=False)
+        job = analysis_jobs.step(self, reverse, cancellable=False)
+        job.done.connect(self._recovered)  # however it ends: the next refusal is reversed too
+
+    def _recovered(self) -> None:
+        self._recovering = False
 
     def _busy(self) -> str:
         """What must end before an undo, a save, an export or an operation runs: the change of
