@@ -436,3 +436,80 @@ def test_a_failed_recovery_does_not_stop_the_next_one(window, qtbot, monkeypatch
     assert refused == [256, 128]
     assert session.document.settings.hop == 256 and session.document_step == "undo"
     assert session.history.redo_steps[-1].label.endswith("STFT 2048/128 hann")
+
+
+@pytest.mark.parametrize("how", ["escape", "status line's cancel"])
+def test_escape_or_the_status_lines_cancel_stops_a_job_before_its_dialog_shows(
+    window, qtbot, monkeypatch, gate, how
+):
+    """The progress dialog appears only after 300 ms; until then the window's Escape, and the
+    Cancel beside the status line's progress, cancel the job (here a change of analysis, held
+    until the test's end: only a cancel ends it sooner)."""
+    # a change that was not cancelled leaves edits: closing then must not ask about them
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a: QMessageBox.StandardButton.Discard)
+    session = window.session
+    stft = session.document
+    before, steps = coefficients(stft), history(session)
+    button = window.findChild(QPushButton, "cancel_job")
+    assert not button.isVisible()
+
+    choose_analysis(window, NSGT)
+    job = window.replacing
+    qtbot.waitUntil(lambda: bool(gate.threads), timeout=JOB_TIMEOUT_MS)
+    assert not job.dialog.isVisible() and button.isVisible()
+    if how == "escape":
+        window.activateWindow()  # from the analysis dialog, as closing it does on a desktop
+        qtbot.waitUntil(window.isActiveWindow)
+        QTest.keyClick(window, Qt.Key.Key_Escape)
+    else:
+        button.click()
+    qtbot.waitUntil(lambda: window.replacing is None and window.job is None, timeout=5000)
+    assert not gate.release.is_set()  # it ended by the cancel, not by the gate
+    assert session.document is stft and history(session) == steps
+    assert_same(stft, before)
+    assert "cancelled, nothing changed" in window.statusBar().currentMessage()
+    assert not button.isVisible()
+
+
+def test_escape_still_abandons_a_drag_while_a_job_runs(window, qtbot, monkeypatch, tmp_path):
+    """While a save runs (the canvas takes strokes meanwhile), Escape abandons the stroke being
+    drawn, as it does with no job, and the save goes on; the next Escape cancels the save."""
+    from gui_fixtures import send_mouse
+    from PySide6.QtCore import QEvent
+
+    from spectropaint.app.session import Snapshot
+
+    canvas, session = window.canvas, window.session
+    opened = coefficients(session.document)
+    release, real_write = threading.Event(), Snapshot.write
+
+    def held_write(snapshot, path, progress=None):
+        deadline = time.monotonic() + HELD_S
+        while not release.wait(0.01) and time.monotonic() < deadline:
+            if progress is not None and progress(0.1) is False:
+                raise Cancelled("cancelled")
+        return real_write(snapshot, path, progress)
+
+    monkeypatch.setattr(Snapshot, "write", held_write)
+    path = tmp_path / "p.spp"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(path), ""))
+    window.actions_by_name["save_project"].trigger()
+    qtbot.waitUntil(lambda: window.job is not None, timeout=JOB_TIMEOUT_MS)
+    job = window.job
+    left = Qt.MouseButton.LeftButton
+    send_mouse(canvas, QEvent.Type.MouseButtonPress, 100, 200, button=left, buttons=left)
+    for x in (150, 200, 250):
+        with qtbot.waitSignal(canvas.cursor_moved, timeout=5000):
+            send_mouse(canvas, QEvent.Type.MouseMove, x, 200, buttons=left)
+    assert canvas.interacting
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, 250, 200, button=left)
+    qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
+    assert not job.finished  # the first Escape was the stroke's
+    assert session.wait_settled(60)
+    assert_same(session.document, opened)  # the stroke was abandoned
+
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.job is None, timeout=5000)
+    assert not release.is_set() and not path.exists()
+    assert "cancelled" in window.statusBar().currentMessage()

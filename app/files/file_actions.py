@@ -63,7 +63,8 @@ def start_job(
     """Run ``work(progress)`` as the window's job.
 
     By default a failure shows a dialog titled ``title`` and a cancel says so in the status bar;
-    either drops the window's ``after_save`` continuation.
+    either drops the window's ``after_save`` continuation. Escape and the status line's Cancel
+    stop it from the start (:class:`~spectropaint.app.window.job_cancel.JobCancel`).
     """
 
     def done() -> None:
@@ -79,6 +80,7 @@ def start_job(
         on_cancel=on_cancel or (lambda: _cancelled(window, title)),
     )
     job.done.connect(done)
+    window.job_cancel.watch(job)
     return job.start()
 
 

@@ -45,6 +45,7 @@ from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
 from spectropaint.app.window.docks import add_dock, panels_menu
 from spectropaint.app.window.editor_area import EditorArea
+from spectropaint.app.window.job_cancel import JobCancel
 from spectropaint.app.window.session_bridge import SessionBridge
 from spectropaint.app.window.space_key import SpaceKey
 from spectropaint.app.window.status_line import StatusLine
@@ -111,6 +112,9 @@ class MainWindow(QMainWindow):
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.listeners = WindowListeners(self)
+        self.job_cancel = JobCancel(
+            self, lambda: self.canvas is not None and self.canvas.cancel_drag()
+        )
         self.when_idle = WhenIdle(
             self._busy, self.statusBar(), self, hurry=lambda: self.session.hurry_settles()
         )
