@@ -513,3 +513,84 @@ def test_escape_still_abandons_a_drag_while_a_job_runs(window, qtbot, monkeypatc
     qtbot.waitUntil(lambda: window.job is None, timeout=5000)
     assert not release.is_set() and not path.exists()
     assert "cancelled" in window.statusBar().currentMessage()
+
+
+# --------------------------------------------------------------------- long operations as jobs
+def state(session) -> tuple:
+    """The coefficients, the frames marked edited and the history, to compare after a cancel."""
+    return (
+        coefficients(session.document),
+        [block.edited_frames.copy() for block in session.document.blocks],
+        history(session),
+    )
+
+
+def assert_same_state(session, expected: tuple) -> None:
+    assert_same(session.document, expected[0])
+    now = [block.edited_frames for block in session.document.blocks]
+    assert all(np.array_equal(a, b) for a, b in zip(now, expected[1], strict=True))
+    assert history(session) == expected[2]
+
+
+@pytest.fixture
+def held_heal(monkeypatch):
+    """Heals wait (telling their progress, so Cancel stops them) until the test sets the
+    :class:`Gate`'s ``release``; then heal as ever. Notes their threads."""
+    from spectropaint.brushes import operations
+
+    gate, real = Gate(), operations.heal
+
+    def heal(*args, **kwargs):
+        gate.wait(None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(operations, "heal", heal)
+    yield gate
+    gate.release.set()
+
+
+@pytest.mark.parametrize("name", ["heal", "declick"])
+def test_heal_and_declick_run_as_a_job_and_a_cancel_changes_nothing(
+    qtbot, tmp_path, held_heal, ticker, name
+):
+    """Either runs on a worker thread while the window's runs on; Escape cancels it, leaving the
+    coefficients, the frames marked edited and the history as they were; run again, it applies
+    as one undo step."""
+    from gui_fixtures import open_window, write_test_sound
+
+    from spectropaint.transforms.shapes import Rectangle
+
+    path, rate = tmp_path / "clicks.wav", 22050
+    samples = write_test_sound(path, sample_rate=rate)
+    for at in (0.9, 1.1):  # two clicks for the de-click to find, inside the selection's time
+        samples[:, round(at * rate)] += 0.9
+    soundfile.write(path, samples.T, rate, subtype="FLOAT")
+    window = open_window(qtbot, tmp_path, path)
+    session = window.session
+    session.set_selection(Selection.of(Rectangle(0.8, 1.2, 300.0, 3000.0)))
+    before = state(session)
+
+    ticker.reset()
+    window.selection_ui.actions[name].trigger()
+    qtbot.waitUntil(lambda: bool(held_heal.threads), timeout=JOB_TIMEOUT_MS)
+    assert window.job is not None and held_heal.threads[0] is not threading.main_thread()
+    qtbot.waitUntil(lambda: ticker.ticks >= 20)  # the window's thread runs meanwhile
+    assert not window.canvas.isEnabled()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    QTest.keyClick(window, Qt.Key.Key_Escape)
+    held_heal.release.set()  # the part under way ends; the cancel then writes nothing
+    qtbot.waitUntil(lambda: window.job is None, timeout=JOB_TIMEOUT_MS)
+    assert_same_state(session, before)
+    assert "cancelled, nothing changed" in window.statusBar().currentMessage()
+    assert window.canvas.isEnabled()
+
+    window.selection_ui.actions[name].trigger()  # not held now: it runs to its end
+    qtbot.waitUntil(
+        lambda: window.job is None and window.when_idle.pending == 0, timeout=JOB_TIMEOUT_MS
+    )
+    assert len(session.history.undo_steps) == len(before[2][0]) + 1
+    assert session.strokes.done[-1].apply == name
+    assert not all(
+        torch.equal(a, b) for a, b in zip(coefficients(session.document), before[0], strict=True)
+    )

@@ -45,6 +45,20 @@ def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
     QMessageBox.critical(window, title, text)
 
 
+def reason_in_status(window: MainWindow, title: str):
+    """A job's ``on_failure`` for work on the open document (a change of analysis, a heal): the
+    reason a ``SpectroPaintError`` gives (settings, memory) in the status bar, where it does not
+    stop the work that follows; anything else in a dialog titled ``title``."""
+
+    def failure(exc: BaseException) -> None:
+        if isinstance(exc, SpectroPaintError):
+            window.statusBar().showMessage(f"{title}: {exc}")
+        else:
+            QMessageBox.critical(window, title, f"{type(exc).__name__}: {exc}")
+
+    return failure
+
+
 def _cancelled(window: MainWindow, title: str) -> None:
     window.after_save = None
     window.statusBar().showMessage(f"{title}: cancelled", 5000)

@@ -16,12 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QMessageBox
-
-from spectropaint.app.files.file_actions import start_job
+from spectropaint.app.files.file_actions import reason_in_status, start_job
 from spectropaint.app.history_list import current_position
 from spectropaint.transforms.analysis import AnalysisSettings, describe
-from spectropaint.transforms.errors import SpectroPaintError
 
 if TYPE_CHECKING:
     from spectropaint.app.files.workers import Job
@@ -113,12 +110,6 @@ def _start(
         if then is not None:
             then()
 
-    def failure(exc: BaseException) -> None:
-        if isinstance(exc, SpectroPaintError):  # settings, memory: the reason, in the status bar
-            status.showMessage(f"{title}: {exc}")
-        else:
-            QMessageBox.critical(window, title, f"{type(exc).__name__}: {exc}")
-
     def cancelled() -> None:
         if session.document is not before:  # Cancel came as the work ended: it is done
             success()
@@ -138,7 +129,15 @@ def _start(
         status.withdraw(label)
 
     window.canvas.setEnabled(False)  # no strokes: the session refuses them meanwhile
-    job = start_job(window, label, work, success, title, on_failure=failure, on_cancel=cancelled)
+    job = start_job(
+        window,
+        label,
+        work,
+        success,
+        title,
+        on_failure=reason_in_status(window, title),
+        on_cancel=cancelled,
+    )
     window.job = window.replacing = job
     job.progressed.connect(progressed)
     job.done.connect(ended)

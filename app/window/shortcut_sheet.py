@@ -16,7 +16,7 @@ GESTURES = (
     ("Wheel, Shift+wheel", "Scroll time, scroll frequency"),
     (
         "Escape",
-        "Cancel the stroke or drag in progress, else the opening, saving or export under way",
+        "Cancel the stroke or drag in progress, else the job under way (open, save, export, heal)",
     ),
     ("Click on the time ruler", "Set the edit cursor"),
     ("Drag on the time ruler", "Scrub: hear the sound under the pointer"),
