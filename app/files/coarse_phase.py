@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel
 
+from spectropaint.app.navigation import view_at_seconds
 from spectropaint.app.window.coarse_canvas import CoarseCanvas
 from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.view import Overlays
@@ -142,5 +143,4 @@ def show_place(window: MainWindow, place) -> None:
     mapping = dataclasses.replace(
         mapping, view=dataclasses.replace(mapping.view, freq_range=freq_range)
     )
-    start, stop = (float(t) for t in mapping.geometry.frame_position(list(seconds)))
-    window.canvas.set_view(mapping.with_time(start, stop))
+    window.canvas.set_view(view_at_seconds(mapping, *seconds))
