@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QLabel
 from spectropaint.app.navigation import view_at_seconds
 from spectropaint.app.window.coarse_canvas import CoarseCanvas
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import Overlays
 
 if TYPE_CHECKING:
     from spectropaint.app.files.workers import Job
@@ -47,13 +46,7 @@ class CoarsePhase:
         self.window, self.job, self.document = window, job, document
         self.name = os.path.basename(document.path)
         self.fraction = 0.0
-        view = dataclasses.replace(
-            window.initial_view if window.canvas is None else window.canvas.view,
-            time_range=None,
-            freq_range=None,
-            overlays=Overlays(),
-        )
-        stacked = window.stacked
+        view, stacked = window.fresh_view(document.n_channels), window.stacked
         self.canvas = CoarseCanvas(document, device=shared_device(), view=view, stacked=stacked)
         self.kept = window.set_aside()
         """The document that was open, shown again if this one does not open."""

@@ -233,13 +233,7 @@ class MainWindow(QMainWindow):
         A project's ``stored_view`` values and recorded ``strokes`` come with it; a ``recovered``
         document is one no file holds yet, so it starts modified.
         """
-        base = self.canvas.view if self.canvas is not None else self.initial_view
-        view = dataclasses.replace(
-            base,
-            time_range=None,
-            freq_range=None,
-            channel=min(base.channel, document.n_channels - 1),
-        )
+        view = self.fresh_view(document.n_channels)
         stacked = self.stacked
         if stored_view is not None:
             view = view_from_values(view, stored_view, document.n_channels)
@@ -253,6 +247,21 @@ class MainWindow(QMainWindow):
             history_budget=self.store.history_mib * 2**20,
         )
         self._show_session(session, view, stacked)
+
+    @property
+    def shown_view(self) -> ViewSettings:
+        """The canvas's view; with no document, the one the preferences and view panel made."""
+        return self.canvas.view if self.canvas is not None else self.initial_view
+
+    def fresh_view(self, n_channels: int | None = None) -> ViewSettings:
+        """The view a new document starts with: the look shown (the canvas's, else the one the
+        preferences and the view panel made), showing all of it with no marks over it, and a
+        channel of ``n_channels`` (when given)."""
+        base = self.shown_view
+        channel = base.channel if n_channels is None else min(base.channel, n_channels - 1)
+        return dataclasses.replace(
+            base, time_range=None, freq_range=None, overlays=Overlays(), channel=channel
+        )
 
     def _show_session(self, session: Session, view, stacked: bool) -> bool:
         """Show ``session``'s document in new views (canvas, playback, panels); a new session
@@ -366,9 +375,7 @@ class MainWindow(QMainWindow):
         if self.session is None:
             return None
         kept = (self.session, self.canvas.view, self.stacked)
-        self.initial_view = dataclasses.replace(
-            self.canvas.view, time_range=None, freq_range=None, overlays=Overlays()
-        )
+        self.initial_view = self.fresh_view()
         self.store.stacked = self.canvas.lanes.stacked  # what the next document shows
         self.when_idle.clear()
         self._close_views()
@@ -420,7 +427,7 @@ class MainWindow(QMainWindow):
 
     def view_values(self) -> dict:
         """The view as a project keeps it (with whether channels are stacked)."""
-        values = view_values(self.canvas.view if self.canvas is not None else self.initial_view)
+        values = view_values(self.shown_view)
         return {**values, "stacked": self.stacked}
 
     def set_document_actions(self, enabled: bool) -> None:
