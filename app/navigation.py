@@ -45,6 +45,13 @@ def view_at_time_scroll(mapping: ViewMapping, value: int) -> ViewSettings:
     return mapping.with_time(start, start + (t1 - t0))
 
 
+def view_at_seconds(mapping: ViewMapping, start: float, stop: float) -> ViewSettings:
+    """``mapping``'s view showing the seconds ``[start, stop)`` (the overview's choice, the place
+    a coarse picture was moved to)."""
+    t0, t1 = (float(t) for t in mapping.geometry.frame_position([start, stop]))
+    return mapping.with_time(t0, t1)
+
+
 def freq_scroll(mapping: ViewMapping) -> ScrollState:
     """The vertical scroll bar: 0 shows the top of the axis, the maximum its bottom (as a page
     scrolls down)."""

@@ -37,6 +37,7 @@ every other edit is refused with a ``RuntimeError``.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import os
 import queue
@@ -59,6 +60,7 @@ from spectropaint.brushes.settle import SettlePlan, apply_settle, plan_operation
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.document import Document
+from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.events import Event
 from spectropaint.transforms.files.project_file import EditedRun, copy_edited_runs, save_project
 from spectropaint.transforms.reanalyse import reanalyse
@@ -178,6 +180,28 @@ class Snapshot:
             edits=self.edits,
             progress=progress,
         )
+
+
+def _reporting(plans: list[Plan], progress: Progress) -> list[Plan]:
+    """``plans`` whose computations tell ``progress`` the share of them done before and after
+    each one, raising ``Cancelled`` when it returns False (before the plan's values are written:
+    a cancel during the last computation writes nothing of it)."""
+
+    def told(index: int, plan: Plan) -> Plan:
+        def compute(magnitude: torch.Tensor, phase: torch.Tensor):
+            _check(progress, index / len(plans))
+            values = plan.compute(magnitude, phase)
+            _check(progress, (index + 1) / len(plans))
+            return values
+
+        return dataclasses.replace(plan, compute=compute)
+
+    return [told(index, plan) for index, plan in enumerate(plans)]
+
+
+def _check(progress: Progress, fraction: float) -> None:
+    if progress(fraction) is False:
+        raise Cancelled("the operation was cancelled")
 
 
 class Session:
@@ -455,22 +479,31 @@ class Session:
         params: Mapping[str, Any] | None = None,
         *,
         channel: int | None = None,
+        progress: Progress | None = None,
     ) -> Region | None:
         """Run ``operation`` (an operation or a helper of :mod:`spectropaint.brushes.actions`) on
         the selection as one undo step, and record it; the box changed, None if nothing changed.
 
         Raises ``SettingsError`` for bad parameters, or an operation that needs a selection
-        without one.
+        without one; ``progress`` as for :meth:`apply_action`.
         """
         selection = None if self.selection.empty else self.selection
         if operation == "paste":
             selection = None
         action = RecordedAction(operation, dict(params or {}), selection, channel)
-        return self.apply_action(action)
+        return self.apply_action(action, progress)
 
-    def apply_action(self, action: RecordedAction) -> Region | None:
+    def apply_action(
+        self, action: RecordedAction, progress: Progress | None = None
+    ) -> Region | None:
         """Run a recorded operation as one undo step and add it to the log (a copy, which changes
-        nothing, is logged too, for replays to paste what it took)."""
+        nothing, is logged too, for replays to paste what it took).
+
+        ``progress(fraction)`` is told before and after each of the operation's parts is computed
+        (a window runs a long one, a heal, on a worker thread); returning False raises
+        ``Cancelled`` and leaves the document (coefficients and edited frames) and the history as
+        they were.
+        """
         if self._stroke is not None:
             raise RuntimeError("an operation cannot run while a stroke is in progress")
         self.finish_settles()
@@ -478,7 +511,7 @@ class Session:
             self._refuse_while_replacing()
             label, plans = plan_action(self.document, action, clipboard=self.clipboard)
             if plans:
-                region = apply_plans(self.document, plans, label=label, history=self.history)
+                region = self._apply_plans(plans, label, progress)
                 settle = self._operation_settle(region, [plan.region for plan in plans])
         if not plans:
             if action.apply == "copy":
@@ -489,6 +522,21 @@ class Session:
         if settle is not None:
             self._settle_later(settle)
         return region
+
+    def _apply_plans(self, plans: list[Plan], label: str, progress: Progress | None) -> Region:
+        """:func:`apply_plans` as one undo step, cancellable through ``progress`` (under the
+        lock): a cancel undoes what was written and unmarks the frames it marked edited."""
+        if progress is None:
+            return apply_plans(self.document, plans, label=label, history=self.history)
+        edited = [block.edited_frames.copy() for block in self.document.blocks]
+        try:
+            return apply_plans(
+                self.document, _reporting(plans, progress), label=label, history=self.history
+            )
+        except Cancelled:
+            for block, frames in zip(self.document.blocks, edited, strict=True):
+                block.edited_frames[:] = frames
+            raise
 
     def _operation_settle(self, changed: Region, regions: list[Region]) -> SettlePlan | None:
         """The settle of the operation just applied (under the lock), None when not settling."""

@@ -131,3 +131,70 @@ def test_image_of_the_whole_sound_at_native_size_without_axes(window, qtbot, mon
     assert (pixels[..., 0] == pixels[..., 1]).all()  # grayscale, as chosen
     loudest_row = block.n_bins - 1 - int(block.magnitude[0].mean(dim=1).argmax())
     assert pixels[loudest_row].mean() > 200  # the 440 Hz tone, bright
+
+
+def test_an_image_queued_behind_a_change_of_analysis_shows_the_same_seconds(
+    qtbot, monkeypatch, tmp_path
+):
+    """The dialog's part of the sound is seconds: an export that waits for a change of analysis
+    (here to four times as many frames) draws those seconds of the new analysis, not the old
+    analysis's frame numbers (which would fall in the first half, the low tone's)."""
+    from spectropaint.app.window import analysis_jobs
+    from spectropaint.transforms.stft import STFTSettings
+
+    rate = 22050
+    t = np.arange(2 * rate) / rate
+    low, high = 440.0, 2000.0
+    samples = np.where(t < 1.0, np.sin(2 * np.pi * low * t), np.sin(2 * np.pi * high * t)) * 0.3
+    path = tmp_path / "two_halves.wav"
+    soundfile.write(path, samples, rate, subtype="FLOAT")
+    window = open_window(qtbot, tmp_path, path)
+    window.view_panel.scale.setCurrentText("linear")
+    canvas = window.canvas
+    seconds = (1.2, 1.8)  # the high tone only
+    frames = canvas.renderer.geometry.frame_position(np.asarray(seconds))
+    canvas.update_view(time_range=(float(frames[0]), float(frames[1])), freq_range=None)
+    out = tmp_path / "second_half.png"
+    answer(monkeypatch, out)
+
+    window.actions_by_name["export_image"].trigger()
+    dialog = window.export_dialog
+    dialog.axes.setChecked(False)
+    analysis_jobs.change(window, STFTSettings(n_fft=2048, hop=128))
+    dialog.accept()  # waits for the change of analysis
+    assert window.when_idle.pending == 1 and not out.exists()
+    qtbot.waitUntil(lambda: out.exists() and window.job is None, timeout=30000)
+
+    geometry = window.canvas.renderer.geometry
+    assert geometry.step_seconds == 128 / rate  # the export ran on the new analysis
+    with Image.open(out) as image:
+        pixels = np.asarray(image.convert("L"), dtype=float)
+    height = pixels.shape[0]
+    nyquist_edge = geometry.high_edge_hz
+    low_edge = geometry.low_edge_hz
+
+    def row(hz: float) -> int:
+        return int((1 - (hz - low_edge) / (nyquist_edge - low_edge)) * height)
+
+    quiet = pixels[row(6000.0)].mean()
+    assert pixels[row(high)].mean() > quiet + 100  # the high tone, in every column
+    assert pixels[row(high)].min() > quiet + 50
+    assert pixels[row(low)].mean() < quiet + 10  # and no trace of the low tone's half
+
+
+def test_image_seconds_outside_the_sound_are_refused_with_both_spans(window):
+    """Seconds become frames of the analysis exported; a part wholly outside the sound (which a
+    change of analysis keeps the length of, so only a hostile caller gets here) is refused."""
+    from spectropaint.app.files.export_dialogs import ImageExportOptions
+    from spectropaint.transforms.errors import SettingsError
+
+    geometry = window.canvas.renderer.geometry
+    options = ImageExportOptions(window.canvas.view, (0.5, 1.5), None, axes=False)
+    start, stop = options.view_on(geometry, 2.0).time_range
+    np.testing.assert_allclose(geometry.seconds_at(np.array([start, stop])), [0.5, 1.5], atol=1e-9)
+    assert options.size_on(options.view_on(geometry, 2.0), geometry)[0] == round(stop - start)
+    outside = ImageExportOptions(window.canvas.view, (3.0, 4.0), None, axes=False)
+    with pytest.raises(
+        SettingsError, match=r"3\.00-4\.00 s, lies outside the sound \(0\.00-2\.00 s\)"
+    ):
+        outside.view_on(geometry, 2.0)

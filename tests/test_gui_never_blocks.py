@@ -394,3 +394,203 @@ def test_a_click_in_the_history_across_a_change_of_analysis_runs_it_as_a_job(win
     wait_shown(qtbot, window)
     assert_same(session.document, opened)
     assert len(session.history.redo_steps) == 2
+
+
+def test_a_failed_recovery_does_not_stop_the_next_one(window, qtbot, monkeypatch):
+    """When the job reversing a step the GPU could not show fails, the next such step is still
+    reversed (the window's recovery flag is cleared however that job ends)."""
+    from spectropaint.app.window import analysis_jobs, main_window
+    from spectropaint.transforms.stft import STFTSettings
+
+    session = window.session
+    real_canvas, refused_hops, refused = main_window.SpectrogramCanvas, {256, 128}, []
+
+    def canvas(session, **kwargs):
+        if session.document.settings.hop in refused_hops:
+            refused.append(session.document.settings.hop)
+            raise GPUUnavailableError("too big for this GPU (test)")
+        return real_canvas(session, **kwargs)
+
+    real_undo, undos = session.undo, []
+
+    def undo_failing_once(*args):
+        undos.append(args)
+        if len(undos) == 1:
+            raise RuntimeError("the undo failed (test)")
+        return real_undo(*args)
+
+    monkeypatch.setattr(main_window, "SpectrogramCanvas", canvas)
+    monkeypatch.setattr(session, "undo", undo_failing_once)
+    monkeypatch.setattr(QMessageBox, "critical", lambda *args: QMessageBox.StandardButton.Ok)
+
+    analysis_jobs.change(window, STFTSettings(n_fft=2048, hop=256))
+    qtbot.waitUntil(lambda: len(undos) == 1, timeout=JOB_TIMEOUT_MS)  # the recovery, failing
+    qtbot.waitUntil(lambda: window.job is None, timeout=JOB_TIMEOUT_MS)
+    assert refused == [256] and session.document.settings.hop == 256
+
+    refused_hops.discard(256)  # the GPU can show that one now, not a hop of 128
+    analysis_jobs.change(window, STFTSettings(n_fft=2048, hop=128))
+    qtbot.waitUntil(lambda: window.job is None and window.replacing is None, timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: len(undos) == 2, timeout=JOB_TIMEOUT_MS)  # reversed, this time
+    wait_shown(qtbot, window)
+    assert refused == [256, 128]
+    assert session.document.settings.hop == 256 and session.document_step == "undo"
+    assert session.history.redo_steps[-1].label.endswith("STFT 2048/128 hann")
+
+
+@pytest.mark.parametrize("how", ["escape", "status line's cancel"])
+def test_escape_or_the_status_lines_cancel_stops_a_job_before_its_dialog_shows(
+    window, qtbot, monkeypatch, gate, how
+):
+    """The progress dialog appears only after 300 ms; until then the window's Escape, and the
+    Cancel beside the status line's progress, cancel the job (here a change of analysis, held
+    until the test's end: only a cancel ends it sooner)."""
+    # a change that was not cancelled leaves edits: closing then must not ask about them
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a: QMessageBox.StandardButton.Discard)
+    session = window.session
+    stft = session.document
+    before, steps = coefficients(stft), history(session)
+    button = window.findChild(QPushButton, "cancel_job")
+    assert not button.isVisible()
+
+    choose_analysis(window, NSGT)
+    job = window.replacing
+    qtbot.waitUntil(lambda: bool(gate.threads), timeout=JOB_TIMEOUT_MS)
+    assert not job.dialog.isVisible() and button.isVisible()
+    if how == "escape":
+        window.activateWindow()  # from the analysis dialog, as closing it does on a desktop
+        qtbot.waitUntil(window.isActiveWindow)
+        QTest.keyClick(window, Qt.Key.Key_Escape)
+    else:
+        button.click()
+    qtbot.waitUntil(lambda: window.replacing is None and window.job is None, timeout=5000)
+    assert not gate.release.is_set()  # it ended by the cancel, not by the gate
+    assert session.document is stft and history(session) == steps
+    assert_same(stft, before)
+    assert "cancelled, nothing changed" in window.statusBar().currentMessage()
+    assert not button.isVisible()
+
+
+def test_escape_still_abandons_a_drag_while_a_job_runs(window, qtbot, monkeypatch, tmp_path):
+    """While a save runs (the canvas takes strokes meanwhile), Escape abandons the stroke being
+    drawn, as it does with no job, and the save goes on; the next Escape cancels the save."""
+    from gui_fixtures import send_mouse
+    from PySide6.QtCore import QEvent
+
+    from spectropaint.app.session import Snapshot
+
+    canvas, session = window.canvas, window.session
+    opened = coefficients(session.document)
+    release, real_write = threading.Event(), Snapshot.write
+
+    def held_write(snapshot, path, progress=None):
+        deadline = time.monotonic() + HELD_S
+        while not release.wait(0.01) and time.monotonic() < deadline:
+            if progress is not None and progress(0.1) is False:
+                raise Cancelled("cancelled")
+        return real_write(snapshot, path, progress)
+
+    monkeypatch.setattr(Snapshot, "write", held_write)
+    path = tmp_path / "p.spp"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a: (str(path), ""))
+    window.actions_by_name["save_project"].trigger()
+    qtbot.waitUntil(lambda: window.job is not None, timeout=JOB_TIMEOUT_MS)
+    job = window.job
+    left = Qt.MouseButton.LeftButton
+    send_mouse(canvas, QEvent.Type.MouseButtonPress, 100, 200, button=left, buttons=left)
+    for x in (150, 200, 250):
+        with qtbot.waitSignal(canvas.cursor_moved, timeout=5000):
+            send_mouse(canvas, QEvent.Type.MouseMove, x, 200, buttons=left)
+    assert canvas.interacting
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, 250, 200, button=left)
+    qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
+    assert not job.finished  # the first Escape was the stroke's
+    assert session.wait_settled(60)
+    assert_same(session.document, opened)  # the stroke was abandoned
+
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: window.job is None, timeout=5000)
+    assert not release.is_set() and not path.exists()
+    assert "cancelled" in window.statusBar().currentMessage()
+
+
+# --------------------------------------------------------------------- long operations as jobs
+def state(session) -> tuple:
+    """The coefficients, the frames marked edited and the history, to compare after a cancel."""
+    return (
+        coefficients(session.document),
+        [block.edited_frames.copy() for block in session.document.blocks],
+        history(session),
+    )
+
+
+def assert_same_state(session, expected: tuple) -> None:
+    assert_same(session.document, expected[0])
+    now = [block.edited_frames for block in session.document.blocks]
+    assert all(np.array_equal(a, b) for a, b in zip(now, expected[1], strict=True))
+    assert history(session) == expected[2]
+
+
+@pytest.fixture
+def held_heal(monkeypatch):
+    """Heals wait (telling their progress, so Cancel stops them) until the test sets the
+    :class:`Gate`'s ``release``; then heal as ever. Notes their threads."""
+    from spectropaint.brushes import operations
+
+    gate, real = Gate(), operations.heal
+
+    def heal(*args, **kwargs):
+        gate.wait(None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(operations, "heal", heal)
+    yield gate
+    gate.release.set()
+
+
+@pytest.mark.parametrize("name", ["heal", "declick"])
+def test_heal_and_declick_run_as_a_job_and_a_cancel_changes_nothing(
+    qtbot, tmp_path, held_heal, ticker, name
+):
+    """Either runs on a worker thread while the window's runs on; Escape cancels it, leaving the
+    coefficients, the frames marked edited and the history as they were; run again, it applies
+    as one undo step."""
+    from gui_fixtures import open_window, write_test_sound
+
+    from spectropaint.transforms.shapes import Rectangle
+
+    path, rate = tmp_path / "clicks.wav", 22050
+    samples = write_test_sound(path, sample_rate=rate)
+    for at in (0.9, 1.1):  # two clicks for the de-click to find, inside the selection's time
+        samples[:, round(at * rate)] += 0.9
+    soundfile.write(path, samples.T, rate, subtype="FLOAT")
+    window = open_window(qtbot, tmp_path, path)
+    session = window.session
+    session.set_selection(Selection.of(Rectangle(0.8, 1.2, 300.0, 3000.0)))
+    before = state(session)
+
+    ticker.reset()
+    window.selection_ui.actions[name].trigger()
+    qtbot.waitUntil(lambda: bool(held_heal.threads), timeout=JOB_TIMEOUT_MS)
+    assert window.job is not None and held_heal.threads[0] is not threading.main_thread()
+    qtbot.waitUntil(lambda: ticker.ticks >= 20)  # the window's thread runs meanwhile
+    assert not window.canvas.isEnabled()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    QTest.keyClick(window, Qt.Key.Key_Escape)
+    held_heal.release.set()  # the part under way ends; the cancel then writes nothing
+    qtbot.waitUntil(lambda: window.job is None, timeout=JOB_TIMEOUT_MS)
+    assert_same_state(session, before)
+    assert "cancelled, nothing changed" in window.statusBar().currentMessage()
+    assert window.canvas.isEnabled()
+
+    window.selection_ui.actions[name].trigger()  # not held now: it runs to its end
+    qtbot.waitUntil(
+        lambda: window.job is None and window.when_idle.pending == 0, timeout=JOB_TIMEOUT_MS
+    )
+    assert len(session.history.undo_steps) == len(before[2][0]) + 1
+    assert session.strokes.done[-1].apply == name
+    assert not all(
+        torch.equal(a, b) for a, b in zip(coefficients(session.document), before[0], strict=True)
+    )

@@ -54,7 +54,8 @@ def test_a_rectangle_drawn_on_the_canvas_is_outlined_healed_and_undone(qtbot, wi
     assert window.transport.selection == pytest.approx((term.shape.t0, term.shape.t1))
     before = grids(session.document)
     window.selection_ui.panel.heal_mode.setCurrentText("replace")
-    window.selection_ui.actions["heal"].trigger()
+    window.selection_ui.actions["heal"].trigger()  # a job: on a worker thread
+    qtbot.waitUntil(lambda: window.job is None, timeout=10000)
     assert not torch.equal(grids(session.document), before)
     assert session.strokes.done[-1].apply == "heal"
     window.actions_by_name["undo"].trigger()  # once the heal has settled (the window never waits)
@@ -64,10 +65,10 @@ def test_a_rectangle_drawn_on_the_canvas_is_outlined_healed_and_undone(qtbot, wi
     assert session.selection.empty and canvas.view.overlays.mask is None
 
 
-def test_the_menu_gain_uses_the_panel_and_a_refusal_goes_to_the_status_bar(window):
+def test_the_menu_gain_uses_the_panel_and_a_refusal_goes_to_the_status_bar(qtbot, window):
     session = window.session
     window.selection_ui.actions["heal"].trigger()  # nothing selected
-    assert "needs a selection" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: "needs a selection" in window.statusBar().currentMessage())
     window.selection_ui.actions["select_all"].trigger()
     window.selection_ui.panel.gain_db.setValue(-20.0)
     before = grids(session.document)

@@ -2,15 +2,18 @@
 
 import threading
 
+import numpy as np
 import pytest
 import torch
-from brush_fixtures import small_document
+from brush_fixtures import RATE, small_document
 
 from spectropaint.app.session import BrushFailed, Change, Session
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
-from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.errors import Cancelled, SettingsError
 from spectropaint.transforms.regions import Region
+from spectropaint.transforms.stft import STFTSettings
 
 
 def grids(document):
@@ -140,6 +143,32 @@ def test_a_failing_operation_leaves_the_document_and_history_as_they_were():
     assert torch.equal(grids(document), before) and not session.history.can_undo
     drag(session)  # the history is not left open
     assert session.history.can_undo
+
+
+def test_an_operation_cancelled_between_its_parts_leaves_everything_as_it_was():
+    """A de-click heals each click as one part; cancelled after the first part was written, the
+    coefficients and the frames marked edited are as before, and nothing is in the history."""
+    samples = 0.1 * np.sin(2 * np.pi * 440 * np.arange(RATE) / RATE)[None].repeat(2, axis=0)
+    for at in (0.3, 0.7):
+        samples[:, round(at * RATE)] += 0.9
+    document = Document.from_samples(samples, RATE, settings=STFTSettings(n_fft=256, hop=64))
+    session = Session(document)
+    before = grids(document)
+    edited = document.blocks[0].edited_frames.copy()
+    told = []
+
+    def progress(fraction):  # before and after each part: cancelled before the second one
+        told.append(fraction)
+        return len(told) < 3
+
+    with pytest.raises(Cancelled):
+        session.apply_to_selection("declick", {}, progress=progress)
+    assert told == [0.0, 0.5, 0.5]  # the first part was computed and written
+    assert torch.equal(grids(document), before)
+    assert np.array_equal(document.blocks[0].edited_frames, edited) and not edited.any()
+    assert not session.history.can_undo and not session.strokes.done and not session.modified
+    assert session.apply_to_selection("declick", {}, progress=lambda fraction: True) is not None
+    assert session.history.can_undo and not torch.equal(grids(document), before)
 
 
 def test_saving_clears_modified_only_for_the_generation_saved(tmp_path):

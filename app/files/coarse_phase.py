@@ -7,7 +7,7 @@ it here while the full analysis goes on. :class:`CoarsePhase` sets the open docu
 (``MainWindow.set_aside``: its views close, its session is kept), shows the picture on a
 :class:`~spectropaint.app.window.coarse_canvas.CoarseCanvas` (the rulers, scroll bars, zoom
 sliders and view panel work on it), and puts the job's progress in the status bar ("Analysing
-song.wav... 40 %") with a Cancel button; Escape cancels too. The window has no document
+song.wav... 40 %") beside the window's Cancel button; Escape cancels too. The window has no document
 meanwhile, so editing, playback, saving and exporting are off, and a press on the picture says
 why. When the full document arrives it replaces the picture at the same place in seconds and Hz;
 when opening fails or is cancelled, the document set aside comes back as it was.
@@ -20,13 +20,11 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtWidgets import QLabel
 
+from spectropaint.app.navigation import view_at_seconds
 from spectropaint.app.window.coarse_canvas import CoarseCanvas
 from spectropaint.gpu.errors import GPUUnavailableError
-from spectropaint.gpu.view import Overlays
 
 if TYPE_CHECKING:
     from spectropaint.app.files.workers import Job
@@ -48,13 +46,7 @@ class CoarsePhase:
         self.window, self.job, self.document = window, job, document
         self.name = os.path.basename(document.path)
         self.fraction = 0.0
-        view = dataclasses.replace(
-            window.initial_view if window.canvas is None else window.canvas.view,
-            time_range=None,
-            freq_range=None,
-            overlays=Overlays(),
-        )
-        stacked = window.stacked
+        view, stacked = window.fresh_view(document.n_channels), window.stacked
         self.canvas = CoarseCanvas(document, device=shared_device(), view=view, stacked=stacked)
         self.kept = window.set_aside()
         """The document that was open, shown again if this one does not open."""
@@ -68,14 +60,10 @@ class CoarsePhase:
         status = window.statusBar()
         self.label = QLabel()
         self.label.setObjectName("analysing")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setObjectName("cancel_open")
-        self.cancel_button.setToolTip("Stop opening this file (Escape)")
-        self.cancel_button.clicked.connect(self.cancel)
-        status.addPermanentWidget(self.label)
-        status.addPermanentWidget(self.cancel_button)
-        self.escape = QShortcut(QKeySequence(Qt.Key.Key_Escape), window)
-        self.escape.activated.connect(self.cancel)
+        status.insertPermanentWidget(0, self.label)
+        self.cancel_button = window.job_cancel.button
+        """The status line's Cancel (Escape too), which stops the job: :meth:`cancel`."""
+        window.job_cancel.watch(job, self.cancel)
         self.show_progress(0.0)
         job.report_to(self.show_progress)
 
@@ -118,12 +106,8 @@ class CoarsePhase:
             place = self.canvas.mapping().seconds_span, view.freq_range
         window.view_panel.changed.disconnect(self.canvas.set_look)
         window.store.stacked = self.canvas.lanes.stacked  # the view panel's choice meanwhile
-        status = window.statusBar()
-        for widget in (self.label, self.cancel_button):
-            status.removeWidget(widget)
-            widget.deleteLater()
-        self.escape.setEnabled(False)
-        self.escape.deleteLater()
+        window.statusBar().removeWidget(self.label)
+        self.label.deleteLater()
         window.editor.clear_canvas()
         self.canvas.close_renderer()
         self.canvas.close()
@@ -152,5 +136,4 @@ def show_place(window: MainWindow, place) -> None:
     mapping = dataclasses.replace(
         mapping, view=dataclasses.replace(mapping.view, freq_range=freq_range)
     )
-    start, stop = (float(t) for t in mapping.geometry.frame_position(list(seconds)))
-    window.canvas.set_view(mapping.with_time(start, stop))
+    window.canvas.set_view(view_at_seconds(mapping, *seconds))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -37,6 +38,7 @@ from spectropaint.gpu.png_export import native_size
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.audio_file import default_export_subtype
+from spectropaint.transforms.geometry import seconds_span_label
 
 MAX_IMAGE_SIDE = 65_535
 
@@ -118,11 +120,49 @@ class AudioExportDialog(QDialog):
 
 @dataclass(frozen=True)
 class ImageExportOptions:
-    """What :func:`spectropaint.gpu.png_export.export_png` is asked to draw."""
+    """What :func:`spectropaint.gpu.png_export.export_png` is asked to draw, in physical units: an
+    export may wait for a change of analysis (:class:`~spectropaint.app.window.when_idle.WhenIdle`)
+    and then draws the same seconds and Hz of the document it finds (:meth:`view_on`).
+
+    Attributes
+    ----------
+    view : ViewSettings
+        The look and the frequencies shown (``freq_range``, Hz); its ``time_range`` is None.
+    seconds : (float, float) or None
+        The part of the sound drawn, seconds ``[start, stop)``; None: all of it.
+    size : (int, int) or None
+        Width and height in pixels; None: a pixel per frame and bin of the document exported.
+    axes : bool
+    """
 
     view: ViewSettings
-    size: tuple[int, int]
+    seconds: tuple[float, float] | None
+    size: tuple[int, int] | None
     axes: bool
+
+    def view_on(self, geometry, duration_s: float) -> ViewSettings:
+        """:attr:`view` with :attr:`seconds` as frame positions of a block of ``geometry``
+        (:class:`~spectropaint.gpu.geometry.BlockGeometry`) of a sound ``duration_s`` long.
+
+        Raises
+        ------
+        SettingsError
+            :attr:`seconds` lie wholly outside the sound (nothing of it would be drawn).
+        """
+        if self.seconds is None:
+            return self.view
+        start, stop = self.seconds
+        if stop <= 0.0 or start >= duration_s:
+            raise SettingsError(
+                f"the part of the sound to draw, {seconds_span_label(start, stop)}, lies outside "
+                f"the sound ({seconds_span_label(0.0, duration_s)})"
+            )
+        frames = geometry.frame_position(np.asarray(self.seconds, dtype=np.float64))
+        return dataclasses.replace(self.view, time_range=(float(frames[0]), float(frames[1])))
+
+    def size_on(self, view: ViewSettings, geometry) -> tuple[int, int]:
+        """:attr:`size`, or a pixel per frame and bin of ``view`` on a block of ``geometry``."""
+        return self.size if self.size is not None else native_size(view, geometry)
 
 
 class ImageExportDialog(QDialog):
@@ -183,16 +223,25 @@ class ImageExportDialog(QDialog):
         self._update_size()
 
     def _view(self) -> ViewSettings:
+        """The look chosen and the frequencies of the part, with no time range (see
+        :meth:`_seconds`) and no overlays."""
         view = dataclasses.replace(
             self.view,
             colormap=self.colormap.currentText(),
             floor_db=self.floor.value(),
             range_db=self.range.value(),
             mode="magnitude",
+            time_range=None,
+            overlays=type(self.view.overlays)(),
         )
-        if not self.part.currentData():
-            view = dataclasses.replace(view, time_range=None, freq_range=None)
-        return dataclasses.replace(view, overlays=type(view.overlays)())
+        return view if self.part.currentData() else dataclasses.replace(view, freq_range=None)
+
+    def _seconds(self) -> tuple[float, float] | None:
+        """The part's time span, seconds (None: the whole sound)."""
+        if not self.part.currentData() or self.view.time_range is None:
+            return None
+        start, stop = self.geometry.seconds_at(np.asarray(self.view.time_range, dtype=np.float64))
+        return float(start), float(stop)
 
     def _update_size(self) -> None:
         mode = self.size_mode.currentData()
@@ -201,13 +250,16 @@ class ImageExportDialog(QDialog):
         self.height_box.setEnabled(custom)
         if custom:
             return
-        width, height = (
-            self.canvas_size if mode == "canvas" else native_size(self._view(), self.geometry)
-        )
+        if mode == "canvas":
+            width, height = self.canvas_size
+        else:  # of this analysis: an export after a change of it has its own (ImageExportOptions)
+            time_range = self.view.time_range if self.part.currentData() else None
+            view = dataclasses.replace(self._view(), time_range=time_range)
+            width, height = native_size(view, self.geometry)
         self.width_box.setValue(min(width, MAX_IMAGE_SIDE))
         self.height_box.setValue(min(height, MAX_IMAGE_SIDE))
 
     def options(self) -> ImageExportOptions:
-        return ImageExportOptions(
-            self._view(), (self.width_box.value(), self.height_box.value()), self.axes.isChecked()
-        )
+        native = self.size_mode.currentData() == "native"
+        size = None if native else (self.width_box.value(), self.height_box.value())
+        return ImageExportOptions(self._view(), self._seconds(), size, self.axes.isChecked())

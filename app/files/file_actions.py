@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from spectropaint.app.files.coarse_phase import CoarsePhase, show_place
 from spectropaint.app.files.workers import Job
-from spectropaint.transforms.errors import SpectroPaintError
+from spectropaint.transforms.errors import SettingsError, SpectroPaintError
 
 if TYPE_CHECKING:
     from spectropaint.app.window.main_window import MainWindow
@@ -45,6 +45,20 @@ def _fail(window: MainWindow, title: str, exc: BaseException) -> None:
     QMessageBox.critical(window, title, text)
 
 
+def reason_in_status(window: MainWindow, title: str):
+    """A job's ``on_failure`` for work on the open document (a change of analysis, a heal): the
+    reason a ``SpectroPaintError`` gives (settings, memory) in the status bar, where it does not
+    stop the work that follows; anything else in a dialog titled ``title``."""
+
+    def failure(exc: BaseException) -> None:
+        if isinstance(exc, SpectroPaintError):
+            window.statusBar().showMessage(f"{title}: {exc}")
+        else:
+            QMessageBox.critical(window, title, f"{type(exc).__name__}: {exc}")
+
+    return failure
+
+
 def _cancelled(window: MainWindow, title: str) -> None:
     window.after_save = None
     window.statusBar().showMessage(f"{title}: cancelled", 5000)
@@ -63,7 +77,8 @@ def start_job(
     """Run ``work(progress)`` as the window's job.
 
     By default a failure shows a dialog titled ``title`` and a cancel says so in the status bar;
-    either drops the window's ``after_save`` continuation.
+    either drops the window's ``after_save`` continuation. Escape and the status line's Cancel
+    stop it from the start (:class:`~spectropaint.app.window.job_cancel.JobCancel`).
     """
 
     def done() -> None:
@@ -79,6 +94,7 @@ def start_job(
         on_cancel=on_cancel or (lambda: _cancelled(window, title)),
     )
     job.done.connect(done)
+    window.job_cancel.watch(job)
     return job.start()
 
 
@@ -224,7 +240,7 @@ def export_audio(window: MainWindow) -> None:
             _start_export(
                 window,
                 path,
-                lambda document, progress: write(document, path, options, progress=progress),
+                lambda document: lambda progress: write(document, path, options, progress=progress),
                 "audio",
             )
 
@@ -239,30 +255,34 @@ def _open_dialog(window: MainWindow, dialog, chosen) -> None:
     dialog.open()
 
 
-def _start_export(window: MainWindow, path: str, work, what: str) -> None:
-    """Run ``work(document, progress)`` writing ``path`` as ``window.job``, with no strokes
-    meanwhile (the document is being read), once the window is idle (the strokes the pointer made
-    painted and settled: what is written is what is heard; :class:`~spectropaint.app.window.
-    when_idle.WhenIdle`, so the window's thread never waits for that)."""
+def _start_export(window: MainWindow, path: str, work_on, what: str) -> None:
+    """Write ``path`` as ``window.job``, with no strokes meanwhile (the document is being read),
+    once the window is idle (the strokes the pointer made painted and settled: what is written is
+    what is heard; :class:`~spectropaint.app.window.when_idle.WhenIdle`, so the window's thread
+    never waits for that).
+
+    ``work_on(document)`` is called then, on the window's thread, with the document to export
+    (which a change of analysis queued before may have replaced since the options were chosen),
+    and returns the job's ``work(progress)``; a ``SpectroPaintError`` it raises is shown as the
+    reason nothing was written."""
     session, name = window.session, os.path.basename(path)
+    title = f"Cannot export {what}"
 
     def start() -> None:
         if window.session is not session:
             return
-        document = session.document
+        try:
+            work = work_on(session.document)
+        except SpectroPaintError as exc:
+            _fail(window, title, exc)
+            return
         window.canvas.setEnabled(False)
 
         def success(report) -> None:
             window.store.last_folder = os.path.dirname(path)
             window.statusBar().showMessage(report.message, 10000)
 
-        job = start_job(
-            window,
-            f"Exporting {name}...",
-            lambda progress: work(document, progress),
-            success,
-            f"Cannot export {what}",
-        )
+        job = start_job(window, f"Exporting {name}...", work, success, title)
         job.done.connect(lambda: window.canvas is not None and window.canvas.setEnabled(True))
         window.job = job
 
@@ -273,7 +293,6 @@ def export_image(window: MainWindow) -> None:
     """Ask for the options (:class:`~.export_dialogs.ImageExportDialog`: part, size, colours,
     axes; the view's at first), then where, then write the PNG."""
     from spectropaint.app.files.export_dialogs import ImageExportDialog
-    from spectropaint.gpu.png_export import export_png
 
     canvas = window.canvas
     size = (canvas.width(), canvas.height())
@@ -282,30 +301,44 @@ def export_image(window: MainWindow) -> None:
     def chosen() -> None:
         options = dialog.options()
         path = _ask_save_path(window, "Export Image", IMAGE_FILTERS, _stem(window))
-        if path is None:
-            return
-        view = options.view
-
-        def work(document, progress):
-            return export_png(
-                document,
-                path,
-                size=options.size,
-                colormap=view.colormap,
-                range_db=view.range_db,
-                floor_db=view.floor_db,
-                gamma=view.gamma,
-                freq_scale=view.freq_scale,
-                channel=view.channel,
-                time_range=view.time_range,
-                freq_range=view.freq_range,
-                axes=options.axes,
-                progress=progress,
+        if path is not None:
+            _start_export(
+                window, path, lambda document: _image_work(window, document, options, path), "image"
             )
 
-        _start_export(window, path, work, "image")
-
     _open_dialog(window, dialog, chosen)
+
+
+def _image_work(window: MainWindow, document, options, path: str):
+    """``work(progress)`` writing ``options`` (:class:`~.export_dialogs.ImageExportOptions`) of
+    ``document`` to ``path``: its seconds as frames of the analysis the window shows now."""
+    from spectropaint.gpu.png_export import export_png
+
+    canvas = window.canvas
+    if canvas is None or canvas.lanes.document is not document:
+        raise SettingsError("the window does not show the document to draw (the GPU refused it)")
+    geometry = canvas.renderer.geometry
+    view = options.view_on(geometry, document.n_samples / document.sample_rate)
+    size = options.size_on(view, geometry)
+
+    def work(progress):
+        return export_png(
+            document,
+            path,
+            size=size,
+            colormap=view.colormap,
+            range_db=view.range_db,
+            floor_db=view.floor_db,
+            gamma=view.gamma,
+            freq_scale=view.freq_scale,
+            channel=view.channel,
+            time_range=view.time_range,
+            freq_range=view.freq_range,
+            axes=options.axes,
+            progress=progress,
+        )
+
+    return work
 
 
 def about_text(window: MainWindow) -> str:

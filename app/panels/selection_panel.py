@@ -6,8 +6,9 @@
 the canvas's outline (:func:`~spectropaint.gpu.selection_overlay.selection_mask`), the transport's
 loop (the selection's time span) and the time-range select tool (a time range dragged with it is a
 selection too). Operations run through
-:meth:`~spectropaint.app.session.Session.apply_to_selection`; what goes wrong shows in the status
-bar (bad parameters) or a dialog (an unreadable picture).
+:meth:`~spectropaint.app.session.Session.apply_to_selection`, the long ones (heal, de-click) as a
+job of the window (:mod:`spectropaint.app.window.operation_jobs`); what goes wrong shows in the
+status bar (bad parameters) or a dialog (an unreadable picture).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spectropaint.app.window.operation_jobs import JOB_OPERATIONS, start
 from spectropaint.brushes.actions import RecordedAction
 from spectropaint.brushes.heal import MODES as HEAL_MODES
 from spectropaint.brushes.image_import import IMAGE_MODES, ImagePlacement
@@ -348,11 +350,17 @@ class SelectionController(QObject):
     def _apply(self, session, name: str, params: dict | None) -> None:
         if session is not self.session:
             return
+        if name in JOB_OPERATIONS:  # seconds of work: on a worker thread, with Cancel
+            start(self.window, session, name, params or {}, lambda region: self._done(name, region))
+            return
         try:
             region = session.apply_to_selection(name, params or {})
         except SettingsError as exc:
             self._message(str(exc))
             return
+        self._done(name, region)
+
+    def _done(self, name: str, region) -> None:
         if name == "copy":
             self._message("Copied the selection")
         elif region is None:

@@ -16,14 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QMessageBox
-
-from spectropaint.app.files.file_actions import start_job
+from spectropaint.app.files.file_actions import reason_in_status, start_job
 from spectropaint.app.history_list import current_position
 from spectropaint.transforms.analysis import AnalysisSettings, describe
-from spectropaint.transforms.errors import SpectroPaintError
 
 if TYPE_CHECKING:
+    from spectropaint.app.files.workers import Job
     from spectropaint.app.window.main_window import MainWindow
 
 GOING = "going back in the history"
@@ -51,13 +49,14 @@ def step(
     *,
     then: Callable[[], None] | None = None,
     cancellable: bool = True,
-) -> None:
-    """``kind`` (``'undo'`` or ``'redo'``) once: a change of analysis as a job, then ``then()``
-    when it is done; any other step at once (``then`` not called: nothing waits for it)."""
+) -> Job | None:
+    """``kind`` (``'undo'`` or ``'redo'``) once: a change of analysis as a job (returned), then
+    ``then()`` when it is done; any other step at once (``then`` not called: nothing waits for
+    it; None returned)."""
     session = window.session
     if not session.step_replaces(kind):
         getattr(session, kind)()
-        return
+        return None
     steps = session.history.undo_steps if kind == "undo" else session.history.redo_steps
     label = steps[-1].label
     doing, done = ("Undoing", "Undone") if kind == "undo" else ("Redoing", "Redone")
@@ -68,7 +67,9 @@ def step(
         # a recovery: stopping half-way would leave views of another document than the session's
         return getattr(session, kind)(lambda done: progress(done) or True)
 
-    _start(window, f"{doing} {label}...", work, f"{done}: {label}", "Cannot " + kind, then=then)
+    return _start(
+        window, f"{doing} {label}...", work, f"{done}: {label}", "Cannot " + kind, then=then
+    )
 
 
 def go_to(window: MainWindow, session, position: int) -> None:
@@ -95,7 +96,7 @@ def _start(
     title: str,
     *,
     then: Callable[[], None] | None = None,
-) -> None:
+) -> Job:
     """Run ``work(progress)``, which replaces the session's document, as the window's job."""
     session = window.session
     before = session.document
@@ -108,12 +109,6 @@ def _start(
         status.showMessage(done)
         if then is not None:
             then()
-
-    def failure(exc: BaseException) -> None:
-        if isinstance(exc, SpectroPaintError):  # settings, memory: the reason, in the status bar
-            status.showMessage(f"{title}: {exc}")
-        else:
-            QMessageBox.critical(window, title, f"{type(exc).__name__}: {exc}")
 
     def cancelled() -> None:
         if session.document is not before:  # Cancel came as the work ended: it is done
@@ -134,7 +129,16 @@ def _start(
         status.withdraw(label)
 
     window.canvas.setEnabled(False)  # no strokes: the session refuses them meanwhile
-    job = start_job(window, label, work, success, title, on_failure=failure, on_cancel=cancelled)
+    job = start_job(
+        window,
+        label,
+        work,
+        success,
+        title,
+        on_failure=reason_in_status(window, title),
+        on_cancel=cancelled,
+    )
     window.job = window.replacing = job
     job.progressed.connect(progressed)
     job.done.connect(ended)
+    return job

@@ -666,10 +666,17 @@ class SpectrogramCanvas(QRenderWidget):
         self.cursor_moved.emit(None)
 
     def _on_key(self, event) -> None:
-        if event["key"] == "Escape" and self._drag is not None:
-            tool, self._drag = self._drag, None
-            tool.cancel()
-            self._show_cursor(self.tool.cursor)
+        if event["key"] == "Escape":
+            self.cancel_drag()
+
+    def cancel_drag(self) -> bool:
+        """Abandon the stroke, pan or selection drag in progress (Escape); True if there was one."""
+        if self._drag is None:
+            return False
+        tool, self._drag = self._drag, None
+        tool.cancel()
+        self._show_cursor(self.tool.cursor)
+        return True
 
     @property
     def painting(self) -> bool:

@@ -15,6 +15,7 @@ from spectropaint.app.navigation import (
     freq_scroll,
     time_scroll,
     view_at_freq_scroll,
+    view_at_seconds,
     view_at_time_scroll,
     view_at_zoom,
     zoom_fraction,
@@ -171,7 +172,4 @@ class EditorArea(QWidget):
     def _overview_chose(self, start: float, stop: float) -> None:
         if self.canvas is None:
             return
-        mapping = self.canvas.mapping()
-        geometry = mapping.geometry
-        t0, t1 = (float(t) for t in geometry.frame_position([start, stop]))
-        self._show(mapping.with_time(t0, t1))
+        self._show(view_at_seconds(self.canvas.mapping(), start, stop))

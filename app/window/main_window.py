@@ -19,6 +19,7 @@ saving the project clears it (an audio export is a rendering of it, not a save).
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt, Signal
@@ -44,6 +45,7 @@ from spectropaint.app.window.canvas_widget import SpectrogramCanvas
 from spectropaint.app.window.commands import Commands
 from spectropaint.app.window.docks import add_dock, panels_menu
 from spectropaint.app.window.editor_area import EditorArea
+from spectropaint.app.window.job_cancel import JobCancel
 from spectropaint.app.window.session_bridge import SessionBridge
 from spectropaint.app.window.space_key import SpaceKey
 from spectropaint.app.window.status_line import StatusLine
@@ -98,6 +100,9 @@ class MainWindow(QMainWindow):
         self.replacing = None
         """The job changing the analysis (or undoing or redoing that), while it runs."""
         self._recovering = False
+        """A job reverses a step whose document the GPU could not show."""
+        self._refused: weakref.ref | None = None
+        """The last document the GPU could not show (weakly: it is not kept for this)."""
         self.coarse_phase = None
         """The coarse picture of a sound being opened, while it is shown
         (:class:`~spectropaint.app.files.coarse_phase.CoarsePhase`)."""
@@ -107,6 +112,9 @@ class MainWindow(QMainWindow):
         self.after_save = None
         """What to do once the save that an 'unsaved edits' question asked for succeeds."""
         self.listeners = WindowListeners(self)
+        self.job_cancel = JobCancel(
+            self, lambda: self.canvas is not None and self.canvas.cancel_drag()
+        )
         self.when_idle = WhenIdle(
             self._busy, self.statusBar(), self, hurry=lambda: self.session.hurry_settles()
         )
@@ -225,13 +233,7 @@ class MainWindow(QMainWindow):
         A project's ``stored_view`` values and recorded ``strokes`` come with it; a ``recovered``
         document is one no file holds yet, so it starts modified.
         """
-        base = self.canvas.view if self.canvas is not None else self.initial_view
-        view = dataclasses.replace(
-            base,
-            time_range=None,
-            freq_range=None,
-            channel=min(base.channel, document.n_channels - 1),
-        )
+        view = self.fresh_view(document.n_channels)
         stacked = self.stacked
         if stored_view is not None:
             view = view_from_values(view, stored_view, document.n_channels)
@@ -245,6 +247,21 @@ class MainWindow(QMainWindow):
             history_budget=self.store.history_mib * 2**20,
         )
         self._show_session(session, view, stacked)
+
+    @property
+    def shown_view(self) -> ViewSettings:
+        """The canvas's view; with no document, the one the preferences and view panel made."""
+        return self.canvas.view if self.canvas is not None else self.initial_view
+
+    def fresh_view(self, n_channels: int | None = None) -> ViewSettings:
+        """The view a new document starts with: the look shown (the canvas's, else the one the
+        preferences and the view panel made), showing all of it with no marks over it, and a
+        channel of ``n_channels`` (when given)."""
+        base = self.shown_view
+        channel = base.channel if n_channels is None else min(base.channel, n_channels - 1)
+        return dataclasses.replace(
+            base, time_range=None, freq_range=None, overlays=Overlays(), channel=channel
+        )
 
     def _show_session(self, session: Session, view, stacked: bool) -> bool:
         """Show ``session``'s document in new views (canvas, playback, panels); a new session
@@ -308,7 +325,8 @@ class MainWindow(QMainWindow):
         they show it already, or while a job replaces it: its end shows what it made).
 
         When the GPU cannot show it, the step just taken is reversed (a job: redo after an undo,
-        undo after a change or a redo), back to the document the views show; once only.
+        undo after a change or a redo), back to the document the views show; once only: a document
+        refused is not tried again, and one the reversal makes that is refused too stays unshown.
         """
         session = self.session
         if (
@@ -316,18 +334,25 @@ class MainWindow(QMainWindow):
             or self.canvas is None
             or self.replacing is not None
             or self.canvas.lanes.document is session.document
+            or (self._refused is not None and self._refused() is session.document)
         ):
             return
         document = session.document
         view = dataclasses.replace(
             self.canvas.view, channel=min(self.canvas.view.channel, document.n_channels - 1)
         )
-        if self._show_session(session, view, self.stacked) or self._recovering:
-            self._recovering = False
+        if self._show_session(session, view, self.stacked):
+            return
+        self._refused = weakref.ref(document)
+        if self._recovering:
             return
         self._recovering = True
         reverse = "redo" if session.document_step == "undo" else "undo"
-        analysis_jobs.step(self, reverse, cancellable=False)
+        job = analysis_jobs.step(self, reverse, cancellable=False)
+        job.done.connect(self._recovered)  # however it ends: the next refusal is reversed too
+
+    def _recovered(self) -> None:
+        self._recovering = False
 
     def _busy(self) -> str:
         """What must end before an undo, a save, an export or an operation runs: the change of
@@ -350,9 +375,7 @@ class MainWindow(QMainWindow):
         if self.session is None:
             return None
         kept = (self.session, self.canvas.view, self.stacked)
-        self.initial_view = dataclasses.replace(
-            self.canvas.view, time_range=None, freq_range=None, overlays=Overlays()
-        )
+        self.initial_view = self.fresh_view()
         self.store.stacked = self.canvas.lanes.stacked  # what the next document shows
         self.when_idle.clear()
         self._close_views()
@@ -404,7 +427,7 @@ class MainWindow(QMainWindow):
 
     def view_values(self) -> dict:
         """The view as a project keeps it (with whether channels are stacked)."""
-        values = view_values(self.canvas.view if self.canvas is not None else self.initial_view)
+        values = view_values(self.shown_view)
         return {**values, "stacked": self.stacked}
 
     def set_document_actions(self, enabled: bool) -> None:

@@ -14,7 +14,10 @@ GESTURES = (
     ("Middle drag, or Space + drag", "Pan the view"),
     ("Ctrl+wheel, Ctrl+Shift+wheel", "Zoom time, zoom frequency, about the pointer"),
     ("Wheel, Shift+wheel", "Scroll time, scroll frequency"),
-    ("Escape", "Cancel the stroke or drag in progress"),
+    (
+        "Escape",
+        "Cancel the stroke or drag in progress, else the job under way (open, save, export, heal)",
+    ),
     ("Click on the time ruler", "Set the edit cursor"),
     ("Drag on the time ruler", "Scrub: hear the sound under the pointer"),
     ("Drag on the overview", "Move the visible range; drag its edges to resize it"),

@@ -37,7 +37,7 @@ def load_preferences(window) -> None:
 
 def save_preferences(window) -> None:
     store = window.store
-    view = window.canvas.view if window.canvas is not None else window.initial_view
+    view = window.shown_view
     store.set_view({field: getattr(view, field) for field in STORED_FIELDS})
     window.brushes.save(store)
     store.tool = window.current_tool()
