@@ -347,6 +347,8 @@ class _BlockDabs:
 
     def part(self, start: int, stop: int) -> _BlockDabs:
         """Dabs ``start`` to ``stop`` (views)."""
+        if (start, stop) == (0, len(self)):
+            return self
         rows = slice(start, stop)
         return dataclasses.replace(
             self,
@@ -476,33 +478,39 @@ def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _Event
             axis=-1,
         ).astype(np.int64)  # [P, K, 2]
         keep &= offsets.any(axis=-1)  # else the source is the destination in this block's cells
-    plane_radius = np.asarray(state.plane.radius, dtype=np.float64)
-    found = []
-    for row, stroke in enumerate(strokes):
-        per = np.stack((np.broadcast_to(per_x[row], len(at)), per_y), axis=1)
-        boxes = np.stack((bin0, bin1, frame0[row], frame1[row]), axis=1).astype(np.int64)
-        centre = np.stack(((at[:, 0] - x_offset[row]) / x_scale[row], centre_y), axis=1)
-        found.append(
-            _keep(
-                state,
-                stroke,
-                keep[row],
-                boxes,
-                at,
-                reach,
-                weight,
-                plane_radius * per,
-                dabs.step * per,
-                centre,
-                None if offsets is None else offsets[row],
-            )
+    count = len(strokes)
+    boxes = np.empty((count, len(at), 4), dtype=np.int64)
+    boxes[..., 0], boxes[..., 1], boxes[..., 2], boxes[..., 3] = bin0, bin1, frame0, frame1
+    per = np.empty((count, len(at), 2))
+    per[..., 0], per[..., 1] = per_x, per_y
+    centre = np.empty((count, len(at), 2))
+    centre[..., 0], centre[..., 1] = (at[:, 0] - x_offset) / x_scale, centre_y
+    radius, step = np.asarray(state.plane.radius, dtype=np.float64) * per, dabs.step * per
+    return [
+        _keep(
+            state,
+            stroke,
+            keep[row],
+            boxes[row],
+            at,
+            reach,
+            weight,
+            radius[row],
+            step[row],
+            centre[row],
+            None if offsets is None else offsets[row],
         )
-    return found
+        for row, stroke in enumerate(strokes)
+    ]
 
 
 def _keep(state, stroke, keep, *fields) -> _BlockDabs:
     """The :class:`_BlockDabs` of the rows of ``fields`` that ``keep`` marks."""
-    kept = [None if field is None else np.ascontiguousarray(field[keep]) for field in fields]
+    every = keep.all()
+    kept = [
+        None if field is None else np.ascontiguousarray(field if every else field[keep])
+        for field in fields
+    ]
     return _BlockDabs(*kept, state.channels, stroke.index)
 
 
@@ -589,7 +597,9 @@ def _paired(state: StrokeState, family: BlockFamily, found: list[_BlockDabs]) ->
     if len(found) != 2:
         return False
     first, second = found
-    if len(first) != len(second) or not np.array_equal(first.at, second.at):
+    if len(first) != len(second):
+        return False
+    if first.at is not second.at and not np.array_equal(first.at, second.at):
         return False
     shift = np.array([0, 0, family.shift, family.shift])
     if not np.array_equal(first.boxes - shift, second.boxes):
@@ -839,7 +849,11 @@ def _context(
         centre=dabs.pair("centre", index),
         band_step_hz=stroke.band_step_hz,
         full_scale=state.full_scale,
-        frame_weight=state.document.transform.frame_weight(stroke.index, frames),
+        frame_weight=(
+            state.document.transform.frame_weight(stroke.index, frames)
+            if state.kind.reads_frames
+            else None
+        ),
     )
     fields.update(extra)
     return DabContext(**fields)
@@ -899,11 +913,9 @@ def _apply_stamping(
         current = torch.stack([read_stacked(document, member_box) for member_box in boxes], dim=1)
         out_magnitude = select(masks.owner, out_magnitude, current[0])
         out_phase = select(masks.owner, out_phase, current[1])
-    changed: Region | Regions = EMPTY
     for index, member_box in enumerate(boxes):
         document.write(member_box, out_magnitude[index], out_phase[index])
-        changed = changed.union(member_box)
-    return changed
+    return boxes[0] if len(boxes) == 1 else Regions(tuple(boxes))
 
 
 def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask):
