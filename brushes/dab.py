@@ -554,10 +554,14 @@ def apply_dabs(
     """
     changed: Region | Regions = EMPTY
     event = _EventDabs.of(state, dabs)
-    low, high = np.array([family.y_range for family in state.families]).T
-    y, reach = event.at[:, 1], event.reach[:, 1]
-    near = (y + reach > low[:, None]) & (y - reach < high[:, None])  # [families, dabs]
-    for family, rows in zip(state.families, near, strict=True):
+    families = state.families
+    if len(families) > 1:  # the dabs within a radius of each family's bands
+        low, high = np.array([family.y_range for family in families]).T
+        y, reach = event.at[:, 1], event.reach[:, 1]
+        near = (y + reach > low[:, None]) & (y - reach < high[:, None])  # [families, dabs]
+    else:
+        near = np.ones((1, len(event)), dtype=bool)
+    for family, rows in zip(families, near, strict=True):
         if not rows.any():
             continue
         found = _block_dabs(state, family.strokes, event if rows.all() else event.rows(rows))
@@ -898,24 +902,26 @@ def _apply_stamping(
     magnitude, phase = (
         results[0] if len(results) == 1 else map(torch.cat, zip(*results, strict=True))
     )
+    base = values[(slice(None), slice(None), *_within(box, region))]
     count = len(members)
-    base = values[(slice(None), slice(None), *_within(box, region))].unflatten(1, (count, -1))
-    weight = weights[0] if count == 1 else torch.stack(weights)[:, None]
-    out_magnitude, out_phase = blend(
-        base,
-        magnitude.unflatten(0, (count, -1)),
-        phase.unflatten(0, (count, -1)),
-        weight,
-        keeps_phase=kind.keeps_phase,
-    )  # [P, C, B, T]
+    if count == 1:
+        weight = weights[0]
+    else:  # [P, C, B, T], each block's weight over its channels
+        base, weight = base.unflatten(1, (count, -1)), torch.stack(weights)[:, None]
+        magnitude, phase = magnitude.unflatten(0, (count, -1)), phase.unflatten(0, (count, -1))
+    out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
     if masks.owner is not None:
         # cells of the joint box that no dab's box holds keep what they hold now
-        current = torch.stack([read_stacked(document, member_box) for member_box in boxes], dim=1)
+        current = [read_stacked(document, member_box) for member_box in boxes]
+        current = current[0] if count == 1 else torch.stack(current, dim=1)
         out_magnitude = select(masks.owner, out_magnitude, current[0])
         out_phase = select(masks.owner, out_phase, current[1])
+    if count == 1:
+        document.write(box, out_magnitude, out_phase)
+        return box
     for index, member_box in enumerate(boxes):
         document.write(member_box, out_magnitude[index], out_phase[index])
-    return boxes[0] if len(boxes) == 1 else Regions(tuple(boxes))
+    return Regions(tuple(boxes))
 
 
 def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask):
