@@ -11,7 +11,10 @@ painted it last), once per dab on slices of the group's region otherwise (the sp
 whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
 cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
 the host. One dab at a time (``apply_dabs(..., fuse=False)``) is the same code with groups of one: the
-reference the fused path is tested and measured against.
+reference the fused path is tested and measured against. Blocks that hold the same bands on frame
+grids a whole number of frames apart (the NSGT's two slice parities of a group of bands) are one
+:class:`BlockFamily`: an event's dabs skip families they come nowhere near, and a stamping brush
+paints a family's two blocks together wherever the dabs cover the same cells in both.
 """
 
 from __future__ import annotations
@@ -580,7 +583,7 @@ def apply_dabs(
             else:
                 bounds = [(index, index + 1) for index in range(len(block_dabs))]
             for number, (start, stop) in enumerate(bounds):
-                parts = [(member, dabs.part(start, stop)) for member, dabs in unit]
+                parts = [(member, its.part(start, stop)) for member, its in unit]
                 keys = {(member.index, number) for member, _ in unit}
                 if done is not None and keys <= done:
                     for _, group in parts:
