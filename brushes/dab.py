@@ -11,7 +11,10 @@ painted it last), once per dab on slices of the group's region otherwise (the sp
 whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
 cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
 the host. One dab at a time (``apply_dabs(..., fuse=False)``) is the same code with groups of one: the
-reference the fused path is tested and measured against.
+reference the fused path is tested and measured against. Blocks that hold the same bands on frame
+grids a whole number of frames apart (the NSGT's two slice parities of a group of bands) are one
+:class:`BlockFamily`: an event's dabs skip families they come nowhere near, and a stamping brush
+paints a family's two blocks together wherever the dabs cover the same cells in both.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +103,11 @@ class StrokeState:
     plane: StrokePlane
     blocks: list[BlockStroke]
     full_scale: float
+    families: list[BlockFamily] = dataclasses.field(init=False)
+    """The blocks grouped by the bands they hold (:func:`block_families`)."""
+
+    def __post_init__(self) -> None:
+        self.families = block_families(self.document, self.blocks)
 
     @property
     def channels(self) -> tuple[int, ...]:
@@ -120,6 +129,55 @@ class StrokeState:
         for tiles in stores:
             for key, tensor in tiles.items():
                 tiles[key] = tensor.to(device)
+
+
+@dataclass(frozen=True)
+class BlockFamily:
+    """Blocks that hold the same bands at the same rate on frame grids ``shift`` frames apart (the
+    NSGT's parity pair: the odd block's frame ``j`` lies at the time of the even block's
+    ``j + shift``), or one block alone.
+
+    Attributes
+    ----------
+    strokes : tuple of BlockStroke
+        One or two.
+    shift : int
+        Frames from the second block's grid to the first's (0 for a block alone).
+    y_range : tuple of float
+        The lowest and highest band in the stroke's plane: a dab farther than its radius from it
+        touches none of the family's cells.
+    """
+
+    strokes: tuple[BlockStroke, ...]
+    shift: int
+    y_range: tuple[float, float]
+
+
+def block_families(document, blocks: list[BlockStroke]) -> list[BlockFamily]:
+    """``blocks`` grouped into :class:`BlockFamily`: a block with the next one whose layout has the
+    same bands and hop and starts a whole number of hops later, else alone."""
+    families, taken = [], set()
+    for position, stroke in enumerate(blocks):
+        if stroke.index in taken:
+            continue
+        layout, members, shift = document.blocks[stroke.index].layout, [stroke], 0
+        for other in blocks[position + 1 :]:
+            theirs = document.blocks[other.index].layout
+            offset = theirs.frame0_sample - layout.frame0_sample
+            if (
+                other.index not in taken
+                and theirs.hop == layout.hop
+                and offset > 0
+                and offset % layout.hop == 0
+                and np.array_equal(theirs.band_hz, layout.band_hz)
+            ):
+                members.append(other)
+                shift = offset // layout.hop
+                break
+        taken.update(member.index for member in members)
+        y = stroke.axes.y
+        families.append(BlockFamily(tuple(members), shift, (float(y[0]), float(y[-1]))))
+    return families
 
 
 def largest_region(radii: CellRadii, margin: tuple[int, int], n_bins: int, n_frames: int):
@@ -292,6 +350,8 @@ class _BlockDabs:
 
     def part(self, start: int, stop: int) -> _BlockDabs:
         """Dabs ``start`` to ``stop`` (views)."""
+        if (start, stop) == (0, len(self)):
+            return self
         rows = slice(start, stop)
         return dataclasses.replace(
             self,
@@ -326,41 +386,86 @@ class _BlockDabs:
 _PER_DAB = ("boxes", "at", "reach", "weight", "radius", "step", "centre")
 
 
-def _block_dabs(state: StrokeState, stroke: BlockStroke, dabs: Dabs) -> _BlockDabs:
-    """``dabs`` on ``stroke``'s block: those that cover some of its cells (decided on the host)."""
-    settings, axes = state.settings, stroke.axes
-    block = state.document.blocks[stroke.index]
-    size = settings.size_at(dabs.pressure)
-    reach = np.stack((state.plane.radius[0] * size, state.plane.radius[1] * size), axis=1)
-    weight = np.broadcast_to(settings.weight_at(dabs.pressure), len(dabs))
-    at = np.stack((dabs.x, dabs.y), axis=1)
-    step = np.stack((dabs.step_x, dabs.step_y), axis=1)
-    if axes.identity:  # the stroke's plane is this block's cells
+@dataclass(frozen=True)
+class _EventDabs:
+    """An event's dabs in the stroke's plane, as every block sees them (computed once per event).
+
+    Attributes
+    ----------
+    at, reach, step : np.ndarray [shape=(K, 2)], float64
+        Centres (x, y), pressure-scaled radii and the motion since the previous dab.
+    weight : np.ndarray [shape=(K,)], float64
+        Peak weights.
+    """
+
+    at: np.ndarray
+    reach: np.ndarray
+    step: np.ndarray
+    weight: np.ndarray
+
+    @classmethod
+    def of(cls, state: StrokeState, dabs: Dabs) -> _EventDabs:
+        settings = state.settings
+        size = settings.size_at(dabs.pressure)
+        reach = np.stack((state.plane.radius[0] * size, state.plane.radius[1] * size), axis=1)
+        weight = np.broadcast_to(settings.weight_at(dabs.pressure), len(dabs))
+        at = np.stack((dabs.x, dabs.y), axis=1)
+        return cls(at, reach, np.stack((dabs.step_x, dabs.step_y), axis=1), weight)
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def rows(self, keep: np.ndarray) -> _EventDabs:
+        """The dabs that ``keep`` (bool ``[K]``) marks."""
+        return _EventDabs(self.at[keep], self.reach[keep], self.step[keep], self.weight[keep])
+
+
+def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _EventDabs):
+    """``dabs`` on each of ``strokes``' blocks (one family: the same bands, frame grids that differ
+    by an offset): per block, those that cover some of its cells, as a :class:`_BlockDabs`
+    (decided on the host). What depends on the bands alone is computed once for the family, what
+    depends on the frames for all its blocks at once."""
+    at, reach, weight = dabs.at, dabs.reach, dabs.weight
+    axes = strokes[0].axes
+    grids = [state.document.blocks[stroke.index] for stroke in strokes]
+    if axes.identity:  # the stroke's plane is this block's cells (a family of one)
+        (stroke,), (block,) = strokes, grids
         boxes = dab_boxes(
-            dabs.x, dabs.y, reach[:, 0], reach[:, 1], n_bins=block.n_bins, n_frames=block.n_frames
+            at[:, 0],
+            at[:, 1],
+            reach[:, 0],
+            reach[:, 1],
+            n_bins=block.n_bins,
+            n_frames=block.n_frames,
         )
         keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
         radius = np.broadcast_to(np.asarray(state.plane.radius, dtype=np.float64), at.shape)
-        return _keep(state, stroke, keep, boxes, at, reach, weight, radius, step, at, None)
-    low = np.clip(np.floor((at[:, 0] - reach[:, 0] - axes.x_offset) / axes.x_scale) + 1, 0, FAR)
-    high = np.clip(np.ceil((at[:, 0] + reach[:, 0] - axes.x_offset) / axes.x_scale), -FAR, FAR)
-    frame0, frame1 = low.astype(np.int64), np.minimum(high.astype(np.int64), block.n_frames)
+        fields = (boxes, at, reach, weight, radius, dabs.step, at, None)
+        return [_keep(state, stroke, keep, *fields)]
+    # along frequency: the same for every block of the family
     bin0 = np.searchsorted(axes.y, at[:, 1] - reach[:, 1], side="right")
     bin1 = np.searchsorted(axes.y, at[:, 1] + reach[:, 1], side="left")
-    boxes = np.stack((bin0, bin1, frame0, frame1), axis=1).astype(np.int64)
-    keep = (bin0 < bin1) & (frame0 < frame1)
-    # the box's cell nearest the centre along each axis (the distance is monotonic in the index)
-    nearest_frame = np.floor((at[:, 0] - axes.x_offset) / axes.x_scale).clip(-FAR, FAR)
-    frames = np.clip(
-        nearest_frame[:, None] + np.arange(-1, 3), frame0[:, None], frame1[:, None] - 1
-    )
-    u = (axes.x_offset + axes.x_scale * frames - at[:, :1]) / reach[:, :1]
     nearest_band = np.searchsorted(axes.y, at[:, 1])
     bands = np.clip(nearest_band[:, None] + np.arange(-2, 2), bin0[:, None], bin1[:, None] - 1)
     v = (axes.y[bands.clip(0, max(0, len(axes.y) - 1))] - at[:, 1:]) / reach[:, 1:]
-    keep &= (u * u).min(axis=1) + (v * v).min(axis=1) < 1.0  # else all its cells lie outside
-    per_x, per_y = axes.cells_per_unit(at[:, 1])
-    per = np.stack((np.broadcast_to(per_x, len(at)), per_y), axis=1)
+    v_min = (v * v).min(axis=1)
+    per_y = axes.cells_per_unit(at[:, 1])[1]
+    centre_y = axes.cell_of(at[:, 0], at[:, 1])[1]
+    # along time: each block's own frames ([P, K]: one row per block)
+    x_offset = np.array([[stroke.axes.x_offset] for stroke in strokes])
+    x_scale = np.array([[stroke.axes.x_scale] for stroke in strokes])
+    n_frames = np.array([[block.n_frames] for block in grids])
+    low = np.clip(np.floor((at[:, 0] - reach[:, 0] - x_offset) / x_scale) + 1, 0, FAR)
+    high = np.clip(np.ceil((at[:, 0] + reach[:, 0] - x_offset) / x_scale), -FAR, FAR)
+    frame0, frame1 = low.astype(np.int64), np.minimum(high.astype(np.int64), n_frames)
+    # the box's cell nearest the centre along each axis (the distance is monotonic in the index)
+    nearest_frame = np.floor((at[:, 0] - x_offset) / x_scale).clip(-FAR, FAR)
+    frames = np.clip(
+        nearest_frame[..., None] + np.arange(-1, 3), frame0[..., None], frame1[..., None] - 1
+    )
+    u = (x_offset[..., None] + x_scale[..., None] * frames - at[:, :1]) / reach[:, :1]
+    keep = (bin0 < bin1) & (frame0 < frame1) & ((u * u).min(axis=-1) + v_min < 1.0)
+    per_x = 1.0 / x_scale  # [P, 1]
     offsets = None
     if state.kind.reads_source:
         params = state.params
@@ -368,16 +473,47 @@ def _block_dabs(state: StrokeState, stroke: BlockStroke, dabs: Dabs) -> _BlockDa
             offset = (params.offset_seconds, params.offset_pitch)
         else:
             offset = (params.offset_frames, params.offset_bins)
-        offsets = np.round(np.asarray(offset, dtype=np.float64) * per).astype(np.int64)
-        keep &= offsets.any(axis=1)  # else the source is the destination in this block's cells
-    radius = np.asarray(state.plane.radius, dtype=np.float64) * per
-    centre = np.stack(axes.cell_of(at[:, 0], at[:, 1]), axis=1)
-    return _keep(state, stroke, keep, boxes, at, reach, weight, radius, step * per, centre, offsets)
+        offsets = np.stack(
+            (
+                np.broadcast_to(np.round(float(offset[0]) * per_x), frame0.shape),
+                np.broadcast_to(np.round(float(offset[1]) * per_y), frame0.shape),
+            ),
+            axis=-1,
+        ).astype(np.int64)  # [P, K, 2]
+        keep &= offsets.any(axis=-1)  # else the source is the destination in this block's cells
+    count = len(strokes)
+    boxes = np.empty((count, len(at), 4), dtype=np.int64)
+    boxes[..., 0], boxes[..., 1], boxes[..., 2], boxes[..., 3] = bin0, bin1, frame0, frame1
+    per = np.empty((count, len(at), 2))
+    per[..., 0], per[..., 1] = per_x, per_y
+    centre = np.empty((count, len(at), 2))
+    centre[..., 0], centre[..., 1] = (at[:, 0] - x_offset) / x_scale, centre_y
+    radius, step = np.asarray(state.plane.radius, dtype=np.float64) * per, dabs.step * per
+    return [
+        _keep(
+            state,
+            stroke,
+            keep[row],
+            boxes[row],
+            at,
+            reach,
+            weight,
+            radius[row],
+            step[row],
+            centre[row],
+            None if offsets is None else offsets[row],
+        )
+        for row, stroke in enumerate(strokes)
+    ]
 
 
 def _keep(state, stroke, keep, *fields) -> _BlockDabs:
     """The :class:`_BlockDabs` of the rows of ``fields`` that ``keep`` marks."""
-    kept = [None if field is None else np.ascontiguousarray(field[keep]) for field in fields]
+    every = keep.all()
+    kept = [
+        None if field is None else np.ascontiguousarray(field if every else field[keep])
+        for field in fields
+    ]
     return _BlockDabs(*kept, state.channels, stroke.index)
 
 
@@ -392,7 +528,12 @@ more: the memory a group takes stays what :func:`region_refusal` checked a dab f
 
 
 def apply_dabs(
-    state: StrokeState, dabs: Dabs, *, fuse: bool = True, done: set | None = None
+    state: StrokeState,
+    dabs: Dabs,
+    *,
+    fuse: bool = True,
+    pair: bool = True,
+    done: set | None = None,
 ) -> Region | Regions:
     """Apply the dabs of one input event; the boxes they wrote.
 
@@ -404,30 +545,79 @@ def apply_dabs(
     takes the kernel's result of the last dab whose box holds it; warp's dabs each move what the
     previous one left, in the group's region in memory.
 
+    A block family's two blocks (the NSGT's parity pair, :class:`BlockFamily`) whose dabs cover
+    the same cells, ``shift`` frames apart (all but the ends of the file), are painted together by
+    a stamping brush: each group's masks once, the two regions stacked along the channels, one
+    kernel call for both where the kernel does not read where its region lies in time
+    (``BrushKind.reads_frames``), one blend. ``pair=False`` paints each block alone (the reference
+    this is tested against). Families no dab comes within a radius of are skipped at once.
+
     ``done`` (when given) collects the groups applied, and groups already in it are skipped: a
     repeat after the device ran out of memory part way does not smudge twice.
     """
     changed: Region | Regions = EMPTY
-    for stroke in state.blocks:
-        block_dabs = _block_dabs(state, stroke, dabs)
-        grid = state.document.blocks[stroke.index]
-        bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
-        limit = max(FUSE_BOX, bins * frames)
-        if fuse:
-            bounds = _groups(block_dabs, limit, by_radius=state.kind.reads_radius)
+    event = _EventDabs.of(state, dabs)
+    families = state.families
+    if len(families) > 1:  # the dabs within a radius of each family's bands
+        low, high = np.array([family.y_range for family in families]).T
+        y, reach = event.at[:, 1], event.reach[:, 1]
+        near = (y + reach > low[:, None]) & (y - reach < high[:, None])  # [families, dabs]
+    else:
+        near = np.ones((1, len(event)), dtype=bool)
+    for family, rows in zip(families, near, strict=True):
+        if not rows.any():
+            continue
+        found = _block_dabs(state, family.strokes, event if rows.all() else event.rows(rows))
+        members = list(zip(family.strokes, found, strict=True))
+        if pair and not state.kind.drags and _paired(state, family, found):
+            units = [members]
         else:
-            bounds = [(index, index + 1) for index in range(len(block_dabs))]
-        for number, (start, stop) in enumerate(bounds):
-            group = block_dabs.part(start, stop)
-            key = (stroke.index, number)
-            if done is not None and key in done:
-                changed = changed.union(group.joint_box())
-                continue
-            apply = _apply_dragging if state.kind.drags else _apply_stamping
-            changed = changed.union(apply(state, stroke, group))
-            if done is not None:
-                done.add(key)
+            units = [[member] for member in members]
+        for unit in units:
+            stroke, block_dabs = unit[0]
+            grid = state.document.blocks[stroke.index]
+            bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
+            limit = max(FUSE_BOX, bins * frames)
+            if fuse:
+                bounds = _groups(block_dabs, limit, by_radius=state.kind.reads_radius)
+            else:
+                bounds = [(index, index + 1) for index in range(len(block_dabs))]
+            for number, (start, stop) in enumerate(bounds):
+                parts = [(member, its.part(start, stop)) for member, its in unit]
+                keys = {(member.index, number) for member, _ in unit}
+                if done is not None and keys <= done:
+                    for _, group in parts:
+                        changed = changed.union(group.joint_box())
+                    continue
+                if state.kind.drags:
+                    changed = changed.union(_apply_dragging(state, *parts[0]))
+                else:
+                    changed = changed.union(_apply_stamping(state, parts))
+                if done is not None:
+                    done.update(keys)
     return changed
+
+
+def _paired(state: StrokeState, family: BlockFamily, found: list[_BlockDabs]) -> bool:
+    """Whether a family's two blocks see the same dabs on the same cells, ``shift`` frames apart,
+    with the same grouping (so that they can be painted together)."""
+    if len(found) != 2:
+        return False
+    first, second = found
+    if len(first) != len(second):
+        return False
+    if first.at is not second.at and not np.array_equal(first.at, second.at):
+        return False
+    shift = np.array([0, 0, family.shift, family.shift])
+    if not np.array_equal(first.boxes - shift, second.boxes):
+        return False
+    if first.offsets is not None and not np.array_equal(first.offsets, second.offsets):
+        return False
+    limits = []
+    for stroke in family.strokes:
+        grid = state.document.blocks[stroke.index]
+        limits.append(largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames))
+    return limits[0] == limits[1]
 
 
 _LOOK_AHEAD = 512
@@ -666,45 +856,92 @@ def _context(
         centre=dabs.pair("centre", index),
         band_step_hz=stroke.band_step_hz,
         full_scale=state.full_scale,
-        frame_weight=state.document.transform.frame_weight(stroke.index, frames),
+        frame_weight=(
+            state.document.transform.frame_weight(stroke.index, frames)
+            if state.kind.reads_frames
+            else None
+        ),
     )
     fields.update(extra)
     return DabContext(**fields)
 
 
-def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> Region:
-    """A stamping brush's group: the kernel on the stroke's starting values, blended by coverage."""
+def _apply_stamping(
+    state: StrokeState, members: list[tuple[BlockStroke, _BlockDabs]]
+) -> Region | Regions:
+    """A stamping brush's group: the kernel on the stroke's starting values, blended by coverage.
+
+    ``members`` is the group on one block, or on a family's two blocks (the same dabs on the same
+    cells ``shift`` frames apart, :func:`_paired`): their regions are read and stacked along the
+    channels (``[2, P C, Bm, Tm]``), the masks are the first block's (the second's cells lie at the
+    same places in the plane), the kernel runs once on the stack unless it reads where its region
+    lies in time, and one blend serves both, each block keeping its own coverage.
+    """
     kind, document = state.kind, state.document
-    box = group.joint_box()
-    state.step.record(box)
-    region = _grown(box, stroke.margin)
-    values, bins, frames = _read(state, stroke.index, region, original=True)
+    stroke, group = members[0]
+    boxes = [dabs.joint_box() for _, dabs in members]
+    reads = []
+    for (member, _), box in zip(members, boxes, strict=True):
+        state.step.record(box)
+        reads.append(_read(state, member.index, _grown(box, member.margin), original=True))
+    box, region = boxes[0], _grown(boxes[0], stroke.margin)
+    values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     masks = _masks(state, stroke, group, box)
     mask = masks.largest()
-    stroke.coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=document.device))
-    weight = torch.maximum(stroke.coverage.paste_into(torch.zeros_like(mask), box), mask)
-    stroke.coverage.scatter(weight, box)
-    params = group.params(state.params)
-    source = _source(state, stroke, region, params) if kind.reads_source else None
-    if kind.whole_box and len(group) > 1:
-        magnitude, phase = _per_dab(state, stroke, group, box, region, values, bins, frames, masks)
-    else:
-        centre = group.pair("centre", 0)
-        if masks.centre_bins is not None:
-            centre = (centre[0], masks.centre_bins)
-        context = _context(
-            state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre
-        )
-        magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
+    weights = []
+    for (member, _), member_box in zip(members, boxes, strict=True):
+        coverage = member.coverage
+        coverage.ensure(member_box, lambda tile: torch.zeros(tile.shape, device=document.device))
+        weights.append(torch.maximum(coverage.paste_into(torch.zeros_like(mask), member_box), mask))
+        coverage.scatter(weights[-1], member_box)
+    if len(members) == 1 or not kind.reads_frames:
+        results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
+    else:  # each block's region alone: the kernel reads its frames
+        results = [
+            _kernel(state, member, dabs, member_box, _grown(member_box, member.margin), *read,
+                    masks, mask)
+            for (member, dabs), member_box, read in zip(members, boxes, reads, strict=True)
+        ]  # fmt: skip
+    magnitude, phase = (
+        results[0] if len(results) == 1 else map(torch.cat, zip(*results, strict=True))
+    )
     base = values[(slice(None), slice(None), *_within(box, region))]
+    count = len(members)
+    if count == 1:
+        weight = weights[0]
+    else:  # [P, C, B, T], each block's weight over its channels
+        base, weight = base.unflatten(1, (count, -1)), torch.stack(weights)[:, None]
+        magnitude, phase = magnitude.unflatten(0, (count, -1)), phase.unflatten(0, (count, -1))
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
     if masks.owner is not None:
         # cells of the joint box that no dab's box holds keep what they hold now
-        current = read_stacked(document, box)
+        current = [read_stacked(document, member_box) for member_box in boxes]
+        current = current[0] if count == 1 else torch.stack(current, dim=1)
         out_magnitude = select(masks.owner, out_magnitude, current[0])
         out_phase = select(masks.owner, out_phase, current[1])
-    document.write(box, out_magnitude, out_phase)
-    return box
+    if count == 1:
+        document.write(box, out_magnitude, out_phase)
+        return box
+    for index, member_box in enumerate(boxes):
+        document.write(member_box, out_magnitude[index], out_phase[index])
+    return Regions(tuple(boxes))
+
+
+def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask):
+    """The kernel's result on ``box`` ``[C, B, T]`` (``C``: the rows of ``values`` ``[2, C, Bm,
+    Tm]``, the region's starting values), with ``group``'s first dab's context."""
+    kind = state.kind
+    if kind.whole_box and len(group) > 1:
+        return _per_dab(state, stroke, group, box, region, values, bins, frames, masks)
+    params = group.params(state.params)
+    source = _source(state, stroke, region, params) if kind.reads_source else None
+    centre = group.pair("centre", 0)
+    if masks.centre_bins is not None:
+        centre = (centre[0], masks.centre_bins)
+    context = _context(
+        state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre
+    )
+    return kind.kernel(values[0], values[1], mask, params, context)
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):

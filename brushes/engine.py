@@ -68,6 +68,9 @@ class StrokeSession:
     fuse : bool
         Apply the dabs of an input event together (the default); False applies them one by one
         (the reference the fused path is tested and measured against).
+    pair : bool
+        Paint the NSGT's parity pairs together (the default); False paints each block alone (the
+        reference the paired path is tested and measured against).
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class StrokeSession:
         params: Mapping[str, Any] | Any | None = None,
         history: History | None = None,
         fuse: bool = True,
+        pair: bool = True,
     ):
         kind = brush if isinstance(brush, BrushKind) else brush_kind(brush)
         settings = settings or BrushSettings()
@@ -129,6 +133,7 @@ class StrokeSession:
         )
         self._told: set[str] = set()
         self.fuse = fuse
+        self.pair = pair
         self.events: list[InputEvent] = []
         """Every input event of the stroke (the pen's settle follows them)."""
         self._committed: weakref.ref[Step] | None = None
@@ -192,7 +197,7 @@ class StrokeSession:
 
         def work() -> Region | Regions:
             self.state.follow(self.document.device)
-            return apply_dabs(self.state, dabs, fuse=self.fuse, done=done)
+            return apply_dabs(self.state, dabs, fuse=self.fuse, pair=self.pair, done=done)
 
         return work
 

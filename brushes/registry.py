@@ -65,6 +65,10 @@ class BrushKind:
         The kernel reads the dab's radii in the block's cells (``context.radius``: blur's widths,
         the pen's band profile), so dabs whose radii differ there (on bands spaced unevenly in the
         stroke's plane) are never one kernel call.
+    reads_frames : bool
+        The kernel reads where its region lies in time (``context.frames``: phase ramps; the
+        pen's ``frame_weight``; the clone's source), so two blocks painted together (the NSGT's
+        parity pair, :func:`~spectropaint.brushes.dab.apply_dabs`) go through it one at a time.
     settles_phase : bool
         The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
         whose phase is the original's and fits); the others' phase is free to settle (see
@@ -83,6 +87,7 @@ class BrushKind:
     whole_box: bool = False
     prepare: Callable[..., dict[str, Any]] | None = None
     reads_radius: bool = False
+    reads_frames: bool = False
     settles_phase: bool = False
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
@@ -111,9 +116,27 @@ BRUSHES: dict[str, BrushKind] = {
         BrushKind(
             "filter", spectral_filter, FilterParams, keeps_phase=True, local=False, whole_box=True
         ),
-        BrushKind("warp", warp, WarpParams, keeps_phase=False, drags=True, prepare=warp_prepare),
-        BrushKind("clone", clone, CloneParams, keeps_phase=False, reads_source=True),
-        BrushKind("pen", pen, PenParams, keeps_phase=False, local=False, reads_radius=True),
+        BrushKind(
+            "warp",
+            warp,
+            WarpParams,
+            keeps_phase=False,
+            drags=True,
+            prepare=warp_prepare,
+            reads_frames=True,
+        ),
+        BrushKind(
+            "clone", clone, CloneParams, keeps_phase=False, reads_source=True, reads_frames=True
+        ),
+        BrushKind(
+            "pen",
+            pen,
+            PenParams,
+            keeps_phase=False,
+            local=False,
+            reads_radius=True,
+            reads_frames=True,
+        ),
     )
 }
 

@@ -15,6 +15,7 @@ from spectropaint.brushes.dab import (
     FUSE_SLACK,
     _block_dabs,
     _BlockDabs,
+    _EventDabs,
     _groups,
 )
 from spectropaint.brushes.engine import StrokeSession
@@ -295,7 +296,7 @@ def test_each_block_s_dabs_are_those_computed_one_by_one(transform, physical, br
     dabs = Dabs(np.zeros(n), x, y, rng.uniform(0, 1, n), rng.normal(0, 1, n), rng.normal(0, 1, n))
     compared = 0
     for block in state.blocks:
-        got = _block_dabs(state, block, dabs)
+        (got,) = _block_dabs(state, [block], _EventDabs.of(state, dabs))
         expected = [(i, reference_block_dab(state, block, dabs[i])) for i in range(n)]
         expected = [(i, found) for i, found in expected if found is not None]
         assert len(got) == len(expected)

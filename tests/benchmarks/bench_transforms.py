@@ -14,12 +14,17 @@ inverse, its round trip in dB, ``nsgt``'s own numpy forward (the unsliced ``NSGT
 signal; ``NSGT_sliced`` too up to 60 s, it is slow), opening a document, a one-second edit's
 resynthesis (after one untimed call; on the CPU also its CPU time; and the length of the samples it
 reaches), one brush event (an erase dab stroke of 0.1 s by 2
-semitones, also on the STFT), and the document's memory: stated by the memory budget before
-opening, and measured (the ``VmHWM`` of a process that only opens it, minus its resident memory
-before). The one-second edit lies in the middle of the slice hop nearest the file's middle, so that
-in every file it is painted on one slice of each parity (slices are 12 s, ``N/2`` = 6 s apart; an
-edit across the boundary of two slices of one parity is on both); ``paint`` settles it, which
-re-analyses the slices over those too, so what is resynthesised reaches 30 s, all of a 10 s file.
+semitones, also on the STFT; their ratio is printed), and the document's memory: stated by the
+memory budget before opening, and measured (the ``VmHWM`` of a process that only opens it, minus its
+resident memory before). The one-second edit lies in the middle of the slice hop nearest the file's
+middle, so that in every file it is painted on one slice of each parity (slices are 12 s, ``N/2`` =
+6 s apart; an edit across the boundary of two slices of one parity is on both); ``paint`` settles
+it, which re-analyses the slices over those too, so what is resynthesised reaches 30 s, all of a
+10 s file. The resynthesis is therefore also given per second of that reach, which is what stays
+flat in the file's length; and the lines after the table say why the reach cannot be under 10 s at
+48 bins per octave from 32.7 Hz: one coefficient of the lowest band synthesises samples over its
+whole slice above -60 dB (the frame's dual atoms there are that long; 1 kHz's reach 2.4 s at -120
+dB), and the bench's edit covers every band.
 """
 
 from __future__ import annotations
@@ -180,6 +185,35 @@ def brush_event_ms(document, repeat: int) -> float:
     return statistics.median(stroke() for _ in range(repeat)) * 1e3
 
 
+def edited_slices(document) -> int:
+    """Slices (of either parity) holding an edited frame: what a resynthesis of every edit
+    transforms, an ``N``-point FFT each, however much of them lies in the file."""
+    length = document.transform.slice_length
+    found = set()
+    for index, block in enumerate(document.blocks):
+        frames = np.flatnonzero(block.edited_frames)
+        found.update((index % 2, int(r)) for r in np.unique(frames // (length // block.hop)))
+    return len(found)
+
+
+def atom_reach(transform: NSGT_torch, hz: float, floor_db: float) -> float:
+    """Seconds over which one coefficient of the band nearest ``hz``, in the middle of a slice,
+    synthesises samples above ``floor_db`` of their peak: the least that an edit of that band
+    reaches (the slice holds it all, so it is at most a slice)."""
+    design = transform.design
+    band = int(np.argmin(abs(design.band_hz[1:-1] - hz))) + 1  # not the DC or Nyquist band
+    group = next(g for g, info in enumerate(design.groups) if band < info.bands.stop)
+    info = design.groups[group]
+    coefficients = torch.zeros((1, info.n_bands, 1), dtype=torch.complex64)
+    coefficients[0, band - info.bands.start, 0] = 1.0
+    middle = info.m + info.m // 2  # the middle of the block's second slice
+    n_samples = 4 * design.slice_length
+    _, samples = transform.synthesise_frames(coefficients, 2 * group, middle, n_samples)
+    envelope = samples[0].abs().double().cpu().numpy()
+    above = np.flatnonzero(envelope > envelope.max() * 10 ** (floor_db / 20))
+    return (above[-1] - above[0] + 1) / RATE
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -276,7 +310,16 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     row("nsgt resynthesise 1 s edit", "torch", timed(resynthesise, repeat, warm=True))
     if device.type == "cpu":
         row("nsgt resynthesise CPU time", "torch", cpu_time(resynthesise, repeat))
-    row("nsgt edit's reach", "samples", sum(b - a for a, b in spans) / RATE, "s")
+    reach = sum(b - a for a, b in spans) / RATE
+    row("nsgt edit's reach", "samples", reach, "s")
+    slices = edited_slices(document)
+    row("nsgt edit's slices", "count", slices, "n")
+    costs = {"": "nsgt resynthesise 1 s edit", "CPU ": "nsgt resynthesise CPU time"}
+    for what, operation in costs.items():
+        ms = [r["ms"] for r in rows if r["operation"] == operation]
+        if ms:
+            row(f"nsgt resynth. {what}per s", "of reach", ms[0] / reach)
+            row(f"nsgt resynth. {what}per slice", "torch", ms[0] / slices)
     row("nsgt brush event", "torch", brush_event_ms(document, repeat))
     del document
     stft = Document.from_file(path, device=device)
@@ -302,7 +345,7 @@ def machine(device: torch.device) -> dict:
 
 
 def value(row: dict) -> tuple[float, str]:
-    for unit in ("ms", "db", "mb", "s"):
+    for unit in ("ms", "db", "mb", "s", "n"):
         if unit in row:
             return row[unit], unit
     raise KeyError(row)
@@ -380,11 +423,32 @@ def main(argv: list[str] | None = None) -> int:
         ("resynthesise 1 s edit", "torch"),
         ("nsgt resynthesise 1 s edit", "torch"),
         ("nsgt resynthesise CPU time", "torch"),
+        ("nsgt resynth. per s", "of reach"),
+        ("nsgt resynth. CPU per s", "of reach"),
+        ("nsgt resynth. per slice", "torch"),
+        ("nsgt resynth. CPU per slice", "torch"),
     ):
         for other in sorted(durations)[:-1]:
             if (*key, longest) in by and (*key, other) in by:
                 ratio = by[(*key, longest)] / by[(*key, other)]
-                print(f"{key[0]}, {longest:g} s file / {other:g} s file = {ratio:.2f}x")
+                print(f"{' '.join(key)}, {longest:g} s file / {other:g} s file = {ratio:.2f}x")
+    for seconds in durations:
+        nsgt, stft = (by[(f"{name} brush event", "torch", seconds)] for name in ("nsgt", "stft"))
+        print(f"brush event at {seconds:g} s: nsgt / stft = {nsgt / stft:.2f}x")
+    transform = NSGT_torch(NSGT, RATE)
+    slice_seconds = transform.design.slice_length / RATE
+    lowest = transform.design.band_hz[1]
+    print(
+        f"nsgt slices: {slice_seconds:.2f} s every {slice_seconds / 2:.2f} s (the lowest band's "
+        f"window spans 8 bins of a slice). The 1 s edit lies in one slice of each parity: "
+        f"{1.5 * slice_seconds:.1f} s to resynthesise; its settle re-analyses the slices over those "
+        f"samples, whose frames change too: {2.5 * slice_seconds:.1f} s, all of a shorter file."
+    )
+    for hz in (lowest, 1000.0):
+        reaches = ", ".join(
+            f"{atom_reach(transform, hz, db):.2f} s above {db} dB" for db in (-20, -60, -120)
+        )
+        print(f"one coefficient at {hz:.1f} Hz synthesises samples over {reaches} of its peak")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"machine": info, "rows": rows}, handle, indent=1)
