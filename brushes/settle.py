@@ -31,7 +31,9 @@ imposed too where the operation kept every changed cell's phase. :func:`settle_n
 calls at once (the command line, replays).
 
 On an NSGT document the span is the edit's slices (the samples they reach may change) and every
-block's frames over them (re-analysed); the target is imposed by alternating projections.
+block's frames over them (those the change reaches are re-analysed); the settle works on the
+change of the sound (:func:`~spectropaint.transforms.settle_change.project_change`), with the
+values before the edit.
 
 The settled region is every frame whose analysis reads a sample the stroke's frames reach (three
 frames either side for ``n_fft = 4 hop``), and the bins where the settle changed something by more
@@ -134,6 +136,8 @@ class SettlePart:
     pen : PenPath or None
         The pen's partial, synthesised instead of iterating (one block).
     iterations : int
+        The most iterations (see :data:`WORK_CELLS`; where the transform settles by change,
+        :func:`.project_change` counts its own).
     """
 
     transform: Transform
@@ -211,7 +215,6 @@ class SettlePart:
             self._edits(),
             floor=UNCHANGED * largest,
             magnitude_only=self.magnitude_only,
-            iterations=self.iterations,
             stop=stop,
         )
         pieces = []

@@ -18,8 +18,10 @@ imposed, each by a weight from 0 (free) to 1. Two targets:
   momentum of the fast
   Griffin-Lim algorithm (Perraudin, Balazs and Sondergaard, 2013).
 
-A transform without the adjoint the first needs (the NSGT) imposes complex values by the same
-alternating projections, moving each cell to the target value instead of its magnitude. A span
+A transform without the adjoint the first needs imposes complex values by the same alternating
+projections, moving each cell to the target value instead of its magnitude. (The NSGT's settle
+goes another way, on the change of the sound: :mod:`.settle_change`; :class:`Alternation` is
+shared.) A span
 may hold frames of several blocks (an NSGT edit's slices reach every block): coefficients are
 then flat vectors, each block's frames flattened and joined.
 

@@ -104,6 +104,17 @@ class SliceModel:
                     )
                 )
         self.held = set(slices)  # (parity, slice of that parity) holding imposed cells
+        self.size = sum(
+            (row.b1 - row.b0) * transform.group_tensors[row.group].m
+            for rows in slices.values()
+            for row in rows
+        )
+        """Coefficients :meth:`apply` transforms per channel (its cost)."""
+        # sqrt(2 N) max |a_k| / M_k: the largest coefficient per unit of windowed signal energy
+        self._energy_bound = (2 * transform.slice_length) ** 0.5 * max(
+            float(tensors.analysis[:, 0].view(-1, tensors.m).norm(dim=1).max()) / tensors.m
+            for tensors in transform.group_tensors
+        )
         self.slices = list(slices.values())
         self.bins = []  # per slice: its compact spectrum's first bin and end
         for rows in self.slices:
@@ -182,11 +193,20 @@ class SliceModel:
         transform, design = self.transform, self.transform.design
         length = transform.slice_length
         channels = change.shape[0]
-        spectra: dict[tuple[int, int], tuple[torch.Tensor, np.ndarray]] = {}
+        spectra: dict[tuple[int, int], tuple[torch.Tensor, np.ndarray] | None] = {}
 
         def spectrum(parity: int, r: int):
             if (parity, r) not in spectra:
                 start = design.slice_start(2 * r + parity)
+                a, b = max(start, first), min(start + length, first + change.shape[-1])
+                windowed = (
+                    change[:, a - first : b - first] * transform.slice_window[a - start : b - start]
+                )
+                if (parity, r) not in self.held and self._energy_bound * float(
+                    windowed.pow(2).sum(dim=-1).max().sqrt()
+                ) < floor:
+                    spectra[(parity, r)] = None
+                    return None
                 found = fft_ops.slice_spectra(
                     change, start - first, 1, length, transform.slice_window
                 )[:, 0]
@@ -212,7 +232,10 @@ class SliceModel:
                 s0 = design.slice_start(2 * r + parity)
                 if s0 + length <= first or first + change.shape[-1] <= s0:
                     continue  # the change does not reach this slice
-                values, sums = spectrum(parity, r)
+                known = spectrum(parity, r)
+                if known is None:
+                    continue  # the change's energy under the slice window is too small
+                values, sums = known
                 bound = largest / m * (sums[hi_bins + 1] - sums[lo_bins])
                 rows = np.flatnonzero(bound >= floor)
                 b0, b1 = (int(rows[0]), int(rows[-1]) + 1) if rows.size else (0, 0)

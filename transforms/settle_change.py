@@ -34,6 +34,15 @@ from spectropaint.transforms import fft_ops
 from spectropaint.transforms.consistency import TOLERANCE, Alternation, Span
 from spectropaint.transforms.transform import Transform
 
+MODEL_WORK = 600_000
+"""Coefficients (per channel) the model's iterations may transform in all (:attr:`.size` of
+:class:`~spectropaint.transforms.nsgt_local.SliceModel` per iteration): 8 iterations for a
+one-second stroke three semitones high at 48 bins per octave, about 2 ms each on this 2-core
+machine, so that its settle stays within 100 ms (``tests/benchmarks/bench_fidelity.py``); the
+count depends on the edit alone, so a recorded stroke replays to the same sound."""
+ITERATIONS = (4, 32)
+"""Fewest and most iterations."""
+
 Edit = tuple[int, int, int, torch.Tensor, torch.Tensor, torch.Tensor]
 """``(block, bin0, frame0, target [C, b, t], weight [b, t], before [C, b, t])``: what an edit
 painted on a box of a block (complex), how much it holds (0: free) and what was there before."""
@@ -67,7 +76,7 @@ def project_change(
     *,
     floor: float,
     magnitude_only: bool = False,
-    iterations: int = 32,
+    iterations: int | None = None,
     tolerance: float = TOLERANCE,
     stop: Callable[[], bool] | None = None,
 ) -> ChangeProjection:
@@ -84,7 +93,10 @@ def project_change(
     edits : list of Edit
     floor : float
         Bands whose coefficients the change moves by less than this are not re-analysed.
-    magnitude_only, iterations, tolerance, stop
+    iterations : int, optional
+        The most iterations; default: as many as :data:`MODEL_WORK` allows, within
+        :data:`ITERATIONS`.
+    magnitude_only, tolerance, stop
         As :func:`~spectropaint.transforms.consistency.project`'s.
     """
     stop = stop or (lambda: False)
@@ -103,6 +115,8 @@ def project_change(
         started.append(before.to(device)[:, b0:b1, t0:t1][:, mask])
         weight.append(weights.to(device)[b0:b1, t0:t1][mask])
     model = transform.local_model(pieces)
+    if iterations is None:
+        iterations = min(ITERATIONS[1], max(ITERATIONS[0], MODEL_WORK // max(1, model.size)))
     wanted, started, weight = (torch.cat(x, dim=-1) for x in (wanted, started, weight))
     painted = wanted - started
     values = started + model.apply(painted)  # the model's analysis of the edit as heard
