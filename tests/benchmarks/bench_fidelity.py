@@ -17,7 +17,11 @@ would take). Spectral convergence (SC) is ``|| |heard| - painted || / ||painted|
 the stroke changed, in dB. librosa's Griffin-Lim (momentum 0.99, random initial phase, seed 0) is
 given the same target, the painted magnitude of the frames the settle re-analysed (all bins), once
 for 32 iterations and once for as many iterations as fit in the settle's own wall time ("same
-time"), its times beside ours. ``operations`` applies gain and erase to a rectangle selection through
+time"), its times beside ours. ``erase_band`` also gives the
+full-weight cells ring by ring (cells in from the nearest cell the stroke left alone): a soft
+erase's full-weight area is a few cells wide, and within 3 cells of kept energy (the Hann window's
+main lobe is 2 bins either side, a frame reads 3 hops either side) what is heard is that energy's
+leakage, not what was painted. ``operations`` applies gain and erase to a rectangle selection through
 a session, as the window does (the settle on its worker thread; CPU time of the whole process);
 ``nsgt`` paints erase and gain boxes on an NSGT document and measures them on the NSGT's
 analysis of the exported audio. The last rows time the settle of a one-second stroke on a
@@ -60,6 +64,7 @@ from spectropaint.transforms.nsgt_design import NSGTSettings  # noqa: E402
 from spectropaint.transforms.selection import Selection  # noqa: E402
 from spectropaint.transforms.shapes import Rectangle  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[2]
 RATE, HOP, N_FFT = fp.RATE, 512, 2048
 BIN_HZ = RATE / N_FFT
 ROWS: list[dict] = []
@@ -241,7 +246,7 @@ def erase_box(band):
 
 
 def erase_band_file(demo):
-    (recorded,) = load_strokes(Path("resources/strokes/erase_band.json"))
+    (recorded,) = load_strokes(REPO / "resources" / "strokes" / "erase_band.json")
     stroke = Stroke(demo, recorded.brush, recorded.events, recorded.settings, recorded.params)
     full = (np.abs(stroke.painted) <= 1e-5 * np.abs(stroke.before)).all(axis=0) & stroke.changed
     row(
@@ -254,6 +259,21 @@ def erase_band_file(demo):
         settle_ms=stroke.settle_ms,
         cpu_ms=stroke.cpu_ms,
     )
+    # the full-weight cells by how far they lie inside the erased area (cells to the nearest
+    # cell the stroke left alone): what the soft rim's neighbours leak into them, ring by ring
+    for cells in range(1, 8):
+        ring = fp.eroded(stroke.changed, cells - 1) & ~fp.eroded(stroke.changed, cells) & full
+        if not ring.any():
+            continue
+        row(
+            "erase_band.json",
+            "demo",
+            f"full weight, {cells} cells in, dB",
+            painted=fp.energy_db(stroke.painted, stroke.before, ring),
+            unsettled=fp.energy_db(stroke.unsettled, stroke.before, ring),
+            settled=fp.energy_db(stroke.settled, stroke.before, ring),
+            cells=int(ring.sum()),
+        )
 
 
 def erase_frame(band):
