@@ -17,9 +17,10 @@ would take). Spectral convergence (SC) is ``|| |heard| - painted || / ||painted|
 the stroke changed, in dB. librosa's Griffin-Lim (momentum 0.99, random initial phase, seed 0) is
 given the same target, the painted magnitude of the frames the settle re-analysed (all bins), once
 for 32 iterations and once for as many iterations as fit in the settle's own time ("same time":
-``32 x`` the settle's CPU ms over librosa's for 32, both this thread's CPU time, which other work
-on a shared machine does not inflate as it does wall time), its CPU ms in the ``lib ms`` column
-beside ours (``cpu ms``). ``erase_band`` also gives the
+librosa's CPU time for 1 and for 32 iterations gives its fixed cost and its cost per iteration,
+from which the count that fits in the settle's CPU time; both are this thread's CPU time, which
+other work on a shared machine does not inflate as it does wall time), its CPU ms in the
+``lib ms`` column beside ours (``cpu ms``). ``erase_band`` also gives the
 full-weight cells ring by ring (cells in from the nearest cell the stroke left alone): a soft
 erase's full-weight area is a few cells wide, and within 3 cells of kept energy (the Hann window's
 main lobe is 2 bins either side, a frame reads 3 hops either side) what is heard is that energy's
@@ -197,6 +198,7 @@ def against_librosa(stroke, probe):
     target = np.abs(stroke.painted[..., frames])
     changed = stroke.changed[:, frames]
     ours = fp.spectral_convergence_db(stroke.settled[..., frames], target, changed)
+    librosa_griffin_lim(target[..., :16], 1)  # warm: librosa's first call imports and compiles
     found, full_ms = librosa_griffin_lim(target, 32)
     row(
         probe,
@@ -209,9 +211,13 @@ def against_librosa(stroke, probe):
         settle_ms=stroke.settle_ms,
         cpu_ms=stroke.cpu_ms,
     )
-    # as many iterations as fit in the settle's CPU time at librosa's cost per iteration (both
-    # timed as this thread's CPU time: other work on a shared machine slows wall time unevenly)
-    n_iter = max(1, int(32 * stroke.cpu_ms / full_ms))
+    # as many iterations as fit in the settle's CPU time: librosa's cost is a fixed part (its
+    # first projection, the analysis of its result) plus one per iteration, measured from 1 and
+    # 32 iterations (both timed as this thread's CPU time: other work on a shared machine slows
+    # wall time unevenly)
+    _, one_ms = librosa_griffin_lim(target, 1)
+    per_iteration = max(1e-3, (full_ms - one_ms) / 31)
+    n_iter = max(1, 1 + int((stroke.cpu_ms - one_ms) / per_iteration))
     found, same_ms = librosa_griffin_lim(target, n_iter)
     row(
         probe,
