@@ -34,7 +34,9 @@ from spectropaint.transforms import fft_ops
 class _Rows:
     """The imposed cells of one piece in one slice: bands ``[b0, b1)`` of its group, the slice's
     frames ``[f0, f1)`` (counted from the slice's first frame) and where they sit in the piece's
-    mask (bands from ``row0``, frames from ``t0``)."""
+    mask (bands from ``row0``, frames from ``t0``); once placed (:meth:`SliceModel._place`), the
+    cells' positions among the values (``source``) and among the bands' ``M`` frames
+    (``target``), and the bands' taps."""
 
     piece: int
     group: int
@@ -44,6 +46,9 @@ class _Rows:
     f1: int
     row0: int
     t0: int
+    source: torch.Tensor | None = None
+    target: torch.Tensor | None = None
+    taps: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
 
 
 @functools.lru_cache(maxsize=32)
@@ -122,6 +127,25 @@ class SliceModel:
             self.bins.append(
                 (min(int(i.min()) for i in taken), max(int(i.max()) for i in taken) + 1)
             )
+            for row in rows:
+                self._place(row, self.bins[-1][0])
+
+    def _place(self, row: _Rows, lo: int) -> None:
+        """Fill ``row``'s positions and taps (bins counted from ``lo``)."""
+        offsets = [0]
+        for index in self.index:
+            offsets.append(offsets[-1] + index.numel())
+        mask = self.pieces[row.piece][3]
+        rank = torch.full((mask.numel(),), -1, dtype=torch.int64)
+        rank[self.index[row.piece].cpu()] = torch.arange(self.index[row.piece].numel())
+        rows = slice(row.row0, row.row0 + row.b1 - row.b0)
+        cells = rank.view(mask.shape)[rows, row.t0 : row.t0 + row.f1 - row.f0]
+        band, frame = torch.nonzero(cells >= 0, as_tuple=True)
+        m = self.transform.group_tensors[row.group].m
+        row.source = (offsets[row.piece] + cells[band, frame]).to(self.device)
+        row.target = (band * m + frame + row.f0).to(self.device)
+        index, analysis, synthesis = self._taps(row.group, row.b0, row.b1)
+        row.taps = (index - lo, analysis, synthesis)
 
     def _taps(self, group: int, b0: int, b1: int):
         """The rfft bin, analysis and synthesis weights of bands ``[b0, b1)`` of a group,
@@ -134,44 +158,29 @@ class SliceModel:
         """The analysis on the imposed cells of the synthesis of ``change`` on them, slice by
         slice without the window: ``[C, cells]`` complex64 to the same."""
         channels = change.shape[0]
-        dense, found, offset = [], [], 0
-        for (*_, mask), index in zip(self.pieces, self.index, strict=True):
-            piece = fft_ops.zeros((channels, mask.numel()), torch.complex64, self.device)
-            piece[:, index] = change[:, offset : offset + index.numel()]
-            offset += index.numel()
-            dense.append(piece.view(channels, *mask.shape))
-            found.append(torch.zeros_like(dense[-1]))
+        found = torch.zeros_like(change)
         half = self.transform.slice_length // 2
         for rows, (lo, hi) in zip(self.slices, self.bins, strict=True):
             spectrum = fft_ops.zeros((channels, hi - lo), torch.complex64, self.device)
             for row in rows:
-                index, _, synthesis = self._taps(row.group, row.b0, row.b1)
-                frames = self._frames(row, channels)
-                frames[:, :, row.f0 : row.f1] = dense[row.piece][self._cells(row)]
-                bins = fft_ops.scale_(fft_ops.fft_(frames).flatten(1), synthesis)
-                spectrum.index_add_(-1, index - lo, bins)
+                index, _, synthesis = row.taps
+                m = self.transform.group_tensors[row.group].m
+                frames = fft_ops.zeros(
+                    (channels, (row.b1 - row.b0) * m), torch.complex64, self.device
+                )
+                frames[:, row.target] = change[:, row.source]
+                frames = fft_ops.fft_(frames.view(channels, row.b1 - row.b0, m))
+                spectrum.index_add_(-1, index, fft_ops.scale_(frames.flatten(1), synthesis))
             for edge in (0, half):  # irfft then rfft: these bins' imaginary parts are lost
                 if lo <= edge < hi:
                     spectrum[:, edge - lo] = spectrum[:, edge - lo].real.to(torch.complex64)
             for row in rows:
-                index, analysis, _ = self._taps(row.group, row.b0, row.b1)
-                taken = fft_ops.take_scaled(spectrum, index - lo, analysis)
+                index, analysis, _ = row.taps
                 m = self.transform.group_tensors[row.group].m
+                taken = fft_ops.take_scaled(spectrum, index, analysis)
                 frames = fft_ops.fft_(taken.view(channels, row.b1 - row.b0, m), inverse=True)
-                found[row.piece][self._cells(row)] += frames[:, :, row.f0 : row.f1]
-        return torch.cat(
-            [piece.flatten(1)[:, index] for piece, index in zip(found, self.index, strict=True)],
-            dim=1,
-        )
-
-    def _frames(self, row: _Rows, channels: int) -> torch.Tensor:
-        m = self.transform.group_tensors[row.group].m
-        return fft_ops.zeros((channels, row.b1 - row.b0, m), torch.complex64, self.device)
-
-    @staticmethod
-    def _cells(row: _Rows) -> tuple[slice, slice, slice]:
-        rows = slice(row.row0, row.row0 + row.b1 - row.b0)
-        return slice(None), rows, slice(row.t0, row.t0 + row.f1 - row.f0)
+                found[:, row.source] += frames.flatten(1)[:, row.target]
+        return found
 
     def analyse_change(
         self,

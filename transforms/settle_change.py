@@ -34,12 +34,12 @@ from spectropaint.transforms import fft_ops
 from spectropaint.transforms.consistency import TOLERANCE, Alternation, Span
 from spectropaint.transforms.transform import Transform
 
-MODEL_WORK = 600_000
+MODEL_WORK = 400_000
 """Coefficients (per channel) the model's iterations may transform in all (:attr:`.size` of
-:class:`~spectropaint.transforms.nsgt_local.SliceModel` per iteration): 8 iterations for a
-one-second stroke three semitones high at 48 bins per octave, about 2 ms each on this 2-core
-machine, so that its settle stays within 100 ms (``tests/benchmarks/bench_fidelity.py``); the
-count depends on the edit alone, so a recorded stroke replays to the same sound."""
+:class:`~spectropaint.transforms.nsgt_local.SliceModel` per iteration): for a one-second stroke
+six semitones high, 5 iterations at 48 bins per octave and 10 at 24, 1.5 to 2.5 ms each on this
+2-core machine, so that its settle stays within 100 ms (``tests/benchmarks/bench_fidelity.py``);
+the count depends on the edit alone, so a recorded stroke replays to the same sound."""
 ITERATIONS = (4, 32)
 """Fewest and most iterations."""
 
