@@ -123,15 +123,22 @@ class SliceModel:
         self.slices = list(slices.values())
         self.bins = []  # per slice: its compact spectrum's first bin and end
         for rows in self.slices:
-            taken = [self._taps(row.group, row.b0, row.b1)[0] for row in rows]
-            self.bins.append(
-                (min(int(i.min()) for i in taken), max(int(i.max()) for i in taken) + 1)
+            reach = [_band_bins(transform.group_tensors[row.group]) for row in rows]
+            lo = min(
+                int(lows[row.b0 : row.b1].min())
+                for row, (lows, _, _) in zip(rows, reach, strict=True)
             )
+            hi = max(
+                int(highs[row.b0 : row.b1].max())
+                for row, (_, highs, _) in zip(rows, reach, strict=True)
+            )
+            self.bins.append((lo, hi + 1))
             for row in rows:
-                self._place(row, self.bins[-1][0])
+                self._place(row, lo, hi + 1)
 
-    def _place(self, row: _Rows, lo: int) -> None:
-        """Fill ``row``'s positions and taps (bins counted from ``lo``)."""
+    def _place(self, row: _Rows, lo: int, hi: int) -> None:
+        """Fill ``row``'s positions and taps (bins counted from ``lo``; the taps outside a
+        band's window, weighted 0, are pointed at ``[lo, hi)`` too)."""
         offsets = [0]
         for index in self.index:
             offsets.append(offsets[-1] + index.numel())
@@ -145,7 +152,7 @@ class SliceModel:
         row.source = (offsets[row.piece] + cells[band, frame]).to(self.device)
         row.target = (band * m + frame + row.f0).to(self.device)
         index, analysis, synthesis = self._taps(row.group, row.b0, row.b1)
-        row.taps = (index - lo, analysis, synthesis)
+        row.taps = ((index - lo).clamp(0, hi - lo - 1), analysis, synthesis)
 
     def _taps(self, group: int, b0: int, b1: int):
         """The rfft bin, analysis and synthesis weights of bands ``[b0, b1)`` of a group,
