@@ -31,7 +31,9 @@ imposed too where the operation kept every changed cell's phase. :func:`settle_n
 calls at once (the command line, replays).
 
 On an NSGT document the span is the edit's slices (the samples they reach may change) and every
-block's frames over them (re-analysed); the target is imposed by alternating projections.
+block's frames over them (those the change reaches are re-analysed); the settle works on the
+change of the sound (:func:`~spectropaint.transforms.settle_change.project_change`), with the
+values before the edit.
 
 The settled region is every frame whose analysis reads a sample the stroke's frames reach (three
 frames either side for ``n_fft = 4 hop``), and the bins where the settle changed something by more
@@ -56,6 +58,7 @@ from spectropaint.transforms import fft_ops
 from spectropaint.transforms.consistency import Span, project
 from spectropaint.transforms.document import EditedRun, resynthesise
 from spectropaint.transforms.regions import EMPTY, Region
+from spectropaint.transforms.settle_change import Edit, project_change
 from spectropaint.transforms.torch_device import one_thread
 from spectropaint.transforms.transform import Transform
 
@@ -117,7 +120,7 @@ class SettlePart:
         The frames re-analysed (per block) and the samples that may change.
     runs : list of (block, EditedRun)
         Copies of the coefficients of the edited frames that reach the span's samples (as before
-        the stroke, for the pen).
+        the stroke, for the pen); none where the transform settles by change.
     current : list of torch.Tensor [shape=(2, C, F, frames)]
         The document's values over each piece of the span (to tell what the settle changes).
     boxes : list of Region
@@ -126,11 +129,15 @@ class SettlePart:
         Painted magnitude and phase on each box.
     weights : list of torch.Tensor [shape=(bins, frames)] or None
         How much each target holds on each cell of its box (:func:`imposed_weights`).
+    befores : list of torch.Tensor [shape=(2, C, bins, frames)] or None
+        Each box's values before the edit (where the transform settles by change).
     magnitude_only : bool
         Impose the targets' magnitude alone.
     pen : PenPath or None
         The pen's partial, synthesised instead of iterating (one block).
     iterations : int
+        The most iterations (see :data:`WORK_CELLS`; where the transform settles by change,
+        :func:`.project_change` counts its own).
     """
 
     transform: Transform
@@ -143,6 +150,7 @@ class SettlePart:
     boxes: list[Region]
     targets: list[torch.Tensor] | None
     weights: list[torch.Tensor] | None
+    befores: list[torch.Tensor] | None
     magnitude_only: bool
     pen: PenPath | None
     iterations: int
@@ -153,6 +161,8 @@ class SettlePart:
         """The regions changed with their settled values, the iterations made and the residual
         (dB); ``stop`` ends the iterations early (see :func:`~.consistency.project`)."""
         span = self.span
+        if self.transform.settles_by_change:
+            return self._by_change(stop)
         heard = resynthesise(
             self.transform,
             self.samples,
@@ -184,7 +194,74 @@ class SettlePart:
             )
             pieces = projection.coefficients
             iterations, residual_db = projection.iterations, projection.residual_db
-        return self._changed(pieces), iterations, residual_db
+        found = zip(self.span.pieces, pieces, self.current, strict=True)
+        return (
+            self._changed(
+                [(block, lo, piece, current, 0) for (block, lo, _), piece, current in found]
+            ),
+            iterations,
+            residual_db,
+        )
+
+    def _by_change(
+        self, stop: Callable[[], bool] | None
+    ) -> tuple[list[tuple[Region, torch.Tensor]], int, float]:
+        """:meth:`compute` by the change of the sound (:func:`.project_change`)."""
+        largest = max(float(current[0].max()) for current in self.current)
+        projection = project_change(
+            self.transform,
+            self.span,
+            self.current,
+            self._edits(),
+            floor=UNCHANGED * largest,
+            magnitude_only=self.magnitude_only,
+            stop=stop,
+        )
+        pieces = []
+        for block, bin0, frame0, settled, number in projection.pieces:
+            lo = self.span.pieces[number][1]
+            bins, frames = settled.shape[1:]
+            inside = (slice(bin0, bin0 + bins), slice(frame0 - lo, frame0 - lo + frames))
+            pieces.append(
+                (
+                    block,
+                    frame0,
+                    settled,
+                    self.current[number][(slice(None), slice(None), *inside)],
+                    bin0,
+                )
+            )
+        return self._changed(pieces, largest), projection.iterations, projection.residual_db
+
+    def _edits(self) -> list[Edit]:
+        """Per block, the bounding box of its boxes with their targets, weights and values
+        before the edit (complex; later boxes over earlier ones)."""
+        device = self.transform.device
+        edits = []
+        for block in sorted({box.block for box in self.boxes}):
+            mine = [i for i, box in enumerate(self.boxes) if box.block == block]
+            bound = self.boxes[mine[0]]
+            for i in mine[1:]:
+                bound = bound.union(self.boxes[i])
+            shape = (len(self.channels), bound.bin1 - bound.bin0, bound.frame1 - bound.frame0)
+            target = torch.zeros(shape, dtype=torch.complex64, device=device)
+            before = torch.zeros_like(target)
+            weight = torch.zeros(shape[1:], dtype=torch.float32, device=device)
+            for i in mine:
+                box = self.boxes[i]
+                inside = (
+                    slice(box.bin0 - bound.bin0, box.bin1 - bound.bin0),
+                    slice(box.frame0 - bound.frame0, box.frame1 - bound.frame0),
+                )
+                target[(slice(None), *inside)] = fft_ops.polar_to_complex(
+                    *self.targets[i].to(device)
+                )
+                before[(slice(None), *inside)] = fft_ops.polar_to_complex(
+                    *self.befores[i].to(device)
+                )
+                weight[inside] = self.weights[i].to(device)
+            edits.append((block, bound.bin0, bound.frame0, target, weight, before))
+        return edits
 
     def _over_span(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Target and weights on the span's frames, flat: ``[C, K]`` and ``[K]`` (written in
@@ -209,15 +286,16 @@ class SettlePart:
                 piece_weight[inside] = held.to(device)
         return target, weight
 
-    def _changed(self, pieces: list[torch.Tensor]) -> list[tuple[Region, torch.Tensor]]:
-        """Per piece, the box of cells the settle changes and the settled magnitude and phase
-        there (pieces where nothing changed are left out)."""
-        polar = [fft_ops.polar(piece) for piece in pieces]
-        largest = max(float(magnitude.max()) for magnitude, _ in polar)
+    def _changed(self, pieces, largest: float | None = None) -> list[tuple[Region, torch.Tensor]]:
+        """Per piece ``(block, frame0, settled [C, b, T] complex, current [2, C, b, T], bin0)``
+        (its bins from ``bin0``), the box of cells the settle changes (by more than
+        :data:`UNCHANGED` of ``largest``, default the settled values' largest magnitude) and the
+        settled magnitude and phase there (pieces where nothing changed are left out)."""
+        polar = [fft_ops.polar(piece[2]) for piece in pieces]
+        if largest is None:
+            largest = max(float(magnitude.max()) for magnitude, _ in polar)
         writes = []
-        for (block, lo, _), (magnitude, phase), current in zip(
-            self.span.pieces, polar, self.current, strict=True
-        ):
+        for (block, lo, _, current, bin0), (magnitude, phase) in zip(pieces, polar, strict=True):
             current = current.to(magnitude.device)
             change = fft_ops.polar_distance(magnitude, phase, current[0], current[1])
             changed = change.amax(dim=0) > UNCHANGED * largest
@@ -228,7 +306,7 @@ class SettlePart:
             b0, b1 = int(rows[0]), int(rows[-1]) + 1
             t0, t1 = int(columns[0]), int(columns[-1]) + 1
             box = (slice(None), slice(b0, b1), slice(t0, t1))
-            region = Region(b0, b1, lo + t0, lo + t1, self.channels, block)
+            region = Region(bin0 + b0, bin0 + b1, lo + t0, lo + t1, self.channels, block)
             writes.append((region, torch.stack((magnitude[box], phase[box]))))
         return writes
 
@@ -314,6 +392,7 @@ def _part(
     weights: list[torch.Tensor] | None,
     *,
     magnitude_only: bool,
+    befores: list[torch.Tensor] | None = None,
     pen: tuple[PenPath, torch.Tensor] | None = None,
 ) -> SettlePart:
     """The settle of ``boxes`` (one per block) towards ``targets`` held by ``weights``
@@ -325,7 +404,8 @@ def _part(
     channels = boxes[0].channels
     span = Span.around(transform, boxes, n)
     runs = []
-    for block in range(len(document.blocks)):
+    by_change = transform.settles_by_change
+    for block in range(0 if by_change else len(document.blocks)):
         lo, hi = transform.frames_over(block, span.start, span.stop, n)
         run = document.edited_run(lo, hi, block=block, channels=channels) if hi > lo else None
         if run is not None:
@@ -354,6 +434,7 @@ def _part(
         boxes=boxes,
         targets=targets,
         weights=weights,
+        befores=befores if by_change else None,
         magnitude_only=magnitude_only,
         pen=path,
         iterations=iterations_for(cells),
@@ -378,7 +459,9 @@ def plan_settle(stroke) -> SettlePlan | None:
         part = _part(document, boxes, None, None, magnitude_only=magnitude_only, pen=pen)
     else:  # on the NSGT, the pen's painting settles as a target
         targets, weights = _targets(document, boxes, befores)
-        part = _part(document, boxes, targets, weights, magnitude_only=magnitude_only)
+        part = _part(
+            document, boxes, targets, weights, magnitude_only=magnitude_only, befores=befores
+        )
     return SettlePlan([part], document.revision, step)
 
 
@@ -420,7 +503,9 @@ def plan_edit_settle(document, step: Step | None, regions: list[Region]) -> Sett
             torch.equal(now[1][:, weight > 0], before[1][:, weight > 0])
             for now, before, weight in zip(nows, befores, weights, strict=True)
         )
-        parts.append(_part(document, boxes, nows, weights, magnitude_only=not kept))
+        parts.append(
+            _part(document, boxes, nows, weights, magnitude_only=not kept, befores=befores)
+        )
     return SettlePlan(parts, document.revision, step) if parts else None
 
 

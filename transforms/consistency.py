@@ -18,8 +18,10 @@ imposed, each by a weight from 0 (free) to 1. Two targets:
   momentum of the fast
   Griffin-Lim algorithm (Perraudin, Balazs and Sondergaard, 2013).
 
-A transform without the adjoint the first needs (the NSGT) imposes complex values by the same
-alternating projections, moving each cell to the target value instead of its magnitude. A span
+A transform without the adjoint the first needs imposes complex values by the same alternating
+projections, moving each cell to the target value instead of its magnitude. (The NSGT's settle
+goes another way, on the change of the sound: :mod:`.settle_change`; :class:`Alternation` is
+shared.) A span
 may hold frames of several blocks (an NSGT edit's slices reach every block): coefficients are
 then flat vectors, each block's frames flattened and joined.
 
@@ -190,12 +192,19 @@ class _Imposed:
     imposed cells alone and adds it to the signal (the resynthesis by difference), and reads back
     the cells alone: both over each piece's frames from the first to the last that holds one
     (an NSGT edit's cells lie in a few of its blocks).
+
+    Where the analysis comes as a transposed view of time-major frames (the STFT on the CPU), the
+    cells are read from, and the change written in, that layout: flattening the view would copy
+    every frame, and the synthesis would transpose the change back (measured: a third of an
+    iteration on a 250-frame warp).
     """
 
     def __init__(self, operator: _Operator, cells: torch.Tensor):
         self.operator = operator
         self.pieces: list[tuple[int, int, int]] = []
         self.index: list[torch.Tensor] = []  # per piece, the cells among its frames, flat
+        self.time_index: list[torch.Tensor] = []  # the same cells in time-major order
+        self.time_major = False  # whether the analysis comes time-major (see values)
         self.shapes: list[tuple[int, int]] = []
         for (block, lo, _), mask in zip(
             operator.span.pieces, operator.split(cells[None]), strict=True
@@ -205,7 +214,9 @@ class _Imposed:
                 continue
             t0, t1 = int(columns[0]), int(columns[-1]) + 1
             self.pieces.append((block, lo + t0, lo + t1))
-            self.index.append(torch.nonzero(mask[0, :, t0:t1].flatten()).flatten())
+            index = torch.nonzero(mask[0, :, t0:t1].flatten()).flatten()
+            self.index.append(index)
+            self.time_index.append((index % (t1 - t0)) * mask.shape[1] + index // (t1 - t0))
             self.shapes.append((mask.shape[1], t1 - t0))
 
     def values(self) -> torch.Tensor:
@@ -216,10 +227,17 @@ class _Imposed:
         parts = operator.transform.analyse_pieces(
             operator.signal, span.start, self.pieces, span.n_samples
         )
-        return torch.cat(
-            [part.flatten(1)[:, index] for part, index in zip(parts, self.index, strict=True)],
-            dim=1,
-        )
+        self.time_major = all(part.transpose(1, 2).is_contiguous() for part in parts)
+        if self.time_major:
+            found = [
+                part.transpose(1, 2).reshape(part.shape[0], -1)[:, index]
+                for part, index in zip(parts, self.time_index, strict=True)
+            ]
+        else:
+            found = [
+                part.flatten(1)[:, index] for part, index in zip(parts, self.index, strict=True)
+            ]
+        return torch.cat(found, dim=1)
 
     def add(self, change: torch.Tensor) -> None:
         """Add to the free samples the synthesis of ``change`` ``[C, cells]`` on the cells."""
@@ -227,11 +245,16 @@ class _Imposed:
         if not self.pieces:
             return
         pieces, offset = [], 0
-        for (block, lo, _), index, shape in zip(self.pieces, self.index, self.shapes, strict=True):
+        indices = self.time_index if self.time_major else self.index
+        for (block, lo, _), index, shape in zip(self.pieces, indices, self.shapes, strict=True):
             part = change.new_zeros((change.shape[0], shape[0] * shape[1]))
             part[:, index] = change[:, offset : offset + index.numel()]
             offset += index.numel()
-            pieces.append((block, lo, part.view(change.shape[0], *shape)))
+            if self.time_major:
+                part = part.view(change.shape[0], shape[1], shape[0]).transpose(1, 2)
+            else:
+                part = part.view(change.shape[0], *shape)
+            pieces.append((block, lo, part))
         first, samples = operator.transform.synthesise_many(pieces, span.n_samples)
         a, b = max(first, span.free0), min(first + samples.shape[-1], span.free1)
         operator.signal[:, a - span.start : b - span.start] += samples[:, a - first : b - first].to(
@@ -351,6 +374,91 @@ def _conjugate_gradients(
     )
 
 
+class Alternation:
+    """The imposing half of alternating projections with momentum on the cells of weight above 0:
+    moving each cell's magnitude to ``|target|`` by its weight (a relaxed projection where the
+    weight is below 1); with ``magnitude_only=False``, moving each cell's value to ``target``.
+
+    Cells whose starting value already has the target, complex value and all, to within
+    :data:`LOCKED` are held to it, phase included: the phase a move or a copy gave them fits, and
+    leaving it free would let the inconsistency at the stroke's edges seep into them, iteration
+    after iteration (a tone moved by whole bins kept 68 dB of SNR held, 48 dB left free).
+
+    Parameters
+    ----------
+    target : torch.Tensor [shape=(C, K)], complex
+        On the imposed cells.
+    weight : torch.Tensor [shape=(K,)]
+        Above 0.
+    start : torch.Tensor [shape=(C, K)], complex
+        The values the iterations start from.
+    """
+
+    def __init__(
+        self,
+        target: torch.Tensor,
+        weight: torch.Tensor,
+        start: torch.Tensor,
+        *,
+        magnitude_only: bool,
+    ):
+        self.target, self.weight, self.magnitude_only = target, weight, magnitude_only
+        self.wanted = magnitude(target)
+        self.fallback = torch.sgn(target) + (
+            self.wanted == 0
+        )  # its phase where the signal has none
+        self.locked = (weight >= 1) & (power(start - target) <= LOCKED**2 * self.wanted**2)
+        self.energy = float((weight * power(start)).sum()) or 1.0
+        self.previous: torch.Tensor | None = None
+
+    def residual(self, values: torch.Tensor) -> float:
+        """Weighted energy of (target minus ``values``)."""
+        if not self.magnitude_only:
+            return float((self.weight * power(values - self.target)).sum())
+        return float((self.weight * (magnitude(values) - self.wanted) ** 2).sum())
+
+    def residual_db(self, values: torch.Tensor) -> float:
+        """:meth:`residual` relative to the starting values' energy, dB."""
+        return 10 * math.log10(max(self.residual(values) / self.energy, 1e-30))
+
+    def change(self, values: torch.Tensor) -> torch.Tensor:
+        """What to add to the cells' ``values`` (the analysis of the current signal): the target
+        imposed, with momentum."""
+        weight = self.weight
+        if self.magnitude_only:
+            size = magnitude(values)
+            moved = values * (1 - weight + weight * self.wanted / size.clamp_min(1e-30))
+            moved = torch.where(size > 0, moved, weight * self.wanted * self.fallback)
+        else:
+            moved = values + weight * (self.target - values)
+        fixed = torch.where(self.locked, self.target, moved)
+        previous, self.previous = self.previous, fixed
+        wanted_now = fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
+        return wanted_now - values
+
+    def run(
+        self,
+        values: torch.Tensor,
+        impose: Callable[[torch.Tensor, bool], torch.Tensor],
+        iterations: int,
+        tolerance: float,
+        stop: Callable[[], bool],
+    ) -> tuple[torch.Tensor, int]:
+        """Iterate from ``values``: ``impose(change, last)`` adds a change to the cells and returns
+        their values after it (``last`` for the last iteration of ``iterations``); the values
+        reached and the iterations made."""
+        done = 0
+        last = self.residual(values)
+        while done < iterations and not stop():
+            done += 1
+            values = impose(self.change(values), done == iterations)
+            now = self.residual(values)
+            if 0 <= last - now < tolerance * now:  # momentum may raise it for a while: go on then
+                break
+            last = now
+        return values, done
+
+
 def _griffin_lim(
     operator: _Operator,
     target: torch.Tensor,
@@ -361,28 +469,12 @@ def _griffin_lim(
     *,
     magnitude_only: bool = True,
 ) -> Projection:
-    """Alternating projections with momentum, moving each cell's magnitude to ``|target|`` by its
-    weight (a relaxed projection where the weight is below 1); with ``magnitude_only=False``,
-    moving each cell's value to ``target`` by its weight.
+    """:class:`Alternation` on the exact synthesis and analysis of the imposed cells.
 
-    Cells where the signal given already has the target, complex value and all, to within
-    :data:`LOCKED` are held to it, phase included: the phase a move or a copy gave them fits, and
-    leaving it free would let the inconsistency at the stroke's edges seep into them, iteration
-    after iteration (a tone moved by whole bins kept 68 dB of SNR held, 48 dB left free).
     Only the cells of weight above 0 are imposed (and carry the momentum); the others take the
     analysis as it comes, so the work per iteration besides the transforms follows the stroke.
     """
     cells = weights > 0
-    weight = weights[cells]  # [K]
-    wanted_values = target[:, cells]  # [C, K]
-    wanted = magnitude(wanted_values)
-    fallback = torch.sgn(wanted_values) + (wanted == 0)  # its own phase where the signal has none
-
-    def residual(values: torch.Tensor) -> float:
-        if not magnitude_only:
-            return float((weight * power(values - wanted_values)).sum())
-        return float((weight * (magnitude(values) - wanted) ** 2).sum())
-
     imposed = _Imposed(operator, cells)
 
     def everywhere() -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -394,38 +486,22 @@ def _griffin_lim(
         ]
         return parts, torch.cat(on_cells, dim=1)
 
-    analysed = None  # every piece's analysis of the current signal, once made
+    analysed = []  # every piece's analysis of the current signal, once made
+
+    def impose(change: torch.Tensor, last: bool) -> torch.Tensor:
+        imposed.add(change)
+        if not last:
+            return imposed.values()
+        parts, values = everywhere()  # the last: the analysis returned serves it too
+        analysed.append(parts)
+        return values
+
     values = imposed.values()
-    locked = (weight >= 1) & (power(values - wanted_values) <= LOCKED**2 * wanted**2)
-    energy = float((weight * power(values)).sum()) or 1.0
-    previous: torch.Tensor | None = None
-    done = 0
-    last = residual(values)
-    while done < iterations and not stop():
-        if magnitude_only:
-            size = magnitude(values)
-            moved = values * (1 - weight + weight * wanted / size.clamp_min(1e-30))
-            moved = torch.where(size > 0, moved, weight * wanted * fallback)
-        else:
-            moved = values + weight * (wanted_values - values)
-        fixed = torch.where(locked, wanted_values, moved)
-        wanted_now = fixed if previous is None else fixed + MOMENTUM * (fixed - previous)
-        previous = fixed
-        imposed.add(wanted_now - values)
-        done += 1
-        if done == iterations:  # the last: the analysis returned serves it too
-            analysed, values = everywhere()
-        else:
-            values = imposed.values()
-        now = residual(values)
-        if 0 <= last - now < tolerance * now:  # momentum may raise it for a while: go on then
-            break
-        last = now
-    if analysed is None:
-        analysed, values = everywhere()
-    return Projection(
-        analysed,
-        operator.signal,
-        done,
-        10 * math.log10(max(residual(values) / energy, 1e-30)),
+    alternation = Alternation(
+        target[:, cells], weights[cells], values, magnitude_only=magnitude_only
     )
+    values, done = alternation.run(values, impose, iterations, tolerance, stop)
+    if not analysed:
+        parts, values = everywhere()
+        analysed.append(parts)
+    return Projection(analysed[0], operator.signal, done, alternation.residual_db(values))

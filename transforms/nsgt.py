@@ -159,6 +159,26 @@ class NSGT(Transform):
     def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
         return self.samples_reached(block, frame0, frame1, n_samples)
 
+    @property
+    def group_tensors(self) -> tuple[_GroupTensors, ...]:
+        """Every group's gather index and weights (read only)."""
+        return self._groups
+
+    @property
+    def slice_window(self) -> torch.Tensor:
+        """The slice window ``[N]``, float32 on the device (read only)."""
+        return self._window
+
+    settles_by_change = True
+
+    def local_model(self, pieces):
+        """The model of synthesis then analysis inside each slice's spectrum on the imposed cells
+        of ``pieces`` that the settle iterates on (:class:`~.nsgt_local.SliceModel`; see
+        :mod:`~spectropaint.transforms.settle_change`)."""
+        from spectropaint.transforms.nsgt_local import SliceModel
+
+        return SliceModel(self, pieces)
+
     def analyse_span(
         self,
         span: torch.Tensor,

@@ -214,6 +214,17 @@ class Transform(ABC):
     supports_settle = False
     least_squares_settle = False
 
+    # A transform whose exact synthesis and analysis are costly for small edits (the NSGT's
+    # slices) settles by the change of the sound instead (spectropaint.transforms.settle_change),
+    # iterating on the model that local_model gives.
+    settles_by_change = False
+
+    def local_model(self, pieces):
+        """A cheap stand-in for synthesis then analysis on the imposed cells of ``pieces``
+        (``(block, bin0, frame0, mask [bins, frames])``), with ``apply`` and ``analyse_change``
+        (see :class:`~.nsgt_local.SliceModel`); only where :attr:`settles_by_change`."""
+        raise NotImplementedError(f"the {self.name} transform has no local model")
+
     def samples_read(self, block: int, frame0: int, frame1: int, n_samples: int) -> tuple[int, int]:
         """The half-open sample span the analysis of frames ``[frame0, frame1)`` reads (with any
         reflection at the signal's ends): what :meth:`analyse_span` needs."""
