@@ -65,7 +65,8 @@ class CoarsePhase:
         """The status line's Cancel (Escape too), which stops the job: :meth:`cancel`."""
         window.job_cancel.watch(job, self.cancel)
         self.show_progress(0.0)
-        job.report_to(self.show_progress)
+        job.progressed.connect(self.show_progress)
+        job.hide_dialog()
 
     @classmethod
     def begin(cls, window: MainWindow, job: Job, document: CoarseDocument) -> CoarsePhase | None:
