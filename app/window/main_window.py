@@ -338,14 +338,14 @@ class MainWindow(QMainWindow):
             or (self._refused is not None and self._refused() is session.document)
         ):
             return
-        document = session.document
-        view = dataclasses.replace(
-            self.canvas.view, channel=min(self.canvas.view.channel, document.n_channels - 1)
-        )
+        document, shown = session.document, self.canvas.view
         seconds = self.canvas.mapping().seconds_span  # the view's frames are the old analysis's
+        view = dataclasses.replace(
+            shown, time_range=None, channel=min(shown.channel, document.n_channels - 1)
+        )
         if self._show_session(session, view, self.stacked):
-            if view.time_range is not None:
-                self.show_place(seconds, view.freq_range)
+            if shown.time_range is not None:
+                self.show_place(seconds, shown.freq_range)
             return
         self._refused = weakref.ref(document)
         if self._recovering:
