@@ -556,11 +556,16 @@ class Session:
         :meth:`undo`)."""
         return self._step(self.history.redo, self.strokes.redo, "redo", progress)
 
+    def next_step(self, kind: str):
+        """The step the next ``'undo'`` or ``'redo'`` takes (its ``label`` names it), None when
+        there is none."""
+        steps = self.history.undo_steps if kind == "undo" else self.history.redo_steps
+        return steps[-1] if steps else None
+
     def step_replaces(self, kind: str) -> bool:
         """The next ``'undo'`` or ``'redo'`` is of a change of analysis: it analyses the whole
         sound (run it on a worker thread, with progress)."""
-        steps = self.history.undo_steps if kind == "undo" else self.history.redo_steps
-        return bool(steps) and isinstance(steps[-1], AnalysisStep)
+        return isinstance(self.next_step(kind), AnalysisStep)
 
     def _step(self, step, log_step, kind: str, progress: Progress | None) -> Region | None:
         if self._stroke is not None:
@@ -569,9 +574,9 @@ class Session:
         if replacing:  # analysed before the lock: the step rebuilds from its own copies
             self._begin_replacing()
             try:
-                steps = self.history.undo_steps if kind == "undo" else self.history.redo_steps
-                if steps and isinstance(steps[-1], AnalysisStep):  # still, now edits wait
-                    steps[-1].prepare(progress)
+                analysis = self.next_step(kind)
+                if isinstance(analysis, AnalysisStep):  # still, now that edits wait
+                    analysis.prepare(progress)
             except BaseException:
                 self._replacing = False
                 raise

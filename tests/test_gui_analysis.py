@@ -129,3 +129,25 @@ def test_bad_settings_stay_in_the_dialog_with_the_reason(qtbot):
     dialog._accept()
     assert "fmax must be at least an octave above fmin" in dialog.problem.text()
     assert dialog.result() == 0
+
+
+def test_a_change_of_analysis_keeps_the_seconds_and_hz_shown(window, qtbot):
+    """The view is frames of the analysis shown; the new analysis (four times as many frames)
+    shows the same seconds and Hz, not the old frame numbers."""
+    from spectropaint.app.window import analysis_jobs
+
+    canvas = window.canvas
+    frames = canvas.renderer.geometry.frame_position(np.asarray([1.2, 1.8]))
+    canvas.update_view(time_range=(float(frames[0]), float(frames[1])), freq_range=(200.0, 4000.0))
+    assert canvas.mapping().seconds_span == pytest.approx((1.2, 1.8))
+    analysis_jobs.change(window, STFTSettings(n_fft=2048, hop=128))
+    qtbot.waitUntil(
+        lambda: (
+            window.replacing is None and window.canvas.lanes.document is window.session.document
+        ),
+        timeout=30000,
+    )
+    mapping = window.canvas.mapping()
+    assert mapping.geometry.step_seconds == pytest.approx(128 / window.session.document.sample_rate)
+    assert mapping.seconds_span == pytest.approx((1.2, 1.8), abs=1e-6)
+    assert mapping.view.freq_range == pytest.approx((200.0, 4000.0))

@@ -15,14 +15,12 @@ when opening fails or is cancelled, the document set aside comes back as it was.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QLabel
 
-from spectropaint.app.navigation import view_at_seconds
 from spectropaint.app.window.coarse_canvas import CoarseCanvas
 from spectropaint.gpu.errors import GPUUnavailableError
 
@@ -65,7 +63,8 @@ class CoarsePhase:
         """The status line's Cancel (Escape too), which stops the job: :meth:`cancel`."""
         window.job_cancel.watch(job, self.cancel)
         self.show_progress(0.0)
-        job.report_to(self.show_progress)
+        job.progressed.connect(self.show_progress)
+        job.hide_dialog()
 
     @classmethod
     def begin(cls, window: MainWindow, job: Job, document: CoarseDocument) -> CoarsePhase | None:
@@ -98,7 +97,7 @@ class CoarsePhase:
     def finish(self) -> tuple[tuple[float, float], tuple | None] | None:
         """Take the picture away (then show the new document, or :meth:`put_back` the old one).
         Returns where the picture was zoomed or moved to (its seconds at the edges and its Hz
-        range, None for all), for :func:`show_place`; None when it showed everything."""
+        range, None for all), for ``MainWindow.show_place``; None when it showed everything."""
         window, view = self.window, self.canvas.view
         window.coarse_phase = None
         place = None
@@ -126,14 +125,3 @@ class CoarsePhase:
             self.kept[0].close()
         else:
             window.bring_back(self.kept)
-
-
-def show_place(window: MainWindow, place) -> None:
-    """Show in the window's new canvas the ``place`` (seconds at the edges, Hz range) that
-    :meth:`CoarsePhase.finish` gave."""
-    seconds, freq_range = place
-    mapping = window.canvas.mapping()
-    mapping = dataclasses.replace(
-        mapping, view=dataclasses.replace(mapping.view, freq_range=freq_range)
-    )
-    window.canvas.set_view(view_at_seconds(mapping, *seconds))

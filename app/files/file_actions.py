@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from spectropaint.app.files.coarse_phase import CoarsePhase, show_place
+from spectropaint.app.files.coarse_phase import CoarsePhase
 from spectropaint.app.files.workers import Job
 from spectropaint.transforms.errors import SettingsError, SpectroPaintError
 
@@ -175,7 +175,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
         if phase is not None:
             phase.put_back(opened=shown)
         if shown and place is not None:
-            show_place(window, place)
+            window.show_place(*place)
         if path is not None:
             window.store.add_recent(path)
 

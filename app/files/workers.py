@@ -111,7 +111,7 @@ class Job(QObject):
         self.worker.cancelled.connect(self._cancelled)
         self.thread.started.connect(self.worker.run)
         self.finished = False
-        self._report: Callable[[float], None] | None = None
+        self._dialog_off = False
 
     def start(self) -> Job:
         self.dialog.setValue(0)
@@ -121,19 +121,17 @@ class Job(QObject):
     def cancel(self) -> None:
         self.worker.cancel()
 
-    def report_to(self, show: Callable[[float], None]) -> None:
-        """From now on hand the progress to ``show(fraction)`` (a status line) instead of the
-        dialog, which hides and stays hidden: the window stays usable while the work goes on."""
-        self._report = show
+    def hide_dialog(self) -> None:
+        """Hide the progress dialog for good (the owner shows :attr:`progressed` elsewhere, a
+        status line): the window stays usable while the work goes on."""
+        self._dialog_off = True
         self.dialog.reset()  # stops the timer that would show it
         self.dialog.hide()
 
     @Slot(float)
     def _show_progress(self, fraction: float) -> None:
         self.progressed.emit(fraction)
-        if self._report is not None:
-            self._report(fraction)
-        elif self.dialog.maximum():
+        if not self._dialog_off and self.dialog.maximum():
             self.dialog.setValue(round(min(max(fraction, 0.0), 1.0) * PROGRESS_STEPS))
 
     @Slot(object)

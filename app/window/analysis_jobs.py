@@ -57,8 +57,7 @@ def step(
     if not session.step_replaces(kind):
         getattr(session, kind)()
         return None
-    steps = session.history.undo_steps if kind == "undo" else session.history.redo_steps
-    label = steps[-1].label
+    label = session.next_step(kind).label
     doing, done = ("Undoing", "Undone") if kind == "undo" else ("Redoing", "Redone")
 
     def work(progress):

@@ -39,6 +39,7 @@ from spectropaint.app.tools.footprint import Footprint
 from spectropaint.app.tools.registry import check_tool, make_tools
 from spectropaint.app.tools.view_tools import PanTool
 from spectropaint.app.window.canvas_overlay import CanvasOverlay, channel_names
+from spectropaint.app.window.lane_canvas import LaneCanvas
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.lanes import LaneRenderer
@@ -94,7 +95,7 @@ _CURSORS = {
 }
 
 
-class SpectrogramCanvas(QRenderWidget):
+class SpectrogramCanvas(LaneCanvas, QRenderWidget):
     """Draws the session's document (its first block) and hands pointer events to the active tool.
 
     It is the tools' :class:`~spectropaint.app.tools.base.ToolHost`.
@@ -166,12 +167,9 @@ class SpectrogramCanvas(QRenderWidget):
         """The tool holding the drag in progress (the active one, or the pan tool)."""
         self._space_held = False
         self._space_pan_used = False
-        self.frames_presented = 0
-        """Frames drawn by the renderer and then painted on the widget (tests and benchmarks)."""
-        self.last_present_time = 0.0
+        self._count_frames()
         self.last_paint_time = 0.0
         """When the widget was last painted, a new frame or only the marks (benchmarks)."""
-        self._drawn_since_paint = False
         self._pressure = 1.0
         self._tablet_pressure = 1.0
         self.setMinimumSize(200, 120)
@@ -304,25 +302,9 @@ class SpectrogramCanvas(QRenderWidget):
 
     # -------------------------------------------------------------------------------- the view
     @property
-    def view(self) -> ViewSettings:
-        return self.lanes.view
-
-    @property
     def renderer(self) -> SpectrogramRenderer:
         """The first lane's renderer (every lane has the same geometry)."""
         return self.lanes.renderers[0]
-
-    @property
-    def stacked(self) -> bool:
-        return self.lanes.stacked and len(self.lanes.channels) > 1
-
-    def bands(self) -> list[tuple[int, int]]:
-        """``(first_row, rows)`` of each lane, top to bottom."""
-        return self.lanes.bands(max(1, self.height()))
-
-    def lane_mapping(self, lane: int) -> ViewMapping:
-        """Lane ``lane``'s pixels (from its own top row) to document coordinates."""
-        return self.lanes.mapping(lane, max(1, self.width()), max(1, self.height()))
 
     def mapping(self) -> ViewMapping:
         """The lane the pointer is in (the whole canvas with one lane)."""
@@ -558,16 +540,6 @@ class SpectrogramCanvas(QRenderWidget):
         the pressure of the last one."""
         self._events.flush()
 
-    def _rc_present_bitmap(self, **kwargs) -> None:
-        # rendercanvas hands the rendered frame over here (possibly after an asynchronous read-back);
-        # the next paint event shows it
-        super()._rc_present_bitmap(**kwargs)
-        self._drawn_since_paint = True
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self.view_changed.emit()  # the lanes' heights, hence the rulers, changed
-
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         screen = self._screen
         composed = screen.composed if screen is not None else 0
@@ -581,10 +553,7 @@ class SpectrogramCanvas(QRenderWidget):
         self.last_paint_time = time.perf_counter()
         if self.lanes.streaming and not self._stream_timer.isActive():
             self._stream_timer.start()
-        if self._drawn_since_paint:
-            self._drawn_since_paint = False
-            self.frames_presented += 1
-            self.last_present_time = time.perf_counter()
+        self._frame_painted()
         if not self.interacting:
             self._pace(MAX_FPS)
 

@@ -10,13 +10,13 @@ as it shows a canvas (``view``, ``mapping``, ``bands``, ``stacked``, ``set_view`
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 from rendercanvas.qt import QRenderWidget
 
 from spectropaint.app.window.canvas_widget import MAX_FPS
+from spectropaint.app.window.lane_canvas import LaneCanvas
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.lanes import LaneRenderer
 from spectropaint.gpu.view import ViewSettings
@@ -24,7 +24,7 @@ from spectropaint.gpu.view_mapping import ViewMapping
 from spectropaint.transforms.files.coarse_read import CoarseDocument
 
 
-class CoarseCanvas(QRenderWidget):
+class CoarseCanvas(LaneCanvas, QRenderWidget):
     """Draws ``document`` (a coarse one) with ``view``, stacked or not, on ``device``."""
 
     view_changed = Signal()
@@ -45,27 +45,13 @@ class CoarseCanvas(QRenderWidget):
         view = dataclasses.replace(view, channel=min(view.channel, document.n_channels - 1))
         self.lanes = LaneRenderer(device, document, view, stacked=stacked)
         attach_canvas(self.lanes, self)
-        self.frames_presented = 0
-        """Frames drawn and painted on the widget (tests and benchmarks)."""
-        self.last_present_time = 0.0
-        self._drawn_since_paint = False
+        self._count_frames()
         self.setMinimumSize(200, 120)
         self.add_event_handler(lambda event: self.pressed.emit(), "pointer_down")
 
-    @property
-    def view(self) -> ViewSettings:
-        return self.lanes.view
-
-    @property
-    def stacked(self) -> bool:
-        return self.lanes.stacked and len(self.lanes.channels) > 1
-
-    def bands(self) -> list[tuple[int, int]]:
-        return self.lanes.bands(max(1, self.height()))
-
     def mapping(self) -> ViewMapping:
         """The first lane's pixels to the coarse document's coordinates."""
-        return self.lanes.mapping(0, max(1, self.width()), max(1, self.height()))
+        return self.lane_mapping(0)
 
     def set_view(self, view: ViewSettings) -> None:
         self.lanes.show(view, self.lanes.stacked)
@@ -84,20 +70,9 @@ class CoarseCanvas(QRenderWidget):
         self.request_draw()
         self.view_changed.emit()
 
-    def _rc_present_bitmap(self, **kwargs) -> None:
-        super()._rc_present_bitmap(**kwargs)
-        self._drawn_since_paint = True
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        super().resizeEvent(event)
-        self.view_changed.emit()
-
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
-        if self._drawn_since_paint:
-            self._drawn_since_paint = False
-            self.frames_presented += 1
-            self.last_present_time = time.perf_counter()
+        self._frame_painted()
 
     def close_renderer(self) -> None:
         self.lanes.close()

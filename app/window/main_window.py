@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QMessageBox
 
 from spectropaint.app.files import file_actions, project_actions
 from spectropaint.app.files.autosave import Autosave
+from spectropaint.app.navigation import view_at_seconds
 from spectropaint.app.panels.brush_panel import BrushPanel
 from spectropaint.app.panels.history_panel import HistoryPanel
 from spectropaint.app.panels.reference_view import ReferenceView
@@ -337,11 +338,14 @@ class MainWindow(QMainWindow):
             or (self._refused is not None and self._refused() is session.document)
         ):
             return
-        document = session.document
+        document, shown = session.document, self.canvas.view
+        seconds = self.canvas.mapping().seconds_span  # the view's frames are the old analysis's
         view = dataclasses.replace(
-            self.canvas.view, channel=min(self.canvas.view.channel, document.n_channels - 1)
+            shown, time_range=None, channel=min(shown.channel, document.n_channels - 1)
         )
         if self._show_session(session, view, self.stacked):
+            if shown.time_range is not None:
+                self.show_place(seconds, shown.freq_range)
             return
         self._refused = weakref.ref(document)
         if self._recovering:
@@ -353,6 +357,16 @@ class MainWindow(QMainWindow):
 
     def _recovered(self) -> None:
         self._recovering = False
+
+    def show_place(self, seconds: tuple[float, float], freq_range) -> None:
+        """Show in the canvas the ``seconds`` at its edges and the ``freq_range`` (Hz, None for
+        all) on whatever analysis it shows (a coarse picture's place, the place before a change
+        of analysis)."""
+        mapping = self.canvas.mapping()
+        mapping = dataclasses.replace(
+            mapping, view=dataclasses.replace(mapping.view, freq_range=freq_range)
+        )
+        self.canvas.set_view(view_at_seconds(mapping, *seconds))
 
     def _busy(self) -> str:
         """What must end before an undo, a save, an export or an operation runs: the change of
