@@ -188,18 +188,21 @@ def blend(
 
 
 def _read(
-    state: StrokeState, index: int, box: Region, *, original: bool
+    state: StrokeState, index: int, box: Region, *, original: bool, fresh: frozenset = frozenset()
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Values ``[2, C, Bm, Tm]`` of ``box`` reflected past the grid, with its bin and frame indices.
 
-    ``original`` picks the stroke's starting values instead of the current ones.
+    ``original`` picks the stroke's starting values instead of the current ones (``fresh``: the
+    tiles :meth:`~.history.OpenStep.record` just kept, whose values the document still holds).
     """
     block = state.document.blocks[index]
     device = state.document.device
     bins = torch.arange(box.bin0, box.bin1, device=device)
     frames = torch.arange(box.frame0, box.frame1, device=device)
     inside = box.clipped(block.n_bins, block.n_frames)
-    values = state.step.original(inside) if original else read_stacked(state.document, inside)
+    values = (
+        state.step.original(inside, fresh) if original else read_stacked(state.document, inside)
+    )
     if (inside.bin0, inside.bin1) != (box.bin0, box.bin1):
         values = _reflect(values, inside.bin0 - box.bin0, box.bin1 - inside.bin1, dim=-2)
         bins = reflect_index(bins, block.n_bins)
@@ -735,9 +738,9 @@ def _apply_stamping(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) 
     """A stamping brush's group: the kernel on the stroke's starting values, blended by coverage."""
     kind, document = state.kind, state.document
     box = group.joint_box()
-    state.step.record(box)
+    fresh = state.step.record(box)
     region = _grown(box, stroke.margin)
-    values, bins, frames = _read(state, stroke.index, region, original=True)
+    values, bins, frames = _read(state, stroke.index, region, original=True, fresh=fresh)
     mask, masks = None, None
     if kind.local and not kind.whole_box:  # no dab's own mask is needed: only the largest
         mask = _nearest_weight(state, stroke, group, box)
