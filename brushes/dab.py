@@ -32,7 +32,7 @@ import torch
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, Source
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances
+from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
@@ -246,18 +246,21 @@ def blend(
 
 
 def _read(
-    state: StrokeState, index: int, box: Region, *, original: bool
+    state: StrokeState, index: int, box: Region, *, original: bool, fresh: frozenset = frozenset()
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Values ``[2, C, Bm, Tm]`` of ``box`` reflected past the grid, with its bin and frame indices.
 
-    ``original`` picks the stroke's starting values instead of the current ones.
+    ``original`` picks the stroke's starting values instead of the current ones (``fresh``: the
+    tiles :meth:`~.history.OpenStep.record` just kept, whose values the document still holds).
     """
     block = state.document.blocks[index]
     device = state.document.device
     bins = torch.arange(box.bin0, box.bin1, device=device)
     frames = torch.arange(box.frame0, box.frame1, device=device)
     inside = box.clipped(block.n_bins, block.n_frames)
-    values = state.step.original(inside) if original else read_stacked(state.document, inside)
+    values = (
+        state.step.original(inside, fresh) if original else read_stacked(state.document, inside)
+    )
     if (inside.bin0, inside.bin1) != (box.bin0, box.bin1):
         values = _reflect(values, inside.bin0 - box.bin0, box.bin1 - inside.bin1, dim=-2)
         bins = reflect_index(bins, block.n_bins)
@@ -579,7 +582,12 @@ def apply_dabs(
             bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
             limit = max(FUSE_BOX, bins * frames)
             if fuse:
-                bounds = _groups(block_dabs, limit, by_radius=state.kind.reads_radius)
+                bounds = _groups(
+                    block_dabs,
+                    limit,
+                    by_radius=state.kind.reads_radius,
+                    owners=not state.kind.local,
+                )
             else:
                 bounds = [(index, index + 1) for index in range(len(block_dabs))]
             for number, (start, stop) in enumerate(bounds):
@@ -625,7 +633,7 @@ _LOOK_AHEAD = 512
 
 
 def _groups(
-    dabs: _BlockDabs, limit: int = FUSE_BOX, *, by_radius: bool = False
+    dabs: _BlockDabs, limit: int = FUSE_BOX, *, by_radius: bool = False, owners: bool = True
 ) -> list[tuple[int, int]]:
     """``(start, stop)`` of runs of consecutive dabs with the same parameters (and radii, when
     ``by_radius``) whose joint box stays compact, of at most ``limit`` cells.
@@ -633,7 +641,9 @@ def _groups(
     Greedy, as adding the dabs one by one would be: a group takes the next dab while the joint
     box with it holds at most :data:`FUSE_SLACK` times their cells and at most ``limit`` cells,
     and its cells times their count stay within :data:`FUSE_CELLS`; the running bounds are
-    computed as arrays.
+    computed as arrays. Without ``owners`` (a local brush: no map of which dab last holds each
+    cell is made), it is the tallest dab's height times the widest one's width times their count
+    (the masks' size) that stays within :data:`FUSE_CELLS`.
     """
     n_dabs = len(dabs)
     if n_dabs == 0:
@@ -653,16 +663,19 @@ def _groups(
     for run_start, run_stop in runs:
         start = run_start
         while start < run_stop:
-            stop = _group_end(boxes, areas, start, run_stop, limit)
+            stop = _group_end(boxes, areas, start, run_stop, limit, owners)
             groups.append((start, stop))
             start = stop
     return groups
 
 
-def _group_end(boxes: np.ndarray, areas: np.ndarray, start: int, stop: int, limit: int) -> int:
+def _group_end(
+    boxes: np.ndarray, areas: np.ndarray, start: int, stop: int, limit: int, owners: bool = True
+) -> int:
     """Where the group beginning at dab ``start`` ends (at most ``stop``): see :func:`_groups`."""
     low_bin, high_bin, low_frame, high_frame = boxes[start]
     cells = int(areas[start])
+    tallest, widest = high_bin - low_bin, high_frame - low_frame
     end = start + 1
     while end < stop:
         ahead = slice(end, min(stop, end + _LOOK_AHEAD))
@@ -674,10 +687,14 @@ def _group_end(boxes: np.ndarray, areas: np.ndarray, start: int, stop: int, limi
         joint = (bin1 - bin0) * (frame1 - frame0)
         covered = cells + np.cumsum(areas[ahead])
         count = np.arange(end - start + 1, end - start + 1 + len(part))
-        fits = (joint <= FUSE_SLACK * covered) & (joint <= limit) & (joint * count <= FUSE_CELLS)
+        heights = np.maximum(np.maximum.accumulate(part[:, 1] - part[:, 0]), tallest)
+        widths = np.maximum(np.maximum.accumulate(part[:, 3] - part[:, 2]), widest)
+        each = joint if owners else heights * widths
+        fits = (joint <= FUSE_SLACK * covered) & (joint <= limit) & (each * count <= FUSE_CELLS)
         if not fits.all():
             return end + int(np.argmin(fits))
         low_bin, high_bin, low_frame, high_frame = bin0[-1], bin1[-1], frame0[-1], frame1[-1]
+        tallest, widest = heights[-1], widths[-1]
         cells = int(covered[-1])
         end = ahead.stop
     return end
@@ -763,7 +780,35 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     long file seen whole holds hundreds), and for a brush that reads each cell's dab centre, which
     dab last holds each cell of ``box`` (that map is dabs times the joint box, on the host: at most
     :data:`FUSE_CELLS` values)."""
-    axes, device = stroke.axes, state.document.device
+    device = state.document.device
+    n_bins, n_frames = box.shape
+    n_dabs = len(group)
+    u_d, v_d, columns_d, rows_d, weight_d, spans = _distances(stroke, group, box, device)
+    each = mask_from_distances(
+        u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
+    )
+    placed = (each, rows_d, columns_d, (n_bins, n_frames))
+    if state.kind.local or n_dabs == 1:  # one dab owns its whole box
+        return _Masks(*placed, None, None)
+    frames, bins = np.arange(n_frames), np.arange(n_bins)
+    inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
+        (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
+    )[:, None, :]  # [K, B, T]
+    last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
+    centres = group.centre[:, 1]
+    owned = inside.any(axis=0)
+    packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
+    return _Masks(*placed, packed[1] > 0, packed[0])
+
+
+def _distances(stroke: BlockStroke, group: _BlockDabs, box: Region, device: torch.device):
+    """Every dab's distances from its centre, in radii, along the frames and bands of its own
+    box, computed on the host and uploaded at once, float32 on ``device``: ``u`` ``[K, W]``, ``v``
+    ``[K, H]`` (2 past the dab's box, where its weight is exactly 0), their ``columns`` ``[K, W]``
+    and ``rows`` ``[K, H]`` in the joint ``box`` (clamped into it past the dab's box; exact, the
+    joint box holds under 2**24 cells), the peak weights ``[K]``; and each dab's box in ``box``'s
+    cells ``[K, 4]`` (frame0, frame1, bin0, bin1; host int64)."""
+    axes = stroke.axes
     n_bins, n_frames = box.shape
     at, reach = group.at, group.reach
     spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
@@ -779,34 +824,54 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
     u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
-    weights = group.weight
     n_dabs = len(group)
-    sizes = np.cumsum([0, u.size, v.size, n_dabs, columns.size, rows.size])
-    packed = _upload(  # cell indices in float32: exact, the joint box holds under 2**24 cells
-        np.concatenate((u.ravel(), v.ravel(), weights, columns.ravel(), rows.ravel())).astype(
+    sizes = np.cumsum([0, u.size, v.size, columns.size, rows.size, n_dabs])
+    packed = _upload(
+        np.concatenate((u.ravel(), v.ravel(), columns.ravel(), rows.ravel(), group.weight)).astype(
             np.float32
         ),
         device,
     )
-    u_d, v_d, weight_d, columns_d, rows_d = (packed[a:b] for a, b in itertools.pairwise(sizes))
-    each = mask_from_distances(
+    u_d, v_d, columns_d, rows_d, weight_d = (packed[a:b] for a, b in itertools.pairwise(sizes))
+    return (
         u_d.view(n_dabs, width),
         v_d.view(n_dabs, height),
-        hardness=state.settings.hardness,
-        weight=weight_d.view(n_dabs, 1, 1),
+        columns_d.view(n_dabs, width),
+        rows_d.view(n_dabs, height),
+        weight_d,
+        spans,
     )
-    placed = (each, rows_d.view(n_dabs, height), columns_d.view(n_dabs, width), (n_bins, n_frames))
-    if state.kind.local or n_dabs == 1:  # one dab owns its whole box
-        return _Masks(*placed, None, None)
-    frames, bins = np.arange(n_frames), np.arange(n_bins)
-    inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
-        (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
-    )[:, None, :]  # [K, B, T]
-    last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
-    centres = group.centre[:, 1]
-    owned = inside.any(axis=0)
-    packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
-    return _Masks(*placed, packed[1] > 0, packed[0])
+
+
+def _nearest_weight(
+    state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region
+) -> torch.Tensor | None:
+    """What ``_masks(...).largest()`` gives (the largest weight any dab gives each cell of
+    ``box`` ``[B, T]``), for a group whose dabs share one peak weight; None when they do not.
+
+    A dab's weight never rises with its distance ``r`` (:func:`~.mask.mask_from_radius`), so the
+    largest weight is the one at the nearest dab's distance: the dabs' ``r**2`` are reduced to
+    their minimum per cell of the joint box, by index, and the weight is computed once per cell
+    there instead of once per cell of every dab's box (a stroke across a long file seen whole
+    covers each cell with several dabs, along a path reaching hundreds of frames).
+    """
+    weights = group.weight
+    if not (weights == weights[0]).all():
+        return None
+    n_bins, n_frames = box.shape
+    u, v, columns, rows, weight, _ = _distances(stroke, group, box, state.document.device)
+    n_dabs, width = u.shape
+    height = v.shape[1]
+    squared = v.view(n_dabs, height, 1) ** 2 + u.view(n_dabs, 1, width) ** 2
+    cells = rows.view(n_dabs, height, 1).long() * n_frames + columns.view(n_dabs, 1, width).long()
+    nearest = torch.full((n_bins * n_frames,), 4.0, device=u.device).scatter_reduce_(
+        0, cells.flatten(), squared.flatten(), "amin"
+    )  # 4: 2 radii, weight 0, in cells no dab's box holds
+    return mask_from_radius(
+        torch.sqrt(nearest).view(n_bins, n_frames),
+        hardness=state.settings.hardness,
+        weight=weight[0],
+    )
 
 
 def _grown(box: Region, margin: tuple[int, int]) -> Region:
@@ -882,12 +947,17 @@ def _apply_stamping(
     boxes = [dabs.joint_box() for _, dabs in members]
     reads = []
     for (member, _), box in zip(members, boxes, strict=True):
-        state.step.record(box)
-        reads.append(_read(state, member.index, _grown(box, member.margin), original=True))
+        fresh = state.step.record(box)
+        region = _grown(box, member.margin)
+        reads.append(_read(state, member.index, region, original=True, fresh=fresh))
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
-    masks = _masks(state, stroke, group, box)
-    mask = masks.largest()
+    mask, masks = None, None
+    if kind.local and not kind.whole_box:  # no dab's own mask is needed: only the largest
+        mask = _nearest_weight(state, stroke, group, box)
+    if mask is None:
+        masks = _masks(state, stroke, group, box)
+        mask = masks.largest()
     weights = []
     for (member, _), member_box in zip(members, boxes, strict=True):
         coverage = member.coverage
@@ -913,7 +983,7 @@ def _apply_stamping(
         base, weight = base.unflatten(1, (count, -1)), torch.stack(weights)[:, None]
         magnitude, phase = magnitude.unflatten(0, (count, -1)), phase.unflatten(0, (count, -1))
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
-    if masks.owner is not None:
+    if masks is not None and masks.owner is not None:
         # cells of the joint box that no dab's box holds keep what they hold now
         current = [read_stacked(document, member_box) for member_box in boxes]
         current = current[0] if count == 1 else torch.stack(current, dim=1)
@@ -936,7 +1006,7 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
     params = group.params(state.params)
     source = _source(state, stroke, region, params) if kind.reads_source else None
     centre = group.pair("centre", 0)
-    if masks.centre_bins is not None:
+    if masks is not None and masks.centre_bins is not None:
         centre = (centre[0], masks.centre_bins)
     context = _context(
         state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre

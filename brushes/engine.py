@@ -44,7 +44,7 @@ from spectropaint.brushes.stroke import (
     DabSpacer,
     InputEvent,
 )
-from spectropaint.brushes.tiles import TileMap, tile_for
+from spectropaint.brushes.tiles import LARGEST_TILE, TileMap, tile_for
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.geometry import even_step
 from spectropaint.transforms.regions import EMPTY, Region, Regions
@@ -107,7 +107,7 @@ class StrokeSession:
             raise SettingsError(refusal)
         self.document = document
         self.history = history
-        tiles = {block.index: block.coverage.tile for block in blocks}
+        tiles = {block.index: _undo_tile(block.radii) for block in blocks}
         step = (
             history.begin(channels, label=kind.name, tile=tiles)
             if history is not None
@@ -270,9 +270,22 @@ def paint(
     return session.region.union(settle_now(document, history, session.settle_plan))
 
 
+COVERAGE_TILE = LARGEST_TILE
+"""The side of a stroke's coverage tiles, whatever its radius: one float a cell, kept only while
+the stroke is painted, so large tiles cost little memory, and a move across a long file seen whole
+(a box of hundreds of frames) meets a few of them instead of dozens (each met tile is a read and a
+write per group of dabs)."""
+
+
+def _undo_tile(radii: CellRadii) -> int:
+    """The side of the tiles of a stroke's undo data in a block of these radii: about one dab
+    across (:func:`~spectropaint.brushes.tiles.tile_for`), so small strokes keep little."""
+    return tile_for(max(radii.radius_frames, radii.radius_bins))
+
+
 def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -> BlockStroke:
     """A stroke's state for one block: radii in its cells (where they are largest), margin,
-    coverage tiles sized to them."""
+    coverage in tiles of :data:`COVERAGE_TILE`."""
     block = document.blocks[index]
     plane_x, plane_y = StrokePlane.of(settings, document).radius
     if axes.identity:
@@ -282,11 +295,10 @@ def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -
         steps = steps[np.isfinite(steps) & (steps > 0)]
         densest = 1.0 / steps.min() if len(steps) else 1.0
         radii = CellRadii(plane_x / axes.x_scale, plane_y * densest, settings.spacing)
-    tile = tile_for(max(radii.radius_frames, radii.radius_bins))
     return BlockStroke(
         index=index,
         axes=axes,
-        coverage=TileMap(block.n_bins, block.n_frames, tile=tile, block=index),
+        coverage=TileMap(block.n_bins, block.n_frames, tile=COVERAGE_TILE, block=index),
         band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
         radii=radii,
         margin=params.margin(radii),

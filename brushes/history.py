@@ -92,19 +92,23 @@ class OpenStep:
             self.originals[block] = TileMap(grid.n_bins, grid.n_frames, tile=tile, block=block)
         return self.originals[block]
 
-    def record(self, box: Region) -> None:
+    def record(self, box: Region) -> frozenset[tuple[int, int]]:
         """Keep the original values of ``box``'s tiles (first touch only); call before writing it.
+        The keys of the tiles kept now: until ``box`` is written, the document holds their
+        original values (:meth:`original` need not paste them).
 
         On a GPU each new tile is also copied to pinned host memory on a side stream as it is
         kept, so the step's undo data is on the host when the stroke ends without the stroke
         ever waiting for a copy.
         """
         tiles = self._tiles(box.block)
-        for key in tiles.ensure(box, lambda tile: read_stacked(self.document, tile)):
+        new = tiles.ensure(box, lambda tile: read_stacked(self.document, tile))
+        for key in new:
             staged = _stage(tiles.tiles[key])
             if staged is not None:
                 self._host.setdefault(box.block, {})[key] = staged
         self.region = self.region.union(box)
+        return frozenset(new)
 
     def host_values(self, block: int, key: tuple[int, int]) -> torch.Tensor:
         """The original values of tile ``key`` of ``block`` in host memory (waits for the side
@@ -115,9 +119,16 @@ class OpenStep:
         staged.done.synchronize()
         return staged.values
 
-    def original(self, box: Region) -> torch.Tensor:
-        """Values of ``box`` as they were when the stroke began: ``[2, channels, bins, frames]``."""
-        return self._tiles(box.block).paste_into(read_stacked(self.document, box), box)
+    def original(
+        self, box: Region, fresh: frozenset[tuple[int, int]] = frozenset()
+    ) -> torch.Tensor:
+        """Values of ``box`` as they were when the stroke began: ``[2, channels, bins, frames]``.
+
+        ``fresh``: keys of tiles whose original values the document still holds (what
+        :meth:`record` just gave, before the box is written), read from the document.
+        """
+        tiles = self._tiles(box.block)
+        return tiles.paste_into(read_stacked(self.document, box), box, skip=fresh)
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""

@@ -55,7 +55,16 @@ def mask_from_distances(
     -------
     torch.Tensor [shape=(..., bins, frames)], float32
     """
-    r = torch.sqrt(v[..., :, None] ** 2 + u[..., None, :] ** 2)
+    return mask_from_radius(
+        torch.sqrt(v[..., :, None] ** 2 + u[..., None, :] ** 2), hardness=hardness, weight=weight
+    )
+
+
+def mask_from_radius(
+    r: torch.Tensor, *, hardness: float, weight: float | torch.Tensor
+) -> torch.Tensor:
+    """The dab's weight at normalised elliptical distances ``r`` (float32, any shape): see
+    :func:`mask_from_distances`. It never rises with ``r``."""
     if hardness >= 1.0:
         shape = (r < 1.0).to(torch.float32)
     else:

@@ -7,7 +7,7 @@ so memory and time follow the stroke's size, never the document's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 
 import torch
 
@@ -68,13 +68,14 @@ class TileMap:
         return new
 
     def _overlaps(
-        self, box: Region
+        self, box: Region, skip: Container[tuple[int, int]] = ()
     ) -> Iterator[tuple[torch.Tensor, tuple[slice, slice], tuple[slice, slice]]]:
-        """(tile tensor, slices into the tile, slices into ``box``) for each stored tile ``box`` meets."""
+        """(tile tensor, slices into the tile, slices into ``box``) for each stored tile ``box``
+        meets, but those in ``skip``."""
         t = self.tile
         for key in self.keys(box):
             stored = self.tiles.get(key)
-            if stored is None:
+            if stored is None or key in skip:
                 continue
             b0, f0 = key[0] * t, key[1] * t
             lo_b, hi_b = max(box.bin0, b0), min(box.bin1, b0 + stored.shape[-2])
@@ -88,9 +89,12 @@ class TileMap:
             )
             yield stored, in_tile, in_box
 
-    def paste_into(self, out: torch.Tensor, box: Region) -> torch.Tensor:
-        """Overwrite ``out`` (covering ``box``) with the stored tiles where they exist; returns ``out``."""
-        for stored, in_tile, in_box in self._overlaps(box):
+    def paste_into(
+        self, out: torch.Tensor, box: Region, skip: Container[tuple[int, int]] = ()
+    ) -> torch.Tensor:
+        """Overwrite ``out`` (covering ``box``) with the stored tiles where they exist, but those
+        whose keys are in ``skip``; returns ``out``."""
+        for stored, in_tile, in_box in self._overlaps(box, skip):
             out[(..., *in_box)] = stored[(..., *in_tile)]
         return out
 
