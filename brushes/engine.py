@@ -169,7 +169,8 @@ class StrokeSession:
         if not self.state.plane.physical:
             return list(events)
         axes = self.state.blocks[0].axes
-        xs, ys = axes.cell_of([event.x for event in events], [event.y for event in events])
+        with np.errstate(over="ignore"):  # a point out past any grid: made finite just below
+            xs, ys = axes.cell_of([event.x for event in events], [event.y for event in events])
         return [
             dataclasses.replace(event, x=_finite(float(x)), y=_finite(float(y)))
             for event, x, y in zip(events, xs, ys, strict=True)
