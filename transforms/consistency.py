@@ -273,6 +273,7 @@ def project(
     iterations: int = 100,
     tolerance: float = TOLERANCE,
     stop: Callable[[], bool] | None = None,
+    alternative: torch.Tensor | None = None,
 ) -> Projection:
     """A signal near ``samples`` whose coefficients approach ``target`` where ``weights > 0``.
 
@@ -298,6 +299,10 @@ def project(
     stop : callable, optional
         Asked before each iteration: True ends the iterations there. What is returned is still the
         analysis of a signal (consistent), only further from the target.
+    alternative : torch.Tensor [shape=(C, span.stop - span.start)], optional
+        Another start, equal to ``samples`` outside ``[free0, free1)``: with ``magnitude_only``,
+        the iterations start from whichever of the two has the analysis nearer ``|target|`` on the
+        imposed cells.
     """
     operator = _Operator(transform, span, samples)
     stop = stop or (lambda: False)
@@ -305,7 +310,14 @@ def project(
     weights = weights.to(device=transform.device, dtype=torch.float32)
     if magnitude_only or not transform.least_squares_settle or len(span.pieces) > 1:
         return _griffin_lim(
-            operator, target, weights, iterations, tolerance, stop, magnitude_only=magnitude_only
+            operator,
+            target,
+            weights,
+            iterations,
+            tolerance,
+            stop,
+            magnitude_only=magnitude_only,
+            alternative=alternative if magnitude_only else None,
         )
     return _conjugate_gradients(operator, target, weights, iterations, tolerance, stop)
 
@@ -468,6 +480,7 @@ def _griffin_lim(
     stop: Callable[[], bool],
     *,
     magnitude_only: bool = True,
+    alternative: torch.Tensor | None = None,
 ) -> Projection:
     """:class:`Alternation` on the exact synthesis and analysis of the imposed cells.
 
@@ -497,6 +510,17 @@ def _griffin_lim(
         return values
 
     values = imposed.values()
+    if alternative is not None:
+        wanted = magnitude(target[:, cells])
+        first = operator.signal
+        operator.signal = alternative.to(device=first.device, dtype=torch.float32).clone()
+        other = imposed.values()
+        if float(torch.sum((magnitude(other) - wanted) ** 2)) < float(
+            torch.sum((magnitude(values) - wanted) ** 2)
+        ):
+            values = other
+        else:
+            operator.signal = first
     alternation = Alternation(
         target[:, cells], weights[cells], values, magnitude_only=magnitude_only
     )
