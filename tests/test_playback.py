@@ -469,3 +469,27 @@ def test_a_transport_closed_while_its_waveform_is_made_sends_nothing_after(qapp,
     qapp.processEvents()
     assert not sent
     session.close()
+
+
+def test_the_engine_is_made_without_waiting_for_its_copy_of_the_signal(monkeypatch):
+    """A window opening a long file builds an engine on its own thread: the frames-major copy of
+    the signal (hundreds of milliseconds for ten minutes) is made on a thread of the engine's, and
+    what reads the signal waits for it."""
+    from spectropaint.app.playback import engine as engine_module
+
+    release = threading.Event()
+    copy = engine_module._frames_major
+
+    def slow_copy(samples):
+        release.wait(5)
+        return copy(samples)
+
+    monkeypatch.setattr(engine_module, "_frames_major", slow_copy)
+    samples = ramp(2, 1000)
+    started = time.perf_counter()
+    engine = PlaybackEngine(samples, 44100, device=NO_DEVICE)
+    assert time.perf_counter() - started < 1.0  # not the 5 s the copy waits for
+    assert (engine.n_samples, engine.n_channels) == (1000, 2)
+    threading.Timer(0.2, release.set).start()
+    np.testing.assert_array_equal(engine.edited(), samples.T.astype(np.float32))  # waited
+    assert not engine._copying.is_alive()

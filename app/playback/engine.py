@@ -229,9 +229,18 @@ class PlaybackEngine:
         blocksize: int = 0,
     ):
         self.sample_rate = int(sample_rate)
-        self._original = _frames_major(samples)
-        self._edited = self._original
-        self.n_samples, self.n_channels = self._original.shape
+        samples = np.atleast_2d(samples)
+        self.n_channels, self.n_samples = samples.shape
+        self._frames: np.ndarray | None = None
+        self._frames_error: BaseException | None = None
+        self._edited_frames: np.ndarray | None = None
+        # the frames-major copy of a long file takes a few hundred milliseconds (page faults on a
+        # new buffer as large as the sound): it is made on a thread of its own (numpy's copy lets
+        # the interpreter go), so that a window opening a document does not wait for it
+        self._copying = threading.Thread(
+            target=self._copy_frames, args=(samples,), name="playback buffer", daemon=True
+        )
+        self._copying.start()
         self.device = device if device is not None else find_output_device()
         self._blocksize = blocksize
         self._stream = None
@@ -254,6 +263,30 @@ class PlaybackEngine:
         self._left = 0
         self._write_lock = threading.Lock()
         self.underflows = 0
+
+    def _copy_frames(self, samples: np.ndarray) -> None:
+        try:
+            self._frames = _frames_major(samples)
+        except BaseException as exc:  # noqa: BLE001 - out of memory: raised where it is read
+            self._frames_error = exc
+
+    @property
+    def _original(self) -> np.ndarray:
+        """The original signal ``[N, C]`` float32 (waits for its copy the first time)."""
+        if self._frames is None:
+            self._copying.join()
+            if self._frames_error is not None:
+                raise self._frames_error
+        return self._frames
+
+    @property
+    def _edited(self) -> np.ndarray:
+        """The edited signal ``[N, C]``: the original until the first update."""
+        return self._original if self._edited_frames is None else self._edited_frames
+
+    @_edited.setter
+    def _edited(self, frames: np.ndarray) -> None:
+        self._edited_frames = frames
 
     # ---------------------------------------------------------------------------------- state
     @property
