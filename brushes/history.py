@@ -82,8 +82,6 @@ class OpenStep:
         self._tile = tile
         self.originals: dict[int, TileMap] = {}
         """Per block, the original values of the tiles the stroke has written to."""
-        self._host: dict[int, dict[tuple[int, int], _Staged]] = {}
-        """Per block and tile, the host copies being made of ``originals`` on a GPU."""
 
     def _tiles(self, block: int) -> TileMap:
         if block not in self.originals:
@@ -97,27 +95,20 @@ class OpenStep:
         The keys of the tiles kept now: until ``box`` is written, the document holds their
         original values (:meth:`original` need not paste them).
 
-        On a GPU each new tile is also copied to pinned host memory on a side stream as it is
-        kept, so the step's undo data is on the host when the stroke ends without the stroke
-        ever waiting for a copy.
+        On a GPU the tiles stay on the device until the stroke ends (:meth:`host_values`). Copying
+        each to pinned host memory as it was kept made the stroke allocate pinned memory, which
+        held the interpreter or the driver for up to 190 ms at a time on an H200 during a stroke
+        across a ten-minute file seen whole, and froze the window as long.
         """
         tiles = self._tiles(box.block)
         new = tiles.ensure(box, lambda tile: read_stacked(self.document, tile))
-        for key in new:
-            staged = _stage(tiles.tiles[key])
-            if staged is not None:
-                self._host.setdefault(box.block, {})[key] = staged
         self.region = self.region.union(box)
         return frozenset(new)
 
     def host_values(self, block: int, key: tuple[int, int]) -> torch.Tensor:
-        """The original values of tile ``key`` of ``block`` in host memory (waits for the side
-        stream's copy, where there is one: call when the stroke ends)."""
-        staged = self._host.get(block, {}).get(key)
-        if staged is None:
-            return self.originals[block].tiles[key].to(STORAGE_DEVICE)
-        staged.done.synchronize()
-        return staged.values
+        """The original values of tile ``key`` of ``block`` in host memory (a copy from a GPU,
+        which waits for it: call when the stroke ends)."""
+        return self.originals[block].tiles[key].to(STORAGE_DEVICE)
 
     def original(
         self, box: Region, fresh: frozenset[tuple[int, int]] = frozenset()
@@ -142,36 +133,6 @@ class OpenStep:
         """Drop the recorded tiles (the stroke is over); ``region`` stays."""
         for tiles in self.originals.values():
             tiles.tiles.clear()
-        self._host.clear()
-
-
-@dataclass(frozen=True)
-class _Staged:
-    """A device tensor's copy in pinned host memory, complete once ``done`` has passed."""
-
-    values: torch.Tensor
-    done: torch.cuda.Event
-
-
-_SIDE_STREAMS: dict[torch.device, torch.cuda.Stream] = {}
-
-
-def _stage(values: torch.Tensor) -> _Staged | None:
-    """Start copying a CUDA tensor to pinned host memory on a side stream (after the work that
-    made it); None for tensors already in host memory. Nothing waits here."""
-    if values.device.type != "cuda":
-        return None
-    stream = _SIDE_STREAMS.get(values.device)
-    if stream is None:
-        stream = _SIDE_STREAMS[values.device] = torch.cuda.Stream(values.device)
-    stream.wait_stream(torch.cuda.current_stream(values.device))
-    with torch.cuda.stream(stream):
-        host = torch.empty(values.shape, dtype=values.dtype, pin_memory=True)
-        host.copy_(values, non_blocking=True)
-        done = torch.cuda.Event()
-        done.record(stream)
-    values.record_stream(stream)  # not freed for reuse before the copy has read it
-    return _Staged(host, done)
 
 
 @dataclass(eq=False)
