@@ -607,7 +607,7 @@ class Document:
     def _edited_between(self, start: int, stop: int) -> np.ndarray:
         n = self._signal.shape[-1]  # what was analysed: a short file's padding included
         stop = max(start, min(stop, self.n_samples))  # the padding of a short file is not audio
-        out = self.audio.samples[:, start:stop].copy()
+        original = self.audio.samples[:, start:stop]
         pieces = []
         with self.transform.sharing_work():
             for index, block in enumerate(self.blocks):
@@ -619,11 +619,16 @@ class Document:
                 last = lo + len(edited) - int(np.argmax(edited[::-1]))
                 pieces.append((index, first, self._difference(index, first, last)))
         if not pieces:
-            return out
+            return original.copy()
         s0, contribution = self.transform.synthesise_many(pieces, n)
-        contribution = contribution.double().cpu().numpy()
-        a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
-        out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
+        a, b = max(start, s0) - start, min(stop, s0 + contribution.shape[-1]) - start
+        if b <= a:
+            return original.copy()
+        # float32 to the host (half the bytes), added to the float64 original as it is copied
+        near = contribution[:, a + start - s0 : b + start - s0].cpu().numpy()
+        out = np.empty_like(original)
+        out[:, :a], out[:, b:] = original[:, :a], original[:, b:]
+        np.add(original[:, a:b], near, out=out[:, a:b])
         return out
 
     def edited_sample_spans(self) -> list[tuple[int, int]]:

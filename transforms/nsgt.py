@@ -356,8 +356,10 @@ class NSGT(Transform):
             channels = mine[0][2].shape[0]
             shape = (channels, r1 - r0, length // 2 + 1)
             spectra = fft_ops.zeros(shape, torch.complex64, self.device)
-            for block, frame0, coefficients in mine:
-                self._add_spectra(spectra, block, frame0 - r0 * self._m(block), coefficients)
+            for (block, frame0, coefficients), (a, b) in zip(mine, ranges, strict=True):
+                # each block over its own slices: one that an edit holds a slice of costs one
+                own = spectra[:, a - r0 : b - r0]
+                self._add_spectra(own, block, frame0 - a * self._m(block), coefficients)
             signal = fft_ops.irfft(spectra, length).reshape(channels, -1)
             outputs.append((self.design.slice_start(2 * r0 + parity), signal))
         start = min(s for s, _ in outputs)
