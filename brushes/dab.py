@@ -760,20 +760,6 @@ class _Masks:
         return self.each[index, :bins, :frames]
 
 
-_WARM: set[str] = set()
-
-
-def warm_up(device: torch.device) -> None:
-    """Launch :meth:`_Masks.largest`'s kernels once on a CUDA ``device``: CUDA loads a kernel's
-    code at its first launch, which cost the first move of the first stroke 12 ms on the H200 (the
-    pointer's next moves queued behind it)."""
-    if device.type != "cuda" or str(device) in _WARM:
-        return
-    _WARM.add(str(device))
-    place = torch.zeros(2, 1, device=device)
-    _Masks(torch.ones(2, 1, 1, device=device), place, place, (1, 1), None, None).largest()
-
-
 def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a

@@ -31,7 +31,6 @@ from spectropaint.brushes.dab import (
     StrokeState,
     apply_dabs,
     region_refusal,
-    warm_up,
 )
 from spectropaint.brushes.history import History, OpenStep, Step
 from spectropaint.brushes.plane import StrokePlane
@@ -124,7 +123,6 @@ class StrokeSession:
             blocks=blocks,
             full_scale=document.on_cpu_after_oom(self.operation, lambda: document.full_scale),
         )
-        warm_up(document.device)
         self.spacer = DabSpacer(
             radius_frames=plane.radius[0],
             radius_bins=plane.radius[1],

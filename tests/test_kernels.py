@@ -60,6 +60,40 @@ def test_fast_length_matches_scipy_for_real_transforms():
     ]
 
 
+def test_fast_length_on_a_cuda_device_is_the_next_power_of_two():
+    cuda = torch.device("cuda")  # a device object only: no GPU is needed
+    lengths = [fast_length(n, cuda) for n in range(1, 5000)]
+    assert all(
+        n <= found < 2 * n and found & (found - 1) == 0 for n, found in enumerate(lengths, 1)
+    )
+
+
+def test_blur_gives_the_same_result_on_power_of_two_lengths(monkeypatch):
+    """On CUDA the blur pads to powers of two (fewer lengths for cuFFT to load): the truncated
+    Gaussian lies within the region's margin, so the result does not depend on the length."""
+    import spectropaint.brushes.kernels.blur as blur_module
+
+    params, radius = BlurParams(sigma=0.4), (10.0, 9.0)
+    margin_b, margin_t = params.margin(
+        BrushSettings(radius_frames=radius[0], radius_bins=radius[1])
+    )
+    box = (2 * int(radius[1]) + 1, 2 * int(radius[0]) + 1)
+    shape = (2, box[0] + 2 * margin_b, box[1] + 2 * margin_t)
+    magnitude, phase = region(shape, seed=4)
+    inner = (slice(margin_b, margin_b + box[0]), slice(margin_t, margin_t + box[1]))
+
+    def blurred():
+        return blur(magnitude, phase, torch.ones(box), params, context(shape, inner, radius=radius))
+
+    smooth, _ = blurred()
+    monkeypatch.setattr(
+        blur_module, "fast_length", lambda n, device=None: fast_length(n, torch.device("cuda"))
+    )
+    assert all(fast_length(n, torch.device("cuda")) > fast_length(n) for n in shape[1:])
+    padded, _ = blurred()
+    assert (padded - smooth).abs().max() < 1e-5 * smooth.max()
+
+
 def test_phase_ramp_is_exact_for_ten_minutes_of_frames():
     bins = np.arange(0, 129)
     frames = np.array([0, 1, 7, 999, 51_679, 60_001])

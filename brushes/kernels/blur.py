@@ -73,7 +73,7 @@ def blur(
 
 def _fft_blur(x: torch.Tensor, sigma: float, *, dim: int) -> torch.Tensor:
     """``x`` convolved along ``dim`` with the truncated Gaussian, circularly on a fast length."""
-    n = fast_length(x.shape[dim])
+    n = fast_length(x.shape[dim], x.device)
     transfer = cached_transfer(
         ("blur", sigma, n, x.device), n, lambda: _transfer(sigma, n, x.device)
     )
@@ -84,5 +84,7 @@ def _fft_blur(x: torch.Tensor, sigma: float, *, dim: int) -> torch.Tensor:
 
 
 def _transfer(sigma: float, n: int, device: torch.device) -> torch.Tensor:
-    """The truncated Gaussian's real response ``[n // 2 + 1]`` (float32) on a length-``n`` circle."""
-    return torch.fft.rfft(_circular_taps(sigma, n, device)).real.to(torch.float32)
+    """The truncated Gaussian's real response ``[n // 2 + 1]`` (float32) on a length-``n`` circle,
+    computed on the CPU (a float64 FFT on a GPU would load kernels of its own for each length)."""
+    taps = _circular_taps(sigma, n, torch.device("cpu"))
+    return torch.fft.rfft(taps).real.to(device, torch.float32)

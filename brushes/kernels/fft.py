@@ -38,11 +38,23 @@ def clear_transfers() -> None:
         _transfers.clear()
 
 
-def fast_length(n: int) -> int:
-    """The smallest ``2^a 3^b 5^c`` at least ``n``: a length the FFT handles quickly."""
+GPU_LENGTHS = tuple(2**k for k in range(4, 15))
+"""The blur's FFT lengths on a CUDA device (powers of two, 16 to 16384; longer ones are the next
+power of two too): cuFFT loads the kernels of each length at its first use, 30 to 170 ms on the
+H200, so a blur that met a new ``2^a 3^b 5^c`` length on most moves stalled each time. These are
+few enough to load before the first stroke (:func:`warm_lengths`). The blur's result does not
+depend on the length (its Gaussian is truncated within the region's margin); the filter brush's
+response is sampled on its padded grid, so it keeps the same lengths on every device."""
+
+
+def fast_length(n: int, device: torch.device | None = None) -> int:
+    """A length at least ``n`` that the FFT handles quickly: the smallest ``2^a 3^b 5^c``, or on
+    a CUDA ``device`` the smallest power of two (see :data:`GPU_LENGTHS`)."""
     best = 1
     while best < n:
         best *= 2
+    if device is not None and device.type == "cuda":
+        return best
     power5 = 1
     while power5 < 2 * n:
         power35 = power5
@@ -74,3 +86,15 @@ def fft_filter(x: torch.Tensor, transfer: Callable[[int, int], torch.Tensor]) ->
     spectrum = torch.fft.rfft2(x, s=(n_b, n_t))
     out = torch.fft.irfft2(spectrum * transfer(n_b, n_t), s=(n_b, n_t))
     return out[..., : x.shape[-2], : x.shape[-1]]
+
+
+def warm_lengths(device: torch.device) -> None:
+    """Load cuFFT's kernels for every length of :data:`GPU_LENGTHS`: a real FFT and its inverse
+    along the last axis and along the one before it (a blur's two passes)."""
+    if device.type != "cuda":
+        return
+    for n in GPU_LENGTHS:
+        x = torch.zeros((2, 4, n), device=device)
+        torch.fft.irfft(torch.fft.rfft(x, dim=-1), n=n, dim=-1)
+        y = torch.zeros((2, n, 4), device=device)
+        torch.fft.irfft(torch.fft.rfft(y, dim=-2), n=n, dim=-2)

@@ -1,0 +1,83 @@
+"""Loading the brushes' GPU kernels before the first stroke needs them.
+
+CUDA loads a kernel's code at its first launch. On the H200 each new kernel cost about 10 ms, and a
+gain stroke's first move meets a dozen of them: it took 110 ms, against 2 ms for the next move, and
+the pointer's moves queued behind it; a blur or filter dab meeting an FFT length for the first time
+waited 30 to 170 ms (:data:`~spectropaint.brushes.kernels.fft.GPU_LENGTHS`). :func:`warm_up_later`
+paints a short stroke of every brush on a scratch document and runs the FFTs of every length the
+brushes use, on a thread of its own, once per device, as soon as a document opens there; it also
+measures the document's full scale, which the first stroke otherwise waits for.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import numpy as np
+import torch
+
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.kernels.fft import warm_lengths
+from spectropaint.brushes.registry import BRUSHES
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+
+log = logging.getLogger(__name__)
+
+SCRATCH_SECONDS = 0.5
+SCRATCH_RATE = 44100
+PARAMS = {"clone": {"offset_frames": -8, "offset_bins": 0}}
+"""Parameters a brush needs besides its defaults to paint on the scratch document."""
+
+_warm: set[str] = set()
+_lock = threading.Lock()
+
+
+def warm_up(device: torch.device | str, *, every_device: bool = False) -> list[str]:
+    """Paint a two-move stroke of every brush on a scratch stereo document on ``device`` (once per
+    device; only CUDA loads kernels lazily, unless ``every_device``); the brushes painted.
+
+    A brush that fails is logged and skipped: warming up never stops the app.
+    """
+    device = torch.device(device)
+    with _lock:
+        if (device.type != "cuda" and not every_device) or str(device) in _warm:
+            return []
+        _warm.add(str(device))
+    from spectropaint.transforms.document import Document
+
+    noise = np.random.default_rng(0).standard_normal((2, int(SCRATCH_SECONDS * SCRATCH_RATE)))
+    scratch = Document.from_samples(0.1 * noise, SCRATCH_RATE, device=device)
+    middle = SCRATCH_SECONDS / 2
+    painted = []
+    for name in BRUSHES:
+        try:
+            stroke = StrokeSession(scratch, name, BrushSettings(), params=PARAMS.get(name))
+            stroke.add_events([InputEvent(0.0, middle, 1000.0)])
+            stroke.add_events([InputEvent(0.016, middle + 0.02, 1050.0)])
+            stroke.abort()
+        except Exception:
+            log.exception("warming up the %s brush on %s failed", name, device)
+            continue
+        painted.append(name)
+    warm_lengths(device)
+    return painted
+
+
+def warm_up_later(document) -> threading.Thread | None:
+    """:func:`warm_up` for ``document``'s device, and its full scale measured, on a daemon thread
+    (None on a device that needs neither: the CPU)."""
+    if document.device.type != "cuda":
+        return None
+
+    def work() -> None:
+        try:
+            document.full_scale  # noqa: B018 - measured once, then kept by the document
+            warm_up(document.device)
+        except Exception:
+            log.exception("warming up the brushes failed")
+
+    thread = threading.Thread(target=work, name="brush warm-up", daemon=True)
+    thread.start()
+    return thread

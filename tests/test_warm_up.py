@@ -1,0 +1,42 @@
+"""Warming up the brushes' GPU kernels before the first stroke: every brush is painted once per
+device on a scratch document, a failure is logged and skipped, and the CPU needs none of it."""
+
+import logging
+
+import numpy as np
+
+from spectropaint.brushes import warm_up as warm_up_module
+from spectropaint.brushes.registry import BRUSHES
+from spectropaint.brushes.warm_up import warm_up, warm_up_later
+from spectropaint.transforms.document import Document
+
+
+def test_every_brush_is_painted_once_per_device(monkeypatch):
+    monkeypatch.setattr(warm_up_module, "_warm", set())
+    assert warm_up("cpu") == []  # the CPU loads no kernels lazily: nothing to do
+    assert warm_up("cpu", every_device=True) == list(BRUSHES)
+    assert warm_up("cpu", every_device=True) == []  # once per device
+
+
+def test_a_brush_that_fails_is_logged_and_the_others_still_warm(monkeypatch, caplog):
+    monkeypatch.setattr(warm_up_module, "_warm", set())
+    real = warm_up_module.StrokeSession
+
+    def session(document, name, *args, **kwargs):
+        if name == "blur":
+            raise RuntimeError("no blur today")
+        return real(document, name, *args, **kwargs)
+
+    monkeypatch.setattr(warm_up_module, "StrokeSession", session)
+    with caplog.at_level(logging.ERROR):
+        painted = warm_up("cpu", every_device=True)
+    assert painted == [name for name in BRUSHES if name != "blur"]
+    assert "warming up the blur brush" in caplog.text
+
+
+def test_a_cpu_document_starts_no_thread_and_is_left_as_it_was():
+    samples = np.random.default_rng(1).standard_normal((2, 22050)) * 0.1
+    document = Document.from_samples(samples, 44100)
+    revision = document.revision
+    assert warm_up_later(document) is None
+    assert document.revision == revision and not document.is_edited
