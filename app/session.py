@@ -58,7 +58,6 @@ from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.settle import SettlePlan, apply_settle, plan_operation_settle
 from spectropaint.brushes.stroke import InputEvent
-from spectropaint.brushes.warm_up import warm_up_later
 from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import Cancelled
@@ -237,7 +236,6 @@ class Session:
         settle: bool = True,
     ):
         self.document = document
-        warm_up_later(document)  # the brushes' GPU kernels loaded before the first stroke
         self.history = History(document, byte_budget=history_budget)
         self.strokes = StrokeLog(strokes)
         self.lock = threading.Lock()

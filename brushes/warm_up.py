@@ -2,11 +2,12 @@
 
 CUDA loads a kernel's code at its first launch. On the H200 each new kernel cost about 10 ms, and a
 gain stroke's first move meets a dozen of them: it took 110 ms, against 2 ms for the next move, and
-the pointer's moves queued behind it; a blur or filter dab meeting an FFT length for the first time
-waited 30 to 170 ms (:data:`~spectropaint.brushes.kernels.fft.GPU_LENGTHS`). :func:`warm_up_later`
-paints a short stroke of every brush on a scratch document and runs the FFTs of every length the
-brushes use, on a thread of its own, once per device, as soon as a document opens there; it also
-measures the document's full scale, which the first stroke otherwise waits for.
+the pointer's moves queued behind it; a blur dab meeting an FFT length for the first time waited
+30 to 170 ms (:data:`~spectropaint.brushes.kernels.fft.GPU_LENGTHS`). :func:`warm_up_later`
+paints a short stroke of every brush on a scratch document and runs the blur's FFTs of every length
+it uses, on a thread of its own, once per device; the window starts it when a document's
+first frame shows (not sooner: kernel loading holds the device, and the first picture waits). It
+also measures the document's full scale, which the first stroke otherwise waits for.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ device on a scratch document, a failure is logged and skipped, and the CPU needs
 import logging
 
 import numpy as np
+import pytest
 
 from spectropaint.brushes import warm_up as warm_up_module
 from spectropaint.brushes.registry import BRUSHES
@@ -40,3 +41,22 @@ def test_a_cpu_document_starts_no_thread_and_is_left_as_it_was():
     revision = document.revision
     assert warm_up_later(document) is None
     assert document.revision == revision and not document.is_edited
+
+
+@pytest.mark.gpu
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:rendercanvas")
+def test_the_window_starts_the_warm_up_once_its_first_frame_shows(qtbot, tmp_path, monkeypatch):
+    from gui_fixtures import open_window, write_test_sound
+
+    from spectropaint.app.window import canvas_widget
+
+    started = []
+    monkeypatch.setattr(canvas_widget, "warm_up_later", started.append)
+    path = tmp_path / "tones.wav"
+    write_test_sound(path)
+    window = open_window(qtbot, tmp_path, path)
+    assert started == [window.session.document]  # at the first frame, with what it shows
+    canvas, shown = window.canvas, window.canvas.frames_presented
+    canvas.request_draw()
+    qtbot.waitUntil(lambda: canvas.frames_presented > shown)
+    assert started == [window.session.document]  # and never again

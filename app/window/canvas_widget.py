@@ -40,6 +40,7 @@ from spectropaint.app.tools.registry import check_tool, make_tools
 from spectropaint.app.tools.view_tools import PanTool
 from spectropaint.app.window.canvas_overlay import CanvasOverlay, channel_names
 from spectropaint.app.window.lane_canvas import LaneCanvas
+from spectropaint.brushes.warm_up import warm_up_later
 from spectropaint.gpu.canvas import attach_canvas
 from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.lanes import LaneRenderer
@@ -554,6 +555,8 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         if self.lanes.streaming and not self._stream_timer.isActive():
             self._stream_timer.start()
         self._frame_painted()
+        if self.frames_presented == 1:  # the document shows: now load the brushes' GPU kernels
+            warm_up_later(self.session.document)
         if not self.interacting:
             self._pace(MAX_FPS)
 
