@@ -49,16 +49,22 @@ def pooled_columns(magnitude: torch.Tensor, level: int, rect: Rect) -> torch.Ten
     return torch.cat((pooled, rest), dim=1)
 
 
-def _pool_four(cells: torch.Tensor, columns: int) -> torch.Tensor:
+def _pool_four(cells: torch.Tensor, columns: int, out: torch.Tensor | None = None) -> torch.Tensor:
     """``columns`` maxima of ``cells`` ``[F, n]`` over groups of ``LEVEL_FACTOR`` (the last group
-    over what is there; ``n > LEVEL_FACTOR * (columns - 1)``)."""
+    over what is there; ``n > LEVEL_FACTOR * (columns - 1)``), written into ``out`` ``[F, columns]``
+    (any strides: a box of the level above) when given, with no intermediate tensor."""
     whole = cells.shape[-1] // LEVEL_FACTOR
-    pooled = cells[:, : whole * LEVEL_FACTOR].reshape(cells.shape[0], whole, LEVEL_FACTOR)
-    pooled = pooled.amax(dim=-1)
-    if whole == columns:
-        return pooled
-    rest = cells[:, whole * LEVEL_FACTOR :].amax(dim=-1, keepdim=True)
-    return torch.cat((pooled, rest), dim=1)
+    grouped = cells[:, : whole * LEVEL_FACTOR].reshape(cells.shape[0], whole, LEVEL_FACTOR)
+    if out is None:
+        pooled = grouped.amax(dim=-1)
+        if whole == columns:
+            return pooled
+        rest = cells[:, whole * LEVEL_FACTOR :].amax(dim=-1, keepdim=True)
+        return torch.cat((pooled, rest), dim=1)
+    torch.amax(grouped, dim=-1, out=out[:, :whole])
+    if whole < columns:
+        torch.amax(cells[:, whole * LEVEL_FACTOR :], dim=-1, keepdim=True, out=out[:, whole:])
+    return out
 
 
 class ReducedLevels:
@@ -111,8 +117,10 @@ class ReducedLevels:
                     LEVEL_FACTOR * here.col0,
                     min(lower.shape[-1], LEVEL_FACTOR * here.col1),
                 )
-                self._levels[level][here.row0 : here.row1, here.col0 : here.col1] = _pool_four(
-                    lower[here.row0 : here.row1, start:stop], here.col1 - here.col0
+                _pool_four(
+                    lower[here.row0 : here.row1, start:stop],
+                    here.col1 - here.col0,
+                    out=self._levels[level][here.row0 : here.row1, here.col0 : here.col1],
                 )
             changed.append((level, here))
         return changed

@@ -47,7 +47,7 @@ from spectropaint.gpu.tiles import (
     level_widths,
 )
 from spectropaint.gpu.uniforms import VIEW_SIZE, pack_view
-from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
+from spectropaint.gpu.upload_batch import HostCells, HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
@@ -219,6 +219,10 @@ class SpectrogramRenderer:
         """Changed boxes of each level not written yet: a frame writes those of the level its view
         reads, and the others go between frames (:meth:`stream`) or with a frame that uploads
         nothing else."""
+        self._fetched: dict[int, tuple[list[Rect], list[HostCells]]] = {}
+        """Host copies of a level's deferred boxes, brought over by an earlier frame's transfer (a
+        GPU document's), so that writing them between frames needs no transfer of its own: valid
+        while that level's list in ``_deferred`` is the same object (a new edit makes a new one)."""
         self._missing = MissingColumns(self.grid.level_widths)
         self._levels: ReducedLevels | None = None
         """The shown channel's reduced levels, made as they are first needed."""
@@ -326,6 +330,7 @@ class SpectrogramRenderer:
             self.shown_channel = channel
             self._dirty.take()
             self._deferred.clear()
+            self._fetched.clear()
             self._missing.reset()
             self._levels = None
             if self._phase is not None:  # made again, of the new channel, when the phase shows
@@ -377,11 +382,23 @@ class SpectrogramRenderer:
         # the boxes of the level the view reads now; those of the others too in a frame that
         # changes nothing it shows, and between frames (stream)
         quiet = stream_bytes is None or not (rects or spans) or self._view_span is None
-        for level in list(self._deferred):
-            if quiet or level == self._view_span[0]:
-                for box in self._deferred.pop(level):
+        # on a GPU, the boxes left for later come to the host with this frame's transfer
+        fetch = UploadBatch.transfers(magnitude.device)
+        for level, boxes in list(self._deferred.items()):
+            fetched = self._fetched.pop(level, None)
+            ready = fetched[1] if fetched is not None and fetched[0] is boxes else None
+            now = quiet or level == self._view_span[0]
+            if now:
+                del self._deferred[level]
+            if now and ready is not None:
+                for cells in ready:
+                    batch.add_host(cells)
+            elif ready is not None:
+                self._fetched[level] = fetched
+            elif now or fetch:
+                for box in boxes:
                     cells = self._levels.columns(level, box)
-                    batch.add(self._magnitude, self.grid, level, box, cells)
+                    batch.add(self._magnitude, self.grid, level, box, cells, keep=not now)
         column_bytes = 4 * self.geometry.n_bins
         if stream_bytes is None:
             spans += self._missing.take_next(self._missing.columns())
@@ -395,7 +412,9 @@ class SpectrogramRenderer:
             for rect in rects:
                 cells = phase[rect.row0 : rect.row1, rect.col0 : rect.col1]
                 batch.add(self._phase, self.phase_grid, 0, rect, cells)
-        batch.write(self.device.queue, self.stats, self._staging)
+        for cells in batch.write(self.device.queue, self.stats, self._staging):
+            boxes = self._deferred[cells.level]
+            self._fetched.setdefault(cells.level, (boxes, []))[1].append(cells)
 
     def _ensure_phase(self) -> None:
         if self._phase is not None:
