@@ -88,11 +88,14 @@ class HostCells(NamedTuple):
         """The same cells in an array of their own (``buffer`` may be a staging buffer that the
         next transfer overwrites)."""
         rows, columns = self.rect.row1 - self.rect.row0, self.rect.col1 - self.rect.col0
-        span = self.buffer[self.start : self.start + (rows - 1) * self.pitch + columns]
-        cells = np.lib.stride_tricks.as_strided(
-            span, (rows, columns), (4 * self.pitch, 4), writeable=False
+        cells = np.ndarray(
+            (rows, columns),
+            np.float32,
+            buffer=self.buffer,
+            offset=4 * self.start,
+            strides=(4 * self.pitch, 4),
         )
-        return self._replace(buffer=np.array(cells).reshape(-1), start=0, pitch=columns)
+        return self._replace(buffer=cells.copy().reshape(-1), start=0, pitch=columns)
 
 
 def _grown(buffer: torch.Tensor | None, n: int, **where) -> torch.Tensor:

@@ -32,12 +32,15 @@ BOXES = (  # (rows, level-0 columns): across tile borders, one row, every bin
 )
 
 
-@pytest.fixture(params=["in place", "gathered"])
-def path(request, monkeypatch):
-    """Both ways cells reach the host: read in place (the CPU's) and gathered (CUDA's)."""
+@pytest.fixture(params=["in place", "gathered", "cuda"])
+def path(request, monkeypatch) -> str:
+    """Both ways cells reach the host: read in place (the CPU's) and gathered (CUDA's, on the CPU
+    and on CUDA where there is one); the torch device the cells are on."""
     if request.param == "gathered":
         monkeypatch.setattr(UploadBatch, "transfers", staticmethod(lambda device: True))
-    return request.param
+    if request.param == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    return "cuda" if request.param == "cuda" else "cpu"
 
 
 def make_texture(device: wgpu.GPUDevice, grid: TileGrid) -> wgpu.GPUTexture:
@@ -85,7 +88,7 @@ def level_boxes(levels: ReducedLevels) -> list[tuple[int, Rect, torch.Tensor]]:
 
 def test_one_batch_of_boxes_at_every_level_writes_what_each_box_written_alone_writes(path):
     device = shared_device()
-    magnitude = torch.from_numpy(sample_magnitudes(1, N_BINS, N_FRAMES, seed=4)[0])
+    magnitude = torch.from_numpy(sample_magnitudes(1, N_BINS, N_FRAMES, seed=4)[0]).to(path)
     levels = ReducedLevels(magnitude, level_widths(N_FRAMES))
     grid = TileGrid.create(1, N_BINS, levels.level_widths, max_dim=TILE)
     together, alone = make_texture(device, grid), make_texture(device, grid)
@@ -102,7 +105,7 @@ def test_one_batch_of_boxes_at_every_level_writes_what_each_box_written_alone_wr
             one = UploadBatch()
             one.add(alone, grid, level, rect, cells)
             one.write(device.queue, stats, staging)
-            placed(grid, level, rect, cells.float().numpy(), expected)
+            placed(grid, level, rect, cells.float().cpu().numpy(), expected)
         written = texture_cells(device, together)
         assert np.array_equal(written, texture_cells(device, alone))
         assert np.array_equal(written, expected)
@@ -116,7 +119,7 @@ def test_kept_cells_are_written_later_as_they_were_when_the_batch_took_them(path
     """A kept rectangle is not written by its batch, and keeps its values though the staging
     buffer is overwritten by the next batch and the level changes meanwhile."""
     device = shared_device()
-    magnitude = torch.from_numpy(sample_magnitudes(1, N_BINS, N_FRAMES, seed=5)[0])
+    magnitude = torch.from_numpy(sample_magnitudes(1, N_BINS, N_FRAMES, seed=5)[0]).to(path)
     levels = ReducedLevels(magnitude, level_widths(N_FRAMES))
     grid = TileGrid.create(1, N_BINS, levels.level_widths, max_dim=TILE)
     texture = make_texture(device, grid)
@@ -129,9 +132,9 @@ def test_kept_cells_are_written_later_as_they_were_when_the_batch_took_them(path
         kept = batch.write(device.queue, stats, staging)
         assert [(cells.level, cells.rect) for cells in kept] == [(0, later)]
         assert stats.frame_bytes == 4 * now.size
-        taken = levels.columns(0, later).numpy().copy()
+        taken = levels.columns(0, later).cpu().numpy().copy()
         expected = np.zeros((grid.n_layers, grid.tile_height, grid.tile_width), np.float32)
-        placed(grid, 1, now, levels.columns(1, now).numpy(), expected)
+        placed(grid, 1, now, levels.columns(1, now).cpu().numpy(), expected)
         assert np.array_equal(texture_cells(device, texture), expected)
 
         magnitude[later.row0 : later.row1, later.col0 : later.col1] = 7.0
@@ -139,7 +142,7 @@ def test_kept_cells_are_written_later_as_they_were_when_the_batch_took_them(path
         wide = Rect(0, N_BINS, 300, 340)
         other.add(texture, grid, 0, wide, levels.columns(0, wide))
         other.write(device.queue, stats, staging)
-        placed(grid, 0, wide, levels.columns(0, wide).numpy(), expected)
+        placed(grid, 0, wide, levels.columns(0, wide).cpu().numpy(), expected)
         last = UploadBatch()
         last.add_host(kept[0])
         last.write(device.queue, stats, staging)
@@ -161,8 +164,11 @@ def pictures(renderer: SpectrogramRenderer) -> list[np.ndarray]:
 
 
 @pytest.fixture
-def document():
-    return FakeDocument(sample_magnitudes(2, N_BINS, N_FRAMES, seed=6))
+def document(path):
+    document = FakeDocument(sample_magnitudes(2, N_BINS, N_FRAMES, seed=6))
+    block = document.blocks[0]
+    block.magnitude, block.phase = block.magnitude.to(path), block.phase.to(path)
+    return document
 
 
 def test_edits_fetched_with_their_frame_and_written_between_frames_match_a_fresh_upload(
