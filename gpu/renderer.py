@@ -382,23 +382,38 @@ class SpectrogramRenderer:
         # the boxes of the level the view reads now; those of the others too in a frame that
         # changes nothing it shows, and between frames (stream)
         quiet = stream_bytes is None or not (rects or spans) or self._view_span is None
-        # on a GPU, the boxes left for later come to the host with this frame's transfer
-        fetch = UploadBatch.transfers(magnitude.device)
-        for level, boxes in list(self._deferred.items()):
-            fetched = self._fetched.pop(level, None)
-            ready = fetched[1] if fetched is not None and fetched[0] is boxes else None
-            now = quiet or level == self._view_span[0]
-            if now:
-                del self._deferred[level]
-            if now and ready is not None:
-                for cells in ready:
-                    batch.add_host(cells)
-            elif ready is not None:
-                self._fetched[level] = fetched
-            elif now or fetch:
-                for box in boxes:
-                    cells = self._levels.columns(level, box)
-                    batch.add(self._magnitude, self.grid, level, box, cells, keep=not now)
+        ready = {
+            level: cells
+            for level, (boxes, cells) in self._fetched.items()
+            if self._deferred.get(level) is boxes
+        }
+        now = [level for level in self._deferred if quiet or level == self._view_span[0]]
+        self._fetched = {
+            level: (self._deferred[level], cells)
+            for level, cells in ready.items()
+            if level not in now
+        }
+        for level in now:
+            boxes = self._deferred.pop(level)
+            for cells in ready.get(level, ()):
+                batch.add_host(cells)
+            for box in boxes if level not in ready else ():
+                cells = self._levels.columns(level, box)
+                batch.add(self._magnitude, self.grid, level, box, cells)
+        # on a GPU, the boxes left for later come to the host with this frame's transfer (when
+        # they are few: a large edit's wait for the steps between frames, as the frame would)
+        later = [
+            (level, box)
+            for level, boxes in self._deferred.items()
+            if level not in ready
+            for box in boxes
+        ]
+        if UploadBatch.transfers(magnitude.device) and (
+            sum(4 * box.size for _, box in later) <= self.stream_bytes
+        ):
+            for level, box in later:
+                cells = self._levels.columns(level, box)
+                batch.add(self._magnitude, self.grid, level, box, cells, keep=True)
         column_bytes = 4 * self.geometry.n_bins
         if stream_bytes is None:
             spans += self._missing.take_next(self._missing.columns())

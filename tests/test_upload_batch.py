@@ -15,7 +15,7 @@ from test_render_reference import FakeDocument, render_offscreen, sample_magnitu
 
 from spectropaint.gpu.adapter import shared_device
 from spectropaint.gpu.levels import ReducedLevels
-from spectropaint.gpu.renderer import SpectrogramRenderer
+from spectropaint.gpu.renderer import STREAM_BYTES, SpectrogramRenderer
 from spectropaint.gpu.tiles import Rect, TileGrid, level_widths
 from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
@@ -185,12 +185,14 @@ def test_edits_fetched_with_their_frame_and_written_between_frames_match_a_fresh
     try:
         render_offscreen(renderer, 40, 30, whole)
         renderer.stream()
-        for frames, view, again in (
-            ((100, 300), whole, False),
-            ((120, 180), whole, True),  # the same cells edited again before the step between
-            ((250, 420), zoomed, False),  # the next frame reads level 0, fetched for later
-            ((0, 700), whole, True),
+        for frames, view, again, budget in (
+            ((100, 300), whole, False, STREAM_BYTES),
+            ((120, 180), whole, True, STREAM_BYTES),  # edited again before the step between
+            ((250, 420), zoomed, False, STREAM_BYTES),  # the next frame reads level 0
+            ((0, 700), whole, True, STREAM_BYTES),
+            ((0, 700), whole, False, 4 * 30 * 700),  # more than a frame streams: not fetched
         ):
+            renderer.stream_bytes = budget
             region = Region(3, 33, *frames, (0,))
             shape = (1, 30, frames[1] - frames[0])
             document.write(region, rng.uniform(0, 2, shape).astype(np.float32))
@@ -198,6 +200,12 @@ def test_edits_fetched_with_their_frame_and_written_between_frames_match_a_fresh
             level = renderer._view_span[0]
             box = Rect(3, 33, *frames).at_level(level)
             assert renderer.stats.frame_bytes == 4 * box.size
+            fetched = sum(
+                cells.rect.size for _, kept in renderer._fetched.values() for cells in kept
+            )
+            others = sum(Rect(3, 33, *frames).at_level(other).size for other in range(4))
+            gathering = UploadBatch.transfers(document.blocks[0].magnitude.device)
+            assert fetched == (others - box.size if gathering and budget == STREAM_BYTES else 0)
             if again:
                 document.write(region, rng.uniform(0, 2, shape).astype(np.float32))
             render_offscreen(renderer, 200, 30, view)
