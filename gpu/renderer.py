@@ -10,7 +10,8 @@ the session emits) only marks a rectangle dirty, and the next :meth:`prepare` br
 levels up to date over it and uploads its box at the level the view reads; its boxes at the other
 levels follow between frames (:meth:`SpectrogramRenderer.stream`), or with the next frame that
 uploads nothing else. A frame's writes go to the host in
-one transfer (:mod:`spectropaint.gpu.upload_batch`).
+one transfer (:mod:`spectropaint.gpu.upload_batch`); on a GPU, an edit's boxes at the other levels
+come over in that transfer too, so that the step writing them between frames transfers nothing.
 The textures hold one channel, the one the view shows: showing another channel uploads it again, and
 the textures stay half (stereo) the size, which lets an hour of stereo fit the 2 GiB that a single
 allocation may take on lavapipe.
@@ -359,7 +360,9 @@ class SpectrogramRenderer:
         """Write, in one batch: the dirty boxes at the level the view reads (at every level when
         the frame writes nothing else, or between frames), the columns the view reads that are
         still missing, and, when the frame writes neither, up to ``stream_bytes`` of the other
-        missing columns (None: all of them, always)."""
+        missing columns (None: all of them, always). On a GPU the boxes left for later (no more
+        than ``self.stream_bytes`` of them) come to the host in the same transfer, and the step
+        that writes them needs none."""
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
