@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.history import OpenStep, read_stacked
-from spectropaint.brushes.kernels.context import DabContext, Source
+from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -598,7 +598,7 @@ def apply_dabs(
                         changed = changed.union(group.joint_box())
                     continue
                 if state.kind.drags:
-                    changed = changed.union(_apply_dragging(state, *parts[0]))
+                    changed = changed.union(_apply_dragging(state, *parts[0], planned=fuse))
                 else:
                     changed = changed.union(_apply_stamping(state, parts))
                 if done is not None:
@@ -783,14 +783,14 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    u_d, v_d, columns_d, rows_d, weight_d, spans = _distances(stroke, group, box, device)
+    u_d, v_d, columns_d, rows_d, weight_d, cells = _distances(stroke, group, box, device)
     each = mask_from_distances(
         u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
     )
     placed = (each, rows_d, columns_d, (n_bins, n_frames))
     if state.kind.local or n_dabs == 1:  # one dab owns its whole box
         return _Masks(*placed, None, None)
-    frames, bins = np.arange(n_frames), np.arange(n_bins)
+    frames, bins, spans = np.arange(n_frames), np.arange(n_bins), cells.spans
     inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
     )[:, None, :]  # [K, B, T]
@@ -801,24 +801,65 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     return _Masks(*placed, packed[1] > 0, packed[0])
 
 
-def _distances(stroke: BlockStroke, group: _BlockDabs, box: Region, device: torch.device):
+@dataclass(frozen=True)
+class _Cells:
+    """Where a group's dabs lie in its joint box (host arrays).
+
+    Attributes
+    ----------
+    spans : np.ndarray [shape=(K, 4)], int64
+        Each dab's box in the joint box's cells (frame0, frame1, bin0, bin1).
+    columns, rows : np.ndarray [shape=(K, W) and (K, H)], int64
+        The joint box's column and row of each cell of every dab's block of the tallest and widest
+        box's size: at its box's top left, clamped into the joint box past it; or, as ``windows``,
+        placed so that it lies in the joint box (each cell once).
+    in_columns, in_rows : np.ndarray [shape=(K, W) and (K, H)], bool
+        Those inside the dab's box.
+    """
+
+    spans: np.ndarray
+    columns: np.ndarray
+    rows: np.ndarray
+    in_columns: np.ndarray
+    in_rows: np.ndarray
+
+
+def _cells(group: _BlockDabs, box: Region, *, windows: bool = False) -> _Cells:
+    """Where ``group``'s dabs lie in their joint ``box`` (see :class:`_Cells`)."""
+    n_bins, n_frames = box.shape
+    spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
+    width = int((spans[:, 1] - spans[:, 0]).max())
+    height = int((spans[:, 3] - spans[:, 2]).max())
+    first_column, first_row = spans[:, :1], spans[:, 2:3]
+    if windows:  # the block lies in the joint box, and holds the dab's box
+        first_column = np.minimum(first_column, n_frames - width)
+        first_row = np.minimum(first_row, n_bins - height)
+    columns = first_column + np.arange(width)  # [K, W]
+    rows = first_row + np.arange(height)  # [K, H]
+    in_columns = (columns >= spans[:, :1]) & (columns < spans[:, 1:2])
+    in_rows = (rows >= spans[:, 2:3]) & (rows < spans[:, 3:4])
+    columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
+    return _Cells(spans, columns, rows, in_columns, in_rows)
+
+
+def _distances(
+    stroke: BlockStroke,
+    group: _BlockDabs,
+    box: Region,
+    device: torch.device,
+    *,
+    windows: bool = False,
+):
     """Every dab's distances from its centre, in radii, along the frames and bands of its own
     box, computed on the host and uploaded at once, float32 on ``device``: ``u`` ``[K, W]``, ``v``
     ``[K, H]`` (2 past the dab's box, where its weight is exactly 0), their ``columns`` ``[K, W]``
-    and ``rows`` ``[K, H]`` in the joint ``box`` (clamped into it past the dab's box; exact, the
-    joint box holds under 2**24 cells), the peak weights ``[K]``; and each dab's box in ``box``'s
-    cells ``[K, 4]`` (frame0, frame1, bin0, bin1; host int64)."""
+    and ``rows`` ``[K, H]`` in the joint ``box`` (exact, the joint box holds under 2**24 cells),
+    the peak weights ``[K]``; and the host's :class:`_Cells` (``windows``: see there)."""
     axes = stroke.axes
-    n_bins, n_frames = box.shape
     at, reach = group.at, group.reach
-    spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
-    widths, heights = spans[:, 1] - spans[:, 0], spans[:, 3] - spans[:, 2]
-    width, height = int(widths.max()), int(heights.max())
-    columns = spans[:, :1] + np.arange(width)  # [K, W], past a dab's box: masked, then clamped
-    rows = spans[:, 2:3] + np.arange(height)  # [K, H]
-    in_columns = np.arange(width) < widths[:, None]
-    in_rows = np.arange(height) < heights[:, None]
-    columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
+    cells = _cells(group, box, windows=windows)
+    columns, rows, in_columns, in_rows = cells.columns, cells.rows, cells.in_columns, cells.in_rows
+    width, height = columns.shape[1], rows.shape[1]
     frame_x = axes.x_offset + axes.x_scale * (box.frame0 + columns).astype(np.float64)
     band_y = np.asarray(axes.y, dtype=np.float64)[box.bin0 + rows]
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
@@ -839,7 +880,7 @@ def _distances(stroke: BlockStroke, group: _BlockDabs, box: Region, device: torc
         columns_d.view(n_dabs, width),
         rows_d.view(n_dabs, height),
         weight_d,
-        spans,
+        cells,
     )
 
 
@@ -1040,16 +1081,24 @@ def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
     return out_magnitude, out_phase
 
 
-def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> Region:
+def _apply_dragging(
+    state: StrokeState, stroke: BlockStroke, group: _BlockDabs, *, planned: bool = True
+) -> Region:
     """A dragging brush's group: dab after dab on the current values, in the group's region held in
-    memory (each dab reads what the previous one left), written once at the end."""
+    memory (each dab reads what the previous one left), written once at the end.
+
+    ``planned`` (where the brush has a ``plan``): what the dabs compute from anything but the
+    values is computed for the whole group at once, and each dab then gathers, computes and
+    blends on a window of the values held in a few dozen operations. Otherwise (the reference
+    that is tested against, ``fuse=False``) each dab runs the brush's kernel on its own region.
+    """
     kind, document = state.kind, state.document
     grid = document.blocks[stroke.index]
     box = group.joint_box()
     state.step.record(box)
     region = _grown(box, stroke.margin)
     inside = region.clipped(grid.n_bins, grid.n_frames)
-    current = read_stacked(document, inside)
+    current = read_stacked(document, inside).contiguous()
     before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
     original, bins, frames = _read(state, stroke.index, before, original=True)
     frames = frames[1:]
@@ -1060,6 +1109,19 @@ def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) 
             sample_rate=document.sample_rate,
         )  # fmt: skip
     original = original[..., 1:]
+    if planned and kind.plan is not None:
+        _drag_planned(state, stroke, group, box, inside, current, original, prepared)
+    else:
+        _drag_each(state, stroke, group, box, inside, current, original, bins, frames, prepared)
+    at = (slice(None), *_within(box, inside))
+    document.write(box, current[0][at], current[1][at])
+    return box
+
+
+def _drag_each(state, stroke, group, box, inside, current, original, bins, frames, prepared):
+    """The group's dabs one after another, each through the brush's kernel on its own region."""
+    kind, grid = state.kind, state.document.blocks[stroke.index]
+    region = _grown(box, stroke.margin)
     masks = _masks(state, stroke, group, box)
     for index in range(len(group)):
         own_box = group.box(index)
@@ -1080,9 +1142,93 @@ def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) 
         new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase)
         at = (slice(None), *_within(own_box, inside))
         current[0][at], current[1][at] = new
-    at = (slice(None), *_within(box, inside))
-    document.write(box, current[0][at], current[1][at])
-    return box
+
+
+def _drag_planned(state, stroke, group, box, inside, current, original, prepared):
+    """The group's dabs one after another through the brush's ``plan`` (see
+    :func:`_apply_dragging`), each on its window of ``current`` (:class:`DragDabs`)."""
+    kind, grid = state.kind, state.document.blocks[stroke.index]
+    device = state.document.device
+    u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
+    n_dabs, height, width = len(group), v.shape[1], u.shape[1]
+    masks = mask_from_distances(
+        u, v, hardness=state.settings.hardness, weight=weight.view(n_dabs, 1, 1)
+    )
+    margin_bins, margin_frames = stroke.margin
+    spans = cells.spans
+    # each dab's own region (its box and the margin), in the block's cells and its first cell in
+    # the group's region (the joint box and the margin)
+    own = [
+        (box.bin0 + spans[:, 2] - margin_bins, box.bin0 + spans[:, 3] + margin_bins, grid.n_bins,
+         spans[:, 2], inside.bin0, height + 2 * margin_bins),
+        (box.frame0 + spans[:, 0] - margin_frames, box.frame0 + spans[:, 1] + margin_frames,
+         grid.n_frames, spans[:, 0], inside.frame0, width + 2 * margin_frames),
+    ]  # fmt: skip
+    maps = [_own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
+    rows, columns = cells.rows, cells.columns
+    dest = [
+        rows - spans[:, 2:3] + margin_bins,
+        columns - spans[:, :1] + margin_frames,
+    ]
+    high = np.stack([(spans[:, 1] - spans[:, 0]) + 2 * margin_frames - 1,
+                     (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
+    floats = [dest[1], dest[0], high]
+    sizes = np.cumsum([0, *(part.size for part in floats)])
+    packed = _upload(np.concatenate([part.ravel() for part in floats]).astype(np.float32), device)
+    dest_columns, dest_rows, high_d = (
+        packed[a:b].view(part.shape)
+        for (a, b), part in zip(itertools.pairwise(sizes), floats, strict=True)
+    )
+    integers = [maps[0], maps[1], rows + margin_bins, columns + margin_frames]
+    sizes = np.cumsum([0, *(part.size for part in integers)])
+    packed = _upload(np.concatenate([part.ravel() for part in integers]), device)
+    row_maps, column_maps, window_rows, window_columns = (
+        packed[a:b].view(part.shape)
+        for (a, b), part in zip(itertools.pairwise(sizes), integers, strict=True)
+    )
+    in_box = _upload(cells.in_rows[:, :, None] & cells.in_columns[:, None, :], device)
+    dabs = DragDabs(
+        mask=masks,
+        in_box=in_box,
+        step=_upload(group.step, device),
+        dest_columns=dest_columns,
+        dest_rows=dest_rows,
+        high=high_d,
+        columns=column_maps,
+        rows=row_maps,
+        window_columns=window_columns,
+        window_rows=window_rows,
+    )
+    plan = kind.plan(original, prepared, dabs, group.params(state.params), width=current.shape[-1])
+    held = current.view(2 * current.shape[1], -1)
+    first_rows = rows[:, 0] + box.bin0 - inside.bin0
+    first_columns = columns[:, 0] + box.frame0 - inside.frame0
+    each = masks.unbind(0)
+    for index in range(n_dabs):
+        row, column = int(first_rows[index]), int(first_columns[index])
+        window = current[:, :, row : row + height, column : column + width]
+        magnitude, phase = plan.dab(index, held)
+        new = blend(window, magnitude, phase, each[index], keeps_phase=kind.keeps_phase)
+        window[0], window[1] = new
+
+
+def _own_cells(first, stop, n, offset, held, size) -> np.ndarray:
+    """Along one axis, for each dab's own region (cells ``first`` to ``stop`` of a grid of ``n``,
+    beginning ``offset`` cells into the group's region): each of its ``size`` cells' (padded)
+    place in the group's region and in the values held (which begin at cell ``held``),
+    reflected past the grid as :func:`_reflected` would: ``[2, K, size]`` int64."""
+    clipped0, clipped1 = np.maximum(first, 0), np.minimum(stop, n)
+    steps = np.arange(size)
+    into = clipped0[:, None] - held + _reflect_np(
+        steps + (first - clipped0)[:, None], (clipped1 - clipped0)[:, None]
+    )
+    return np.stack((offset[:, None] + steps, into))
+
+
+def _reflect_np(index: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """:func:`reflect_index` on the host, for per-row lengths ``n``."""
+    index = np.remainder(index, 2 * n)
+    return np.where(index >= n, 2 * n - 1 - index, index)
 
 
 def _reflected(

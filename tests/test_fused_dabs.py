@@ -317,9 +317,9 @@ def test_fusing_applies_far_fewer_groups_than_dabs(monkeypatch, brush):
     for name in ("_apply_stamping", "_apply_dragging"):
         original = getattr(dab_module, name)
 
-        def counting(*args, original=original):
+        def counting(*args, original=original, **kwargs):
             calls["count"] += 1
-            return original(*args)
+            return original(*args, **kwargs)
 
         monkeypatch.setattr(dab_module, name, counting)
     settings = BrushSettings(radius_frames=5, radius_bins=4)
