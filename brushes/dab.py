@@ -1219,8 +1219,10 @@ def _own_cells(first, stop, n, offset, held, size) -> np.ndarray:
     reflected past the grid as :func:`_reflected` would: ``[2, K, size]`` int64."""
     clipped0, clipped1 = np.maximum(first, 0), np.minimum(stop, n)
     steps = np.arange(size)
-    into = clipped0[:, None] - held + _reflect_np(
-        steps + (first - clipped0)[:, None], (clipped1 - clipped0)[:, None]
+    into = (
+        clipped0[:, None]
+        - held
+        + _reflect_np(steps + (first - clipped0)[:, None], (clipped1 - clipped0)[:, None])
     )
     return np.stack((offset[:, None] + steps, into))
 

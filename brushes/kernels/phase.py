@@ -86,21 +86,18 @@ def continuation(
     weight = magnitude * moved_magnitude
     differences = torch.stack((carried, shifted))
     sums = _along_time(torch.cat((weight[None], weight * torch.cos(phase - differences))))
-    total = sums[0].clamp_min(1e-30)
-    along, against = sums[1] / total, sums[2] / total
+    along, against = sums[1:] / sums[0].clamp_min(1e-30)
     low, high = ALIGNMENT
     sure_along = ((along - low) / (high - low)).clamp(0.0, 1.0)
     return sure_along * ((along - against) / MARGIN).clamp(0.0, 1.0)
 
 
 def _along_time(values: torch.Tensor) -> torch.Tensor:
-    """Sums of ``values`` over :data:`CONTEXT_FRAMES` frames either side (fewer at the ends), by
-    shifted additions: five times faster than ``avg_pool1d`` on a dab's box, measured here."""
-    out = values.clone()
-    for k in range(1, CONTEXT_FRAMES + 1):
-        out[..., k:] += values[..., :-k]
-        out[..., :-k] += values[..., k:]
-    return out
+    """Sums of ``values`` over :data:`CONTEXT_FRAMES` frames either side (fewer at the ends): the
+    frames padded with zeros, summed over a sliding window (one operation, where shifted
+    additions took nine: several times faster on a dab's box, measured here)."""
+    padded = torch.nn.functional.pad(values, (CONTEXT_FRAMES, CONTEXT_FRAMES))
+    return padded.unfold(-1, 2 * CONTEXT_FRAMES + 1, 1).sum(dim=-1)
 
 
 def blend_phase(

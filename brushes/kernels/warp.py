@@ -233,7 +233,12 @@ class WarpPlan:
         rows_4 = torch.stack((low_b, low_b, low_b + 1, low_b + 1), dim=1)
         columns_4 = torch.stack((low_t, low_t + 1, low_t, low_t + 1), dim=1)
         weights = torch.stack(
-            ((1 - frac_b) * (1 - frac_t), (1 - frac_b) * frac_t, frac_b * (1 - frac_t), frac_b * frac_t),
+            (
+                (1 - frac_b) * (1 - frac_t),
+                (1 - frac_b) * frac_t,
+                frac_b * (1 - frac_t),
+                frac_b * frac_t,
+            ),
             dim=1,
         )
         taps = (n_dabs, -1)
@@ -242,15 +247,18 @@ class WarpPlan:
         ramp = prepared["ramp"]
         region = rows[0] * ramp.shape[-1] + columns[0]  # [K, 4 H W] in the group's region
         shape = (n_dabs, 4, height, window)
-        ramp_source = ramp.flatten()[region].view(shape)
+        ramp_source = ramp.flatten().gather(0, region.flatten()).view(shape)
         offsets = []
         for mode in self.modes:
             if mode == "continue":
-                drift = prepared["drift"].flatten(1)[:, region].view(channels, *shape)
+                drift = prepared["drift"].flatten(1)
+                drift = drift.gather(1, region.view(1, -1).expand(channels, -1)).view(
+                    channels, *shape
+                )
                 term = drift * (dest_t[:, None] - columns_4)
                 offsets.append(term.movedim(0, 1))
             else:
-                omega = prepared["omega"][:, 0][rows[0]].view(shape)
+                omega = prepared["omega"][:, 0].gather(0, rows[0].flatten()).view(shape)
                 term = omega * (source_t - dest_t)[:, None]
                 offsets.append(term[:, None].expand(-1, channels, -1, -1, -1))
         held = (rows[1] * width + columns[1]).view(n_dabs, 1, -1)
@@ -258,11 +266,13 @@ class WarpPlan:
         self._offsets = torch.stack(offsets, dim=1).unbind(0)  # [M, C, 4, H, W] per dab
         self._ramp_source = ramp_source.unbind(0)  # [4, H, W] per dab
         self._weights = weights.unbind(0)  # [4, H, W] per dab
-        cells = (dabs.window_rows[:, :, None], dabs.window_columns[:, None, :])
-        self._ramp = ramp[cells].unbind(0)  # [H, W] per dab: the destination's ramp
+        cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
+        cells = cells.flatten()
+        self._ramp = ramp.flatten().gather(0, cells).view(n_dabs, height, window).unbind(0)
         self._start = None
         if self.auto:  # the destination as the stroke began, magnitude 0 outside the dab's box
-            start = original[(slice(None), slice(None), *cells)].movedim(2, 0)  # [K, 2, C, H, W]
+            start = original.flatten(2).gather(2, cells.view(1, 1, -1).expand(2, channels, -1))
+            start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)  # [K, 2, C, H, W]
             start[:, 0] *= dabs.in_box[:, None]
             self._start = start.unbind(0)
         self._trig = torch.empty(
@@ -287,4 +297,3 @@ class WarpPlan:
         start = self._start[index]
         sure = continuation(start[0], start[1], magnitude, moved[0], moved[1])
         return magnitude, wrap(blend_phase(moved[1], moved[0], sure))
-
