@@ -1056,28 +1056,32 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
-    """The kernel once per dab, each on its own region sliced from the group's, each cell taking
-    the result of the last dab whose box holds it (:attr:`~.registry.BrushKind.whole_box`)."""
+    """The kernel on each dab's own region sliced from the group's, the regions of one size
+    stacked along a leading dimension (one call for them), each cell taking the result of the
+    last dab whose box holds it (:attr:`~.registry.BrushKind.whole_box`)."""
     kind = state.kind
     inner = _within(box, region)
     out_magnitude = values[0][(slice(None), *inner)].clone()
     out_phase = values[1][(slice(None), *inner)].clone()
-    for index in range(len(group)):
-        own_box = group.box(index)
-        own = _grown(own_box, stroke.margin)
-        rows, columns = _within(own, region)
-        context = _context(state, stroke, own, own_box, bins[rows], frames[columns], group, index)
-        mask = masks.own(index, own_box)
+    owns = [_grown(group.box(index), stroke.margin) for index in range(len(group))]
+    sizes: dict[tuple[int, int], list[int]] = {}
+    for index, own in enumerate(owns):
+        sizes.setdefault(own.shape, []).append(index)
+    results = {}
+    for indices in sizes.values():
+        first = indices[0]
+        cut = [_within(owns[index], region) for index in indices]
+        stacked = torch.stack([values[:, :, rows, columns] for rows, columns in cut], dim=1)
+        own_box, (rows, columns) = group.box(first), cut[0]
+        context = _context(state, stroke, owns[first], own_box, bins[rows], frames[columns], group,
+                           first)  # fmt: skip
         magnitude, phase = kind.kernel(
-            values[0][:, rows, columns],
-            values[1][:, rows, columns],
-            mask,
-            group.params(state.params, index),
-            context,
+            stacked[0], stacked[1], masks.own(first, own_box), group.params(state.params), context
         )
-        at = (slice(None), *_within(own_box, box))
-        out_magnitude[at] = magnitude
-        out_phase[at] = phase
+        results.update(zip(indices, zip(magnitude, phase, strict=True), strict=True))
+    for index in range(len(group)):
+        at = (slice(None), *_within(group.box(index), box))
+        out_magnitude[at], out_phase[at] = results[index]
     return out_magnitude, out_phase
 
 

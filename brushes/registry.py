@@ -53,8 +53,10 @@ class BrushKind:
         that painted the cell last), nor the spectral filter (see ``whole_box``).
     whole_box : bool
         The kernel's result depends on the dab's whole region (the spectral filter filters its 2-D
-        spectrum): the dabs of an event share one read, blend and write, but the kernel runs once
-        per dab, on that dab's region sliced from theirs.
+        spectrum): the dabs of an event share one read, blend and write, but the kernel works per
+        dab, on that dab's region sliced from theirs. It reads nothing of its context but
+        ``inner``, and takes a leading dimension of dabs (``[K, C, Bm, Tm]``): the regions of one
+        size go through it in one call.
     prepare : callable or None
         What a kernel would otherwise compute per dab from the stroke's starting values, computed
         once per event over its region: ``prepare(original, bin_hz, frames, params, *, hop,
