@@ -1113,7 +1113,7 @@ def _apply_dragging(
             sample_rate=document.sample_rate,
         )  # fmt: skip
     original = original[..., 1:]
-    if planned and kind.plan is not None:
+    if planned and kind.plan is not None and len(group) > 1:
         _drag_planned(state, stroke, group, box, inside, current, original, prepared)
     else:
         _drag_each(state, stroke, group, box, inside, current, original, bins, frames, prepared)
