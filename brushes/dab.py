@@ -31,6 +31,7 @@ import torch
 
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
+from spectropaint.brushes.kernels.phase import atan2
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -223,13 +224,15 @@ def blend(
     weight: torch.Tensor,
     *,
     keeps_phase: bool,
+    angle=torch.atan2,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``base`` (``[2, C, B, T]``) moved towards the kernel's result by ``weight`` ``[B, T]``.
 
     Magnitude-only kernels blend magnitude linearly and keep ``base``'s phase; the others blend the
     complex coefficients (a crossfade, as mixing the two sounds would), in real arithmetic (torch's
     complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
-    keep ``base``'s values exactly.
+    keep ``base``'s values exactly. ``angle`` computes the phase (``atan2``; warp's dabs take
+    :func:`~.kernels.phase.atan2`, whose result does not depend on the tensor's size).
     """
     old_magnitude, old_phase = base[0], base[1]
     touched = weight > 0
@@ -241,7 +244,7 @@ def blend(
     imag = old_imag + (magnitude * torch.sin(phase) - old_imag) * weight
     return (
         select(touched, torch.sqrt(real * real + imag * imag), old_magnitude),
-        select(touched, torch.atan2(imag, real), old_phase),
+        select(touched, angle(imag, real), old_phase),
     )
 
 
@@ -1143,7 +1146,7 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
         params = group.params(state.params, index)
         magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
         base = values[(slice(None), slice(None), *_within(own_box, own))]
-        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase)
+        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase, angle=atan2)
         at = (slice(None), *_within(own_box, inside))
         current[0][at], current[1][at] = new
 
@@ -1212,7 +1215,9 @@ def _drag_planned(state, stroke, group, box, inside, current, original, prepared
         row, column = int(first_rows[index]), int(first_columns[index])
         window = current[:, :, row : row + height, column : column + width]
         magnitude, phase = plan.dab(index, held)
-        new = blend(window, magnitude, phase, each[index], keeps_phase=kind.keeps_phase)
+        new = blend(
+            window, magnitude, phase, each[index], keeps_phase=kind.keeps_phase, angle=atan2
+        )
         window[0], window[1] = new
 
 

@@ -20,6 +20,7 @@ import torch
 from spectropaint.brushes.kernels.context import DabContext, DragDabs
 from spectropaint.brushes.kernels.phase import (
     PHASE_MODES,
+    atan2,
     blend_phase,
     continuation,
     phase_ramp,
@@ -125,7 +126,7 @@ def warp(
         theta = torch.stack(thetas)  # [modes, C, taps, B, T]
         real = _plus(real, (weight * torch.cos(theta)).sum(dim=2))
         imag = _plus(imag, (weight * torch.sin(theta)).sum(dim=2))
-    moved = torch.atan2(imag, real) + ramp[rows, columns]
+    moved = atan2(imag, real) + ramp[rows, columns]
     if params.phase != "auto":
         return out_magnitude, wrap(moved[0])
     # continue only where the destination already held what is carried there
@@ -291,7 +292,7 @@ class WarpPlan:
         torch.sin(theta, out=trig[1 + modes :])
         sums = (trig * self._weights[index]).sum(dim=2)  # [1 + 2 M, C, H, W]
         magnitude = sums[0]
-        moved = torch.atan2(sums[1 + modes :], sums[1 : 1 + modes]) + self._ramp[index]
+        moved = atan2(sums[1 + modes :], sums[1 : 1 + modes]) + self._ramp[index]
         if not self.auto:
             return magnitude, wrap(moved[0])
         start = self._start[index]
