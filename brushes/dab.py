@@ -237,8 +237,9 @@ def blend(
     old_magnitude, old_phase = base[0], base[1]
     touched = weight > 0
     if keeps_phase:
-        mixed = old_magnitude + (magnitude - old_magnitude) * weight
-        return select(touched, mixed, old_magnitude), old_phase
+        return select(
+            touched, torch.lerp(old_magnitude, magnitude, weight), old_magnitude
+        ), old_phase
     old_real, old_imag = old_magnitude * torch.cos(old_phase), old_magnitude * torch.sin(old_phase)
     real = old_real + (magnitude * torch.cos(phase) - old_real) * weight
     imag = old_imag + (magnitude * torch.sin(phase) - old_imag) * weight
