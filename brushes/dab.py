@@ -302,6 +302,9 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
     )
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
+    if inside == wanted:  # all of it in the grid: no cell to mark invalid
+        values = state.step.original(inside)
+        return Source(values[0], values[1], None, stroke.band_hz[wanted.bin0 : wanted.bin1])
     values = torch.zeros((2, len(box.channels), box.shape[0], box.shape[1] + 1), device=device)
     valid = torch.zeros(values.shape[-2:], device=device, dtype=torch.bool)
     if not inside.empty:

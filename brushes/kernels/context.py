@@ -27,15 +27,15 @@ class Source:
     magnitude, phase : torch.Tensor [shape=(C, B, T + 1)]
         Values at the source cells with the frame before them in front (column 0), so the phase
         advance can be measured; zeros where the source leaves the grid.
-    valid : torch.Tensor [shape=(B, T)], bool
-        Where the source cell (of columns 1..T) lies inside the grid.
+    valid : torch.Tensor [shape=(B, T)], bool, or None
+        Where the source cell (of columns 1..T) lies inside the grid; None: everywhere.
     bin_hz : torch.Tensor [shape=(B,)], float64
         Centre frequency of each source row, Hz.
     """
 
     magnitude: torch.Tensor
     phase: torch.Tensor
-    valid: torch.Tensor
+    valid: torch.Tensor | None
     bin_hz: torch.Tensor
 
 
