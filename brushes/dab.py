@@ -1155,9 +1155,30 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
         current[0][at], current[1][at] = new
 
 
+PLAN_CELLS = 1 << 16
+"""The most window cells (dabs times the tallest box's cells times the widest's) one plan holds:
+its tensors take some 400 bytes a cell, 26 MB at most."""
+
+
 def _drag_planned(state, stroke, group, box, inside, current, original, prepared):
     """The group's dabs one after another through the brush's ``plan`` (see
-    :func:`_apply_dragging`), each on its window of ``current`` (:class:`DragDabs`)."""
+    :func:`_apply_dragging`), each on its window of ``current`` (:class:`DragDabs`), in parts of at
+    most :data:`PLAN_CELLS` window cells planned one after another."""
+    heights = group.boxes[:, 1] - group.boxes[:, 0]
+    widths = group.boxes[:, 3] - group.boxes[:, 2]
+    start, tallest, widest = 0, 0, 0
+    for index in range(len(group)):
+        tallest, widest = max(tallest, heights[index]), max(widest, widths[index])
+        if index > start and (index + 1 - start) * tallest * widest > PLAN_CELLS:
+            _drag_part(state, stroke, group.part(start, index), box, inside, current, original,
+                       prepared)  # fmt: skip
+            start, tallest, widest = index, heights[index], widths[index]
+    _drag_part(state, stroke, group.part(start, len(group)), box, inside, current, original,
+               prepared)  # fmt: skip
+
+
+def _drag_part(state, stroke, group, box, inside, current, original, prepared):
+    """Dabs of a group (in its joint ``box``) through one plan."""
     kind, grid = state.kind, state.document.blocks[stroke.index]
     device = state.document.device
     u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)

@@ -362,6 +362,37 @@ def test_planned_warp_equals_the_kernel_dab_by_dab_bit_for_bit(monkeypatch, phas
             else [InputEvent(i / 60, 1.0 + 5.0 * i, 2.0 + 3.0 * np.sin(i), 1.0) for i in range(12)]
         )
         document = small_document
+    planned_dabs = assert_planned_warp_equals_the_kernel(
+        monkeypatch, document, settings, stroke_events, phase
+    )
+    assert len(planned_dabs) >= 5 and min(planned_dabs) >= 2  # groups of several were planned
+
+
+def test_a_planned_warp_group_split_in_parts_equals_the_kernel_bit_for_bit(monkeypatch):
+    """A group of more window cells than one plan holds (:data:`~.dab.PLAN_CELLS`, lowered here)
+    goes through several plans one after another, and still equals the kernel dab by dab."""
+    monkeypatch.setattr(dab_module, "PLAN_CELLS", 300)  # a few small windows a plan
+    settings = BrushSettings(radius_frames=5, radius_bins=4, hardness=0.7, pressure_size=0.5)
+    parts = []
+    original = dab_module._drag_part
+
+    def counting(state, stroke, group, *args):
+        boxes = group.boxes
+        cells = (boxes[:, 1] - boxes[:, 0]).max() * (boxes[:, 3] - boxes[:, 2]).max()
+        assert len(group) == 1 or len(group) * cells <= 300
+        parts.append(len(group))
+        return original(state, stroke, group, *args)
+
+    monkeypatch.setattr(dab_module, "_drag_part", counting)
+    planned = assert_planned_warp_equals_the_kernel(
+        monkeypatch, small_document, settings, events(2), "auto"
+    )
+    assert len(parts) > len(planned) and sum(parts) == sum(planned)  # groups were split
+
+
+def assert_planned_warp_equals_the_kernel(monkeypatch, document, settings, stroke_events, phase):
+    """The documents painted by ``stroke_events`` dab by dab through the kernel and in planned
+    groups are identical after every event; the sizes of the planned groups."""
     one, two = document(), document()
     before = grids(one)
     per_dab = StrokeSession(one, "warp", settings, params={"phase": phase}, fuse=False)
@@ -379,4 +410,4 @@ def test_planned_warp_equals_the_kernel_dab_by_dab_bit_for_bit(monkeypatch, phas
         for a, b in zip(grids(one), grids(two), strict=True):
             assert torch.equal(a, b)
     assert any(not torch.equal(a, b) for a, b in zip(grids(two), before, strict=True))
-    assert len(planned_dabs) >= 5 and min(planned_dabs) >= 2  # groups of several were planned
+    return planned_dabs
