@@ -1069,7 +1069,9 @@ def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
     kind = state.kind
     inner = _within(box, region)
     out_magnitude = values[0][(slice(None), *inner)].clone()
-    out_phase = values[1][(slice(None), *inner)].clone()
+    out_phase = values[1][(slice(None), *inner)]  # a magnitude-only kernel's stays as it is
+    if not kind.keeps_phase:
+        out_phase = out_phase.clone()
     owns = [_grown(group.box(index), stroke.margin) for index in range(len(group))]
     sizes: dict[tuple[int, int], list[int]] = {}
     for index, own in enumerate(owns):
@@ -1088,7 +1090,9 @@ def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
         results.update(zip(indices, zip(magnitude, phase, strict=True), strict=True))
     for index in range(len(group)):
         at = (slice(None), *_within(group.box(index), box))
-        out_magnitude[at], out_phase[at] = results[index]
+        out_magnitude[at] = results[index][0]
+        if not kind.keeps_phase:
+            out_phase[at] = results[index][1]
     return out_magnitude, out_phase
 
 
