@@ -24,6 +24,8 @@ import math
 
 import torch
 
+from spectropaint.transforms.torch_device import one_thread
+
 PHASE_MODES = ("auto", "continue", "shift")
 ALIGNMENT = (0.7, 0.95)
 """Alignment below the first value is no continuation, above the second a sure one."""
@@ -41,6 +43,8 @@ def wrap(angle: torch.Tensor) -> torch.Tensor:
 
 ATAN2_BLOCK = 64
 """The last elements :func:`atan2` computes again, as a block of a whole number of vectors."""
+THREADED_CELLS = 32768
+"""From this many elements torch shares an operation between its CPU threads (its grain size)."""
 
 
 def atan2(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -49,13 +53,19 @@ def atan2(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     On CPUs torch computes the last few elements of a tensor (what is left over after the
     vector registers' multiples) by a scalar routine that can differ in the last bit; here the
     last :data:`ATAN2_BLOCK` elements are computed again as a block of their own, by the vector
-    routine, like all the others. The planned warp (:class:`~.warp.WarpPlan`) relies on it to
+    routine, like all the others (on one thread: with several, each thread's part of a large
+    tensor would have a tail of its own). The planned warp (:class:`~.warp.WarpPlan`) relies on it to
     equal the kernel dab by dab: its windows are larger than the dabs' boxes, and auto phase's
     decision amplifies a last-bit difference a thousandfold along a stroke.
     """
+    if y.device.type != "cpu":
+        return torch.atan2(y, x)
+    if torch.get_num_threads() > 1 and max(y.numel(), x.numel()) > THREADED_CELLS:
+        with one_thread():  # several threads would each take a part, each part with a tail
+            return atan2(y, x)
     out = torch.atan2(y, x)
     n = out.numel()
-    if out.device.type != "cpu" or n % ATAN2_BLOCK == 0:
+    if n % ATAN2_BLOCK == 0:
         return out
     if n < ATAN2_BLOCK:
         y, x = (torch.nn.functional.pad(v.expand(out.shape).reshape(-1), (0, ATAN2_BLOCK - n))
