@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.history import OpenStep, read_stacked
-from spectropaint.brushes.kernels.context import DabContext, Source
+from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
+from spectropaint.brushes.kernels.phase import atan2
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -223,25 +224,28 @@ def blend(
     weight: torch.Tensor,
     *,
     keeps_phase: bool,
+    angle=torch.atan2,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``base`` (``[2, C, B, T]``) moved towards the kernel's result by ``weight`` ``[B, T]``.
 
     Magnitude-only kernels blend magnitude linearly and keep ``base``'s phase; the others blend the
     complex coefficients (a crossfade, as mixing the two sounds would), in real arithmetic (torch's
     complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
-    keep ``base``'s values exactly.
+    keep ``base``'s values exactly. ``angle`` computes the phase (``atan2``; warp's dabs take
+    :func:`~.kernels.phase.atan2`, whose result does not depend on the tensor's size).
     """
     old_magnitude, old_phase = base[0], base[1]
     touched = weight > 0
     if keeps_phase:
-        mixed = old_magnitude + (magnitude - old_magnitude) * weight
-        return select(touched, mixed, old_magnitude), old_phase
+        return select(
+            touched, torch.lerp(old_magnitude, magnitude, weight), old_magnitude
+        ), old_phase
     old_real, old_imag = old_magnitude * torch.cos(old_phase), old_magnitude * torch.sin(old_phase)
     real = old_real + (magnitude * torch.cos(phase) - old_real) * weight
     imag = old_imag + (magnitude * torch.sin(phase) - old_imag) * weight
     return (
         select(touched, torch.sqrt(real * real + imag * imag), old_magnitude),
-        select(touched, torch.atan2(imag, real), old_phase),
+        select(touched, angle(imag, real), old_phase),
     )
 
 
@@ -298,6 +302,9 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
     )
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
+    if inside == wanted:  # all of it in the grid: no cell to mark invalid
+        values = state.step.original(inside)
+        return Source(values[0], values[1], None, stroke.band_hz[wanted.bin0 : wanted.bin1])
     values = torch.zeros((2, len(box.channels), box.shape[0], box.shape[1] + 1), device=device)
     valid = torch.zeros(values.shape[-2:], device=device, dtype=torch.bool)
     if not inside.empty:
@@ -598,7 +605,7 @@ def apply_dabs(
                         changed = changed.union(group.joint_box())
                     continue
                 if state.kind.drags:
-                    changed = changed.union(_apply_dragging(state, *parts[0]))
+                    changed = changed.union(_apply_dragging(state, *parts[0], planned=fuse))
                 else:
                     changed = changed.union(_apply_stamping(state, parts))
                 if done is not None:
@@ -769,14 +776,14 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    u_d, v_d, columns_d, rows_d, weight_d, spans = _distances(stroke, group, box, device)
+    u_d, v_d, columns_d, rows_d, weight_d, cells = _distances(stroke, group, box, device)
     each = mask_from_distances(
         u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
     )
     placed = (each, rows_d, columns_d, (n_bins, n_frames))
     if state.kind.local or n_dabs == 1:  # one dab owns its whole box
         return _Masks(*placed, None, None)
-    frames, bins = np.arange(n_frames), np.arange(n_bins)
+    frames, bins, spans = np.arange(n_frames), np.arange(n_bins), cells.spans
     inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
     )[:, None, :]  # [K, B, T]
@@ -787,24 +794,65 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     return _Masks(*placed, packed[1] > 0, packed[0])
 
 
-def _distances(stroke: BlockStroke, group: _BlockDabs, box: Region, device: torch.device):
+@dataclass(frozen=True)
+class _Cells:
+    """Where a group's dabs lie in its joint box (host arrays).
+
+    Attributes
+    ----------
+    spans : np.ndarray [shape=(K, 4)], int64
+        Each dab's box in the joint box's cells (frame0, frame1, bin0, bin1).
+    columns, rows : np.ndarray [shape=(K, W) and (K, H)], int64
+        The joint box's column and row of each cell of every dab's block of the tallest and widest
+        box's size: at its box's top left, clamped into the joint box past it; or, as ``windows``,
+        placed so that it lies in the joint box (each cell once).
+    in_columns, in_rows : np.ndarray [shape=(K, W) and (K, H)], bool
+        Those inside the dab's box.
+    """
+
+    spans: np.ndarray
+    columns: np.ndarray
+    rows: np.ndarray
+    in_columns: np.ndarray
+    in_rows: np.ndarray
+
+
+def _cells(group: _BlockDabs, box: Region, *, windows: bool = False) -> _Cells:
+    """Where ``group``'s dabs lie in their joint ``box`` (see :class:`_Cells`)."""
+    n_bins, n_frames = box.shape
+    spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
+    width = int((spans[:, 1] - spans[:, 0]).max())
+    height = int((spans[:, 3] - spans[:, 2]).max())
+    first_column, first_row = spans[:, :1], spans[:, 2:3]
+    if windows:  # the block lies in the joint box, and holds the dab's box
+        first_column = np.minimum(first_column, n_frames - width)
+        first_row = np.minimum(first_row, n_bins - height)
+    columns = first_column + np.arange(width)  # [K, W]
+    rows = first_row + np.arange(height)  # [K, H]
+    in_columns = (columns >= spans[:, :1]) & (columns < spans[:, 1:2])
+    in_rows = (rows >= spans[:, 2:3]) & (rows < spans[:, 3:4])
+    columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
+    return _Cells(spans, columns, rows, in_columns, in_rows)
+
+
+def _distances(
+    stroke: BlockStroke,
+    group: _BlockDabs,
+    box: Region,
+    device: torch.device,
+    *,
+    windows: bool = False,
+):
     """Every dab's distances from its centre, in radii, along the frames and bands of its own
     box, computed on the host and uploaded at once, float32 on ``device``: ``u`` ``[K, W]``, ``v``
     ``[K, H]`` (2 past the dab's box, where its weight is exactly 0), their ``columns`` ``[K, W]``
-    and ``rows`` ``[K, H]`` in the joint ``box`` (clamped into it past the dab's box; exact, the
-    joint box holds under 2**24 cells), the peak weights ``[K]``; and each dab's box in ``box``'s
-    cells ``[K, 4]`` (frame0, frame1, bin0, bin1; host int64)."""
+    and ``rows`` ``[K, H]`` in the joint ``box`` (exact, the joint box holds under 2**24 cells),
+    the peak weights ``[K]``; and the host's :class:`_Cells` (``windows``: see there)."""
     axes = stroke.axes
-    n_bins, n_frames = box.shape
     at, reach = group.at, group.reach
-    spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
-    widths, heights = spans[:, 1] - spans[:, 0], spans[:, 3] - spans[:, 2]
-    width, height = int(widths.max()), int(heights.max())
-    columns = spans[:, :1] + np.arange(width)  # [K, W], past a dab's box: masked, then clamped
-    rows = spans[:, 2:3] + np.arange(height)  # [K, H]
-    in_columns = np.arange(width) < widths[:, None]
-    in_rows = np.arange(height) < heights[:, None]
-    columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
+    cells = _cells(group, box, windows=windows)
+    columns, rows, in_columns, in_rows = cells.columns, cells.rows, cells.in_columns, cells.in_rows
+    width, height = columns.shape[1], rows.shape[1]
     frame_x = axes.x_offset + axes.x_scale * (box.frame0 + columns).astype(np.float64)
     band_y = np.asarray(axes.y, dtype=np.float64)[box.bin0 + rows]
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
@@ -825,7 +873,7 @@ def _distances(stroke: BlockStroke, group: _BlockDabs, box: Region, device: torc
         columns_d.view(n_dabs, width),
         rows_d.view(n_dabs, height),
         weight_d,
-        spans,
+        cells,
     )
 
 
@@ -1001,41 +1049,57 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
-    """The kernel once per dab, each on its own region sliced from the group's, each cell taking
-    the result of the last dab whose box holds it (:attr:`~.registry.BrushKind.whole_box`)."""
+    """The kernel on each dab's own region sliced from the group's, the regions of one size
+    stacked along a leading dimension (one call for them), each cell taking the result of the
+    last dab whose box holds it (:attr:`~.registry.BrushKind.whole_box`)."""
     kind = state.kind
     inner = _within(box, region)
     out_magnitude = values[0][(slice(None), *inner)].clone()
-    out_phase = values[1][(slice(None), *inner)].clone()
-    for index in range(len(group)):
-        own_box = group.box(index)
-        own = _grown(own_box, stroke.margin)
-        rows, columns = _within(own, region)
-        context = _context(state, stroke, own, own_box, bins[rows], frames[columns], group, index)
-        mask = masks.own(index, own_box)
+    out_phase = values[1][(slice(None), *inner)]  # a magnitude-only kernel's stays as it is
+    if not kind.keeps_phase:
+        out_phase = out_phase.clone()
+    owns = [_grown(group.box(index), stroke.margin) for index in range(len(group))]
+    sizes: dict[tuple[int, int], list[int]] = {}
+    for index, own in enumerate(owns):
+        sizes.setdefault(own.shape, []).append(index)
+    results = {}
+    for indices in sizes.values():
+        first = indices[0]
+        cut = [_within(owns[index], region) for index in indices]
+        stacked = torch.stack([values[:, :, rows, columns] for rows, columns in cut], dim=1)
+        own_box, (rows, columns) = group.box(first), cut[0]
+        context = _context(state, stroke, owns[first], own_box, bins[rows], frames[columns], group,
+                           first)  # fmt: skip
         magnitude, phase = kind.kernel(
-            values[0][:, rows, columns],
-            values[1][:, rows, columns],
-            mask,
-            group.params(state.params, index),
-            context,
+            stacked[0], stacked[1], masks.own(first, own_box), group.params(state.params), context
         )
-        at = (slice(None), *_within(own_box, box))
-        out_magnitude[at] = magnitude
-        out_phase[at] = phase
+        results.update(zip(indices, zip(magnitude, phase, strict=True), strict=True))
+    for index in range(len(group)):
+        at = (slice(None), *_within(group.box(index), box))
+        out_magnitude[at] = results[index][0]
+        if not kind.keeps_phase:
+            out_phase[at] = results[index][1]
     return out_magnitude, out_phase
 
 
-def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> Region:
+def _apply_dragging(
+    state: StrokeState, stroke: BlockStroke, group: _BlockDabs, *, planned: bool = True
+) -> Region:
     """A dragging brush's group: dab after dab on the current values, in the group's region held in
-    memory (each dab reads what the previous one left), written once at the end."""
+    memory (each dab reads what the previous one left), written once at the end.
+
+    ``planned`` (where the brush has a ``plan``): what the dabs compute from anything but the
+    values is computed for the whole group at once, and each dab then gathers, computes and
+    blends on a window of the values held in a few dozen operations. Otherwise (the reference
+    that is tested against, ``fuse=False``) each dab runs the brush's kernel on its own region.
+    """
     kind, document = state.kind, state.document
     grid = document.blocks[stroke.index]
     box = group.joint_box()
     state.step.record(box)
     region = _grown(box, stroke.margin)
     inside = region.clipped(grid.n_bins, grid.n_frames)
-    current = read_stacked(document, inside)
+    current = read_stacked(document, inside).contiguous()
     before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
     original, bins, frames = _read(state, stroke.index, before, original=True)
     frames = frames[1:]
@@ -1046,6 +1110,19 @@ def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) 
             sample_rate=document.sample_rate,
         )  # fmt: skip
     original = original[..., 1:]
+    if planned and kind.plan is not None and len(group) > 1:
+        _drag_planned(state, stroke, group, box, inside, current, original, prepared)
+    else:
+        _drag_each(state, stroke, group, box, inside, current, original, bins, frames, prepared)
+    at = (slice(None), *_within(box, inside))
+    document.write(box, current[0][at], current[1][at])
+    return box
+
+
+def _drag_each(state, stroke, group, box, inside, current, original, bins, frames, prepared):
+    """The group's dabs one after another, each through the brush's kernel on its own region."""
+    kind, grid = state.kind, state.document.blocks[stroke.index]
+    region = _grown(box, stroke.margin)
     masks = _masks(state, stroke, group, box)
     for index in range(len(group)):
         own_box = group.box(index)
@@ -1063,12 +1140,121 @@ def _apply_dragging(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) 
         params = group.params(state.params, index)
         magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
         base = values[(slice(None), slice(None), *_within(own_box, own))]
-        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase)
+        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase, angle=atan2)
         at = (slice(None), *_within(own_box, inside))
         current[0][at], current[1][at] = new
-    at = (slice(None), *_within(box, inside))
-    document.write(box, current[0][at], current[1][at])
-    return box
+
+
+PLAN_CELLS = 1 << 16
+"""The most window cells (dabs times the tallest box's cells times the widest's) one plan holds:
+its tensors take some 400 bytes a cell, 26 MB at most."""
+
+
+def _drag_planned(state, stroke, group, box, inside, current, original, prepared):
+    """The group's dabs one after another through the brush's ``plan`` (see
+    :func:`_apply_dragging`), each on its window of ``current`` (:class:`DragDabs`), in parts of at
+    most :data:`PLAN_CELLS` window cells planned one after another."""
+    heights = group.boxes[:, 1] - group.boxes[:, 0]
+    widths = group.boxes[:, 3] - group.boxes[:, 2]
+    start, tallest, widest = 0, 0, 0
+    for index in range(len(group)):
+        tallest, widest = max(tallest, heights[index]), max(widest, widths[index])
+        if index > start and (index + 1 - start) * tallest * widest > PLAN_CELLS:
+            _drag_part(state, stroke, group.part(start, index), box, inside, current, original,
+                       prepared)  # fmt: skip
+            start, tallest, widest = index, heights[index], widths[index]
+    _drag_part(state, stroke, group.part(start, len(group)), box, inside, current, original,
+               prepared)  # fmt: skip
+
+
+def _drag_part(state, stroke, group, box, inside, current, original, prepared):
+    """Dabs of a group (in its joint ``box``) through one plan."""
+    kind, grid = state.kind, state.document.blocks[stroke.index]
+    device = state.document.device
+    u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
+    n_dabs, height, width = len(group), v.shape[1], u.shape[1]
+    masks = mask_from_distances(
+        u, v, hardness=state.settings.hardness, weight=weight.view(n_dabs, 1, 1)
+    )
+    margin_bins, margin_frames = stroke.margin
+    spans = cells.spans
+    # each dab's own region (its box and the margin), in the block's cells and its first cell in
+    # the group's region (the joint box and the margin)
+    own = [
+        (box.bin0 + spans[:, 2] - margin_bins, box.bin0 + spans[:, 3] + margin_bins, grid.n_bins,
+         spans[:, 2], inside.bin0, height + 2 * margin_bins),
+        (box.frame0 + spans[:, 0] - margin_frames, box.frame0 + spans[:, 1] + margin_frames,
+         grid.n_frames, spans[:, 0], inside.frame0, width + 2 * margin_frames),
+    ]  # fmt: skip
+    maps = [_own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
+    rows, columns = cells.rows, cells.columns
+    dest = [
+        rows - spans[:, 2:3] + margin_bins,
+        columns - spans[:, :1] + margin_frames,
+    ]
+    high = np.stack([(spans[:, 1] - spans[:, 0]) + 2 * margin_frames - 1,
+                     (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
+    floats = [dest[1], dest[0], high]
+    sizes = np.cumsum([0, *(part.size for part in floats)])
+    packed = _upload(np.concatenate([part.ravel() for part in floats]).astype(np.float32), device)
+    dest_columns, dest_rows, high_d = (
+        packed[a:b].view(part.shape)
+        for (a, b), part in zip(itertools.pairwise(sizes), floats, strict=True)
+    )
+    integers = [maps[0], maps[1], rows + margin_bins, columns + margin_frames]
+    sizes = np.cumsum([0, *(part.size for part in integers)])
+    packed = _upload(np.concatenate([part.ravel() for part in integers]), device)
+    row_maps, column_maps, window_rows, window_columns = (
+        packed[a:b].view(part.shape)
+        for (a, b), part in zip(itertools.pairwise(sizes), integers, strict=True)
+    )
+    in_box = _upload(cells.in_rows[:, :, None] & cells.in_columns[:, None, :], device)
+    dabs = DragDabs(
+        mask=masks,
+        in_box=in_box,
+        step=_upload(group.step, device),
+        dest_columns=dest_columns,
+        dest_rows=dest_rows,
+        high=high_d,
+        columns=column_maps,
+        rows=row_maps,
+        window_columns=window_columns,
+        window_rows=window_rows,
+    )
+    plan = kind.plan(original, prepared, dabs, group.params(state.params), width=current.shape[-1])
+    held = current.view(2 * current.shape[1], -1)
+    first_rows = rows[:, 0] + box.bin0 - inside.bin0
+    first_columns = columns[:, 0] + box.frame0 - inside.frame0
+    each = masks.unbind(0)
+    for index in range(n_dabs):
+        row, column = int(first_rows[index]), int(first_columns[index])
+        window = current[:, :, row : row + height, column : column + width]
+        magnitude, phase = plan.dab(index, held)
+        new = blend(
+            window, magnitude, phase, each[index], keeps_phase=kind.keeps_phase, angle=atan2
+        )
+        window[0], window[1] = new
+
+
+def _own_cells(first, stop, n, offset, held, size) -> np.ndarray:
+    """Along one axis, for each dab's own region (cells ``first`` to ``stop`` of a grid of ``n``,
+    beginning ``offset`` cells into the group's region): each of its ``size`` cells' (padded)
+    place in the group's region and in the values held (which begin at cell ``held``),
+    reflected past the grid as :func:`_reflected` would: ``[2, K, size]`` int64."""
+    clipped0, clipped1 = np.maximum(first, 0), np.minimum(stop, n)
+    steps = np.arange(size)
+    into = (
+        clipped0[:, None]
+        - held
+        + _reflect_np(steps + (first - clipped0)[:, None], (clipped1 - clipped0)[:, None])
+    )
+    return np.stack((offset[:, None] + steps, into))
+
+
+def _reflect_np(index: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """:func:`reflect_index` on the host, for per-row lengths ``n``."""
+    index = np.remainder(index, 2 * n)
+    return np.where(index >= n, 2 * n - 1 - index, index)
 
 
 def _reflected(

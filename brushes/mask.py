@@ -67,8 +67,8 @@ def mask_from_radius(
     :func:`mask_from_distances`. It never rises with ``r``."""
     if hardness >= 1.0:
         shape = (r < 1.0).to(torch.float32)
-    else:
-        ramp = ((r - hardness) / (1.0 - hardness)).clamp(0.0, 1.0)
-        shape = 0.5 + 0.5 * torch.cos(math.pi * ramp)
-        shape = torch.where(r < 1.0, shape, torch.zeros_like(shape))
+    else:  # in place where it can be: a dab's mask is small, its cost the operations
+        ramp = (r - hardness).div_(1.0 - hardness).clamp_(0.0, 1.0)
+        shape = torch.cos(ramp.mul_(math.pi)).mul_(0.5).add_(0.5)
+        shape.masked_fill_(r >= 1.0, 0.0)
     return shape * weight

@@ -24,7 +24,7 @@ from spectropaint.brushes.kernels.context import Kernel
 from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain
 from spectropaint.brushes.kernels.pen import PenParams, pen
 from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
-from spectropaint.brushes.kernels.warp import WarpParams, warp, warp_prepare
+from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp, warp_prepare
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
 
@@ -53,14 +53,23 @@ class BrushKind:
         that painted the cell last), nor the spectral filter (see ``whole_box``).
     whole_box : bool
         The kernel's result depends on the dab's whole region (the spectral filter filters its 2-D
-        spectrum): the dabs of an event share one read, blend and write, but the kernel runs once
-        per dab, on that dab's region sliced from theirs.
+        spectrum): the dabs of an event share one read, blend and write, but the kernel works per
+        dab, on that dab's region sliced from theirs. It reads nothing of its context but
+        ``inner``, and takes a leading dimension of dabs (``[K, C, Bm, Tm]``): the regions of one
+        size go through it in one call.
     prepare : callable or None
         What a kernel would otherwise compute per dab from the stroke's starting values, computed
         once per event over its region: ``prepare(original, bin_hz, frames, params, *, hop,
         sample_rate) -> dict`` of tensors ``[..., Bm, Tm]`` (``original`` ``[2, C, Bm, Tm + 1]``
         with the frame before the region in front); each dab's kernel gets them sliced to its
         region as ``context.prepared`` (dragging brushes: warp's phase ramp and drift).
+    plan : callable or None
+        A dragging brush's dabs of one group planned together: ``plan(original, prepared, dabs,
+        params, *, width)`` (``original`` ``[2, C, Bm, Tm]`` and ``prepared`` for the group's
+        region, ``dabs`` a :class:`~.kernels.context.DragDabs`) computes all that does not read
+        the values at once, and its ``dab(index, values)`` gives each dab's result on its window
+        from the values the previous ones left (warp: :class:`~.kernels.warp.WarpPlan`). The
+        kernel, dab by dab, is the reference it is tested against.
     reads_radius : bool
         The kernel reads the dab's radii in the block's cells (``context.radius``: blur's widths,
         the pen's band profile), so dabs whose radii differ there (on bands spaced unevenly in the
@@ -86,6 +95,7 @@ class BrushKind:
     local: bool = True
     whole_box: bool = False
     prepare: Callable[..., dict[str, Any]] | None = None
+    plan: Callable[..., Any] | None = None
     reads_radius: bool = False
     reads_frames: bool = False
     settles_phase: bool = False
@@ -123,6 +133,7 @@ BRUSHES: dict[str, BrushKind] = {
             keeps_phase=False,
             drags=True,
             prepare=warp_prepare,
+            plan=WarpPlan,
             reads_frames=True,
         ),
         BrushKind(

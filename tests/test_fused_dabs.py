@@ -317,9 +317,9 @@ def test_fusing_applies_far_fewer_groups_than_dabs(monkeypatch, brush):
     for name in ("_apply_stamping", "_apply_dragging"):
         original = getattr(dab_module, name)
 
-        def counting(*args, original=original):
+        def counting(*args, original=original, **kwargs):
             calls["count"] += 1
-            return original(*args)
+            return original(*args, **kwargs)
 
         monkeypatch.setattr(dab_module, name, counting)
     settings = BrushSettings(radius_frames=5, radius_bins=4)
@@ -329,3 +329,85 @@ def test_fusing_applies_far_fewer_groups_than_dabs(monkeypatch, brush):
         paint(small_document(), brush, fuse, settings, events(0))
         counts[fuse] = calls["count"]
     assert counts[False] >= 40 and counts[True] <= counts[False] / 3
+
+
+@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
+@pytest.mark.parametrize(
+    "where", ["inside", "edges", "nsgt"], ids=["inside", "along-the-edges", "nsgt-seconds"]
+)
+def test_planned_warp_equals_the_kernel_dab_by_dab_bit_for_bit(monkeypatch, phase, where):
+    """Warp's planned groups (:class:`~spectropaint.brushes.kernels.warp.WarpPlan`: each dab on a
+    window larger than its box, everything not read from the values computed for the group at
+    once) against the kernel run dab by dab on each dab's own region (``fuse=False``): the
+    documents are identical after every event of a recorded stroke, in each phase mode, inside
+    the grid, along its first frames and lowest bins (regions reflected) and on the NSGT's blocks
+    in seconds and semitones. Auto phase's decision amplifies a last-bit difference a
+    thousandfold over a stroke, so nothing short of equality is a safe reference."""
+    if where == "nsgt":
+        settings = BrushSettings(radius_seconds=0.08, radius_semitones=2.0, pressure_size=0.5)
+        stroke_events = [
+            InputEvent(i / 60, 0.8 + 0.09 * i, 440.0 * 2 ** (np.sin(i / 2) / 3), 0.5 + i / 40)
+            for i in range(14)
+        ]
+
+        def document():
+            return Document.from_samples(
+                tones(3.0), NSGT_RATE, settings=NSGT_SETTINGS, device="cpu"
+            )
+    else:
+        settings = BrushSettings(radius_frames=5, radius_bins=4, hardness=0.7, pressure_size=0.5)
+        stroke_events = (
+            events(1)
+            if where == "inside"
+            else [InputEvent(i / 60, 1.0 + 5.0 * i, 2.0 + 3.0 * np.sin(i), 1.0) for i in range(12)]
+        )
+        document = small_document
+    planned_dabs = assert_planned_warp_equals_the_kernel(
+        monkeypatch, document, settings, stroke_events, phase
+    )
+    assert len(planned_dabs) >= 5 and min(planned_dabs) >= 2  # groups of several were planned
+
+
+def test_a_planned_warp_group_split_in_parts_equals_the_kernel_bit_for_bit(monkeypatch):
+    """A group of more window cells than one plan holds (:data:`~.dab.PLAN_CELLS`, lowered here)
+    goes through several plans one after another, and still equals the kernel dab by dab."""
+    monkeypatch.setattr(dab_module, "PLAN_CELLS", 300)  # a few small windows a plan
+    settings = BrushSettings(radius_frames=5, radius_bins=4, hardness=0.7, pressure_size=0.5)
+    parts = []
+    original = dab_module._drag_part
+
+    def counting(state, stroke, group, *args):
+        boxes = group.boxes
+        cells = (boxes[:, 1] - boxes[:, 0]).max() * (boxes[:, 3] - boxes[:, 2]).max()
+        assert len(group) == 1 or len(group) * cells <= 300
+        parts.append(len(group))
+        return original(state, stroke, group, *args)
+
+    monkeypatch.setattr(dab_module, "_drag_part", counting)
+    planned = assert_planned_warp_equals_the_kernel(
+        monkeypatch, small_document, settings, events(2), "auto"
+    )
+    assert len(parts) > len(planned) and sum(parts) == sum(planned)  # groups were split
+
+
+def assert_planned_warp_equals_the_kernel(monkeypatch, document, settings, stroke_events, phase):
+    """The documents painted by ``stroke_events`` dab by dab through the kernel and in planned
+    groups are identical after every event; the sizes of the planned groups."""
+    one, two = document(), document()
+    before = grids(one)
+    per_dab = StrokeSession(one, "warp", settings, params={"phase": phase}, fuse=False)
+    planned = StrokeSession(two, "warp", settings, params={"phase": phase}, fuse=True)
+    planned_dabs = []
+    original = dab_module._drag_planned
+
+    def counting(state, stroke, group, *args):
+        planned_dabs.append(len(group))
+        return original(state, stroke, group, *args)
+
+    monkeypatch.setattr(dab_module, "_drag_planned", counting)
+    for event in stroke_events:
+        assert per_dab.add_events((event,)) == planned.add_events((event,))
+        for a, b in zip(grids(one), grids(two), strict=True):
+            assert torch.equal(a, b)
+    assert any(not torch.equal(a, b) for a, b in zip(grids(two), before, strict=True))
+    return planned_dabs

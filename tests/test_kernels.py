@@ -309,3 +309,30 @@ def test_pen_adds_the_stft_of_a_partial_at_the_dabs_fractional_bin(centre):
     loud = lobe[:, None] & (np.abs(expected) > 0.05 * np.abs(expected).max())
     assert angle_error(out_p.numpy()[0][loud], np.angle(expected)[loud]) < 2e-3
     assert (out_m.numpy()[0][~lobe] == 0).all()
+
+
+def test_atan2_gives_each_element_the_same_bits_whatever_the_size_and_threads():
+    """:func:`~spectropaint.brushes.kernels.phase.atan2` against every element computed in a
+    tensor of a whole number of vector blocks on one thread (no element left to torch's scalar
+    tail): equal bit for bit for a large tensor on one and two threads and for short pieces of it,
+    where torch's own ``atan2`` computes the last elements (and, on several threads, those ending
+    each thread's part) by another routine."""
+    from spectropaint.brushes.kernels.phase import ATAN2_BLOCK, atan2
+
+    generator = torch.Generator().manual_seed(7)
+    n = 100_003
+    y, x = torch.randn(2, n, generator=generator)
+    pad = -n % ATAN2_BLOCK
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        padded = torch.nn.functional.pad(torch.stack((y, x)), (0, pad))
+        reference = torch.atan2(padded[0], padded[1])[:n]
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            assert torch.equal(atan2(y, x), reference)
+            for length in (13, 64, 1000, 1013):
+                assert torch.equal(atan2(y[:length], x[:length]), reference[:length])
+            assert torch.equal(atan2(y.view(1, n), x), reference.view(1, n))  # broadcast
+    finally:
+        torch.set_num_threads(threads)

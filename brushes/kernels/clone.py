@@ -110,7 +110,8 @@ def clone(
             theta = blend_phase(theta, continued, sure)
     box = (slice(None), slice(None), columns)
     inner = (slice(None), rows, columns)
-    return (
-        select(source.valid[:, columns], source.magnitude[..., 1:][box], magnitude[inner]),
-        select(source.valid[:, columns], wrap(theta[box]), phase[inner]),
-    )
+    copied = source.magnitude[..., 1:][box], wrap(theta[box])
+    if source.valid is None:
+        return copied
+    valid = source.valid[:, columns]
+    return select(valid, copied[0], magnitude[inner]), select(valid, copied[1], phase[inner])

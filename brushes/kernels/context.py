@@ -27,15 +27,15 @@ class Source:
     magnitude, phase : torch.Tensor [shape=(C, B, T + 1)]
         Values at the source cells with the frame before them in front (column 0), so the phase
         advance can be measured; zeros where the source leaves the grid.
-    valid : torch.Tensor [shape=(B, T)], bool
-        Where the source cell (of columns 1..T) lies inside the grid.
+    valid : torch.Tensor [shape=(B, T)], bool, or None
+        Where the source cell (of columns 1..T) lies inside the grid; None: everywhere.
     bin_hz : torch.Tensor [shape=(B,)], float64
         Centre frequency of each source row, Hz.
     """
 
     magnitude: torch.Tensor
     phase: torch.Tensor
-    valid: torch.Tensor
+    valid: torch.Tensor | None
     bin_hz: torch.Tensor
 
 
@@ -116,3 +116,43 @@ class PointwiseParams:
     def margin(self, settings) -> tuple[int, int]:
         """Cells of context (bins, frames) the kernel reads around the box: none."""
         return 0, 0
+
+
+@dataclass(frozen=True)
+class DragDabs:
+    """A group of a dragging brush's dabs, each on a window of one size ``H x W`` that holds its
+    box, laid out so that everything not read from the values can be computed for all at once.
+
+    Each dab's "own region" is its box plus the kernel's margin (reflected past the grid): what
+    the dab's kernel would be given alone. The group's region is the joint box plus the margin.
+
+    Attributes
+    ----------
+    mask : torch.Tensor [shape=(K, H, W)], float32
+        Each dab's weight on its window (0 outside its box).
+    in_box : torch.Tensor [shape=(K, H, W)], bool
+        The cells of the window inside the dab's box.
+    step : torch.Tensor [shape=(K, 2)], float64
+        Motion (frames, bins) since the previous dab.
+    dest_columns, dest_rows : torch.Tensor [shape=(K, W) and (K, H)], float32
+        The own region's column and row of each window column and row.
+    high : torch.Tensor [shape=(K, 2)], float32
+        The own region's last column and row.
+    columns, rows : torch.Tensor [shape=(2, K, Tm) and (2, K, Bm)], int64
+        For each own-region column (row; padded to the widest): its column in the group's region
+        (``[0]``) and in the values held, the joint box's cells clipped to the grid (``[1]``),
+        reflected past the grid as the dab alone would be.
+    window_columns, window_rows : torch.Tensor [shape=(K, W) and (K, H)], int64
+        The group's region column and row of each window column and row.
+    """
+
+    mask: torch.Tensor
+    in_box: torch.Tensor
+    step: torch.Tensor
+    dest_columns: torch.Tensor
+    dest_rows: torch.Tensor
+    high: torch.Tensor
+    columns: torch.Tensor
+    rows: torch.Tensor
+    window_columns: torch.Tensor
+    window_rows: torch.Tensor

@@ -89,7 +89,8 @@ def spectral_filter(
     params: FilterParams,
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The filtered magnitude image on the box (never below zero)."""
+    """The filtered magnitude image on the box (never below zero); ``magnitude`` and ``phase``
+    may have leading dimensions (one per dab, each filtered alone)."""
     device = magnitude.device
     out = fft_filter(
         magnitude,
@@ -99,7 +100,7 @@ def spectral_filter(
             lambda: transfer(params, n_b, n_t, device),
         ),
     )
-    inner = (slice(None), *context.inner)
+    inner = (..., *context.inner)
     return out[inner].clamp_min(0.0), phase[inner]
 
 

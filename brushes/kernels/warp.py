@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import torch
 
-from spectropaint.brushes.kernels.context import DabContext
+from spectropaint.brushes.kernels.context import DabContext, DragDabs
 from spectropaint.brushes.kernels.phase import (
     PHASE_MODES,
+    atan2,
     blend_phase,
     continuation,
     phase_ramp,
@@ -125,7 +126,7 @@ def warp(
         theta = torch.stack(thetas)  # [modes, C, taps, B, T]
         real = _plus(real, (weight * torch.cos(theta)).sum(dim=2))
         imag = _plus(imag, (weight * torch.sin(theta)).sum(dim=2))
-    moved = torch.atan2(imag, real) + ramp[rows, columns]
+    moved = atan2(imag, real) + ramp[rows, columns]
     if params.phase != "auto":
         return out_magnitude, wrap(moved[0])
     # continue only where the destination already held what is carried there
@@ -182,3 +183,118 @@ def warp_prepare(
         omega = ((2 * math.pi * hop / sample_rate) * bin_hz).to(torch.float32)
         prepared["omega"] = omega[:, None].expand(ramp.shape)
     return prepared
+
+
+class WarpPlan:
+    """Warp's dabs of one group, all that does not read the values computed at once
+    (:func:`warp_plan`); :meth:`dab` is then the rest of :func:`warp` for one dab, on the values
+    the previous dabs left.
+
+    Every dab's source points, bilinear weights and the indices of their four neighbours (in the
+    values held and in the group's region, reflected as the dab alone would be), and the phase
+    each neighbour is carried by in each mode (its ramp taken off), are ``[K, ...]`` tensors made
+    by a few operations for the whole group instead of dozens per dab.
+
+    Parameters
+    ----------
+    original : torch.Tensor [shape=(2, C, Bm, Tm)]
+        The group's region as the stroke began.
+    prepared : dict
+        :func:`warp_prepare`'s tensors for the group's region.
+    dabs : DragDabs
+    params : WarpParams
+    width : int
+        Columns of the values the dabs will be given (the joint box clipped to the grid).
+    """
+
+    def __init__(
+        self,
+        original: torch.Tensor,
+        prepared: dict[str, torch.Tensor],
+        dabs: DragDabs,
+        params: WarpParams,
+        *,
+        width: int,
+    ):
+        n_dabs, height, window = dabs.mask.shape
+        channels = original.shape[1]
+        self.modes = ("continue", "shift") if params.phase == "auto" else (params.phase,)
+        self.auto = params.phase == "auto"
+        mask = dabs.mask
+        shift = (params.amount * dabs.step).to(torch.float32)  # [K, 2] (frames, bins)
+        high = dabs.high[:, :, None, None]
+        dest_t = dabs.dest_columns[:, None, :]
+        dest_b = dabs.dest_rows[:, :, None]
+        source_t = torch.minimum((dest_t - shift[:, :1, None] * mask).clamp_min(0), high[:, 0])
+        source_b = torch.minimum((dest_b - shift[:, 1:, None] * mask).clamp_min(0), high[:, 1])
+        low_t = torch.minimum(source_t.floor(), high[:, 0] - 1)
+        low_b = torch.minimum(source_b.floor(), high[:, 1] - 1)
+        frac_t, frac_b = source_t - low_t, source_b - low_b
+        # the four neighbours (db, dt) in the order (0, 0), (0, 1), (1, 0), (1, 1): [K, 4, H, W]
+        rows_4 = torch.stack((low_b, low_b, low_b + 1, low_b + 1), dim=1)
+        columns_4 = torch.stack((low_t, low_t + 1, low_t, low_t + 1), dim=1)
+        weights = torch.stack(
+            (
+                (1 - frac_b) * (1 - frac_t),
+                (1 - frac_b) * frac_t,
+                frac_b * (1 - frac_t),
+                frac_b * frac_t,
+            ),
+            dim=1,
+        )
+        taps = (n_dabs, -1)
+        rows = dabs.rows.gather(2, rows_4.long().view(1, *taps).expand(2, *taps))
+        columns = dabs.columns.gather(2, columns_4.long().view(1, *taps).expand(2, *taps))
+        ramp = prepared["ramp"]
+        region = rows[0] * ramp.shape[-1] + columns[0]  # [K, 4 H W] in the group's region
+        shape = (n_dabs, 4, height, window)
+        ramp_source = ramp.flatten().gather(0, region.flatten()).view(shape)
+        offsets = []
+        for mode in self.modes:
+            if mode == "continue":
+                drift = prepared["drift"].flatten(1)
+                drift = drift.gather(1, region.view(1, -1).expand(channels, -1)).view(
+                    channels, *shape
+                )
+                term = drift * (dest_t[:, None] - columns_4)
+                offsets.append(term.movedim(0, 1))
+            else:
+                omega = prepared["omega"][:, 0].gather(0, rows[0].flatten()).view(shape)
+                term = omega * (source_t - dest_t)[:, None]
+                offsets.append(term[:, None].expand(-1, channels, -1, -1, -1))
+        held = (rows[1] * width + columns[1]).view(n_dabs, 1, -1)
+        self._index = held.expand(-1, 2 * channels, -1).unbind(0)  # [2 C, 4 H W] per dab
+        self._offsets = torch.stack(offsets, dim=1).unbind(0)  # [M, C, 4, H, W] per dab
+        self._ramp_source = ramp_source.unbind(0)  # [4, H, W] per dab
+        self._weights = weights.unbind(0)  # [4, H, W] per dab
+        cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
+        cells = cells.flatten()
+        self._ramp = ramp.flatten().gather(0, cells).view(n_dabs, height, window).unbind(0)
+        self._start = None
+        if self.auto:  # the destination as the stroke began, magnitude 0 outside the dab's box
+            start = original.flatten(2).gather(2, cells.view(1, 1, -1).expand(2, channels, -1))
+            start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)  # [K, 2, C, H, W]
+            start[:, 0] *= dabs.in_box[:, None]
+            self._start = start.unbind(0)
+        self._trig = torch.empty(
+            (1 + 2 * len(self.modes), channels, 4, height, window), device=mask.device
+        )
+
+    def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase, not wrapped:
+        the blend reads its cosine and sine) from ``values``, the values held ``[2 C, N]``."""
+        modes, trig = len(self.modes), self._trig
+        channels = trig.shape[1]
+        found = torch.gather(values, 1, self._index[index]).view(2, channels, *trig.shape[2:])
+        theta = (found[1] - self._ramp_source[index]) + self._offsets[index]  # [M, C, 4, H, W]
+        trig[0].copy_(found[0])
+        torch.cos(theta, out=trig[1 : 1 + modes])
+        torch.sin(theta, out=trig[1 + modes :])
+        sums = (trig * self._weights[index]).sum(dim=2)  # [1 + 2 M, C, H, W]
+        magnitude = sums[0]
+        moved = atan2(sums[1 + modes :], sums[1 : 1 + modes]) + self._ramp[index]
+        if not self.auto:
+            return magnitude, wrap(moved[0])
+        start = self._start[index]
+        sure = continuation(start[0], start[1], magnitude, moved[0], moved[1])
+        return magnitude, wrap(blend_phase(moved[1], moved[0], sure))
