@@ -25,7 +25,11 @@ import wgpu
 from spectropaint.gpu.tiles import Rect, TileGrid
 
 STAGING_LIMIT = 64 * 2**20
-"""Most bytes the pinned staging buffer grows to; a larger batch goes through pageable memory."""
+"""Most bytes a staging buffer holds; a larger batch goes through pageable memory. The pinned one
+is made this size at a renderer's first CUDA upload: grown as batches grew, it was pinned again
+in the middle of strokes, and pinning memory holds the window's thread (up to 190 ms was seen on
+an H200 when the undo history pinned its tiles). Torch keeps freed pinned blocks, so the next
+renderer's buffer is the same memory."""
 
 
 class UploadStats:
@@ -149,7 +153,8 @@ class HostStaging:
                 column += cells[i].shape[1]
             offset += rows * width
         if small and device.type == "cuda":
-            self._host = _grown(self._host, total, pin_memory=True)
+            if self._host is None:  # whole at once, never grown (see STAGING_LIMIT)
+                self._host = torch.empty(STAGING_LIMIT // 4, dtype=torch.float32, pin_memory=True)
             host = self._host[:total]
             host.copy_(gathered[:total], non_blocking=True)
             torch.cuda.current_stream(device).synchronize()

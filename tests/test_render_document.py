@@ -63,7 +63,10 @@ def test_a_document_write_and_its_event_reach_only_the_region(document):
         changed = (after != before).any(axis=-1)[::-1]  # bins upwards, as the document counts
         sine = slice(BIN - 1, BIN + 2)  # a Hann window puts a bin-centred sine in three bins
         silence = np.round(colormap_tables()["magma"][0] * 255)
-        assert changed[sine, 50:70].all() and (after[::-1][sine, 50:70] == silence).all()
+        # within one step of 255 of the colormap's first colour: NVIDIA's Vulkan driver draws
+        # magma's (0, 0, 4) as (0, 0, 3), lavapipe exactly
+        erased = after[::-1][sine, 50:70].astype(int)
+        assert changed[sine, 50:70].all() and np.abs(erased - silence).max() <= 1
         changed[BIN - 3 : BIN + 3, 50:70] = False
         assert not changed.any()
         assert renderer.stats.frame_bytes < 4 * 6 * 20 * 2  # the box and its reduced levels

@@ -37,7 +37,7 @@ def test_a_brush_that_fails_is_logged_and_the_others_still_warm(monkeypatch, cap
 
 def test_a_cpu_document_starts_no_thread_and_is_left_as_it_was():
     samples = np.random.default_rng(1).standard_normal((2, 22050)) * 0.1
-    document = Document.from_samples(samples, 44100)
+    document = Document.from_samples(samples, 44100, device="cpu")
     revision = document.revision
     assert warm_up_later(document) is None
     assert document.revision == revision and not document.is_edited

@@ -313,7 +313,9 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     row(
         "nsgt resynth. 1 s x 1 octave",
         "torch",
-        timed(lambda: [octave.edited_between(a, b) for a, b in octave_spans], repeat, warm=True),
+        timed(
+            lambda d=octave: [d.edited_between(a, b) for a, b in octave_spans], repeat, warm=True
+        ),
     )
     row("nsgt 1 octave's reach", "samples", sum(b - a for a, b in octave_spans) / RATE, "s")
     del octave
