@@ -257,3 +257,26 @@ def test_amending_a_step_twice_in_one_tile_undoes_and_redoes_bit_for_bit():
     assert torch.equal(grids(document), before)
     history.redo()
     assert torch.equal(grids(document), after)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cuda_strokes_tiles_come_to_the_host_together_and_undo_every_bit(monkeypatch):
+    """At a stroke's end its tiles leave the GPU stacked, a few at a time, grouped by shape (tiles
+    at the grid's edge are smaller): undo and redo are still exact, and every atom is on the host."""
+    import spectropaint.brushes.history as history_module
+
+    monkeypatch.setattr(history_module, "HOST_COPY_TILES", 3)  # several parts per shape
+    document = small_document(device="cuda")
+    block = document.blocks[0]
+    history = History(document)
+    before = grids(document)
+    # from the lowest bins to the highest, past the last frame: edge tiles of other shapes
+    stroke(document, history, y0=2.0, y1=block.n_bins - 2.0, x1=block.n_frames + 4.0, settle=False)
+    after = grids(document)
+    atoms = history.undo_steps[-1].atoms
+    assert len({tuple(atom.values.shape) for atom in atoms}) > 1 and len(atoms) > 3
+    assert all(atom.values.device.type == "cpu" for atom in atoms)
+    history.undo()
+    assert torch.equal(grids(document), before)
+    history.redo()
+    assert torch.equal(grids(document), after)
