@@ -49,16 +49,46 @@ def pooled_columns(magnitude: torch.Tensor, level: int, rect: Rect) -> torch.Ten
     return torch.cat((pooled, rest), dim=1)
 
 
-def _pool_four(cells: torch.Tensor, columns: int) -> torch.Tensor:
+def _pool_four(cells: torch.Tensor, columns: int, out: torch.Tensor | None = None) -> torch.Tensor:
     """``columns`` maxima of ``cells`` ``[F, n]`` over groups of ``LEVEL_FACTOR`` (the last group
-    over what is there; ``n > LEVEL_FACTOR * (columns - 1)``)."""
+    over what is there; ``n > LEVEL_FACTOR * (columns - 1)``), written into ``out`` ``[F, columns]``
+    (any strides: a box of the level above) when given, with no intermediate tensor."""
     whole = cells.shape[-1] // LEVEL_FACTOR
-    pooled = cells[:, : whole * LEVEL_FACTOR].reshape(cells.shape[0], whole, LEVEL_FACTOR)
-    pooled = pooled.amax(dim=-1)
-    if whole == columns:
-        return pooled
-    rest = cells[:, whole * LEVEL_FACTOR :].amax(dim=-1, keepdim=True)
-    return torch.cat((pooled, rest), dim=1)
+    grouped = cells[:, : whole * LEVEL_FACTOR].reshape(cells.shape[0], whole, LEVEL_FACTOR)
+    if out is None:
+        pooled = grouped.amax(dim=-1)
+        if whole == columns:
+            return pooled
+        rest = cells[:, whole * LEVEL_FACTOR :].amax(dim=-1, keepdim=True)
+        return torch.cat((pooled, rest), dim=1)
+    torch.amax(grouped, dim=-1, out=out[:, :whole])
+    if whole < columns:
+        torch.amax(cells[:, whole * LEVEL_FACTOR :], dim=-1, keepdim=True, out=out[:, whole:])
+    return out
+
+
+def _pool_box(lower: torch.Tensor, upper: torch.Tensor, box: Rect) -> None:
+    """Recompute ``box`` (rows, columns) of ``upper`` from ``lower``, the level below it (both
+    ``[F, columns]``). The box and its groups of four are addressed by strides: an edit runs this
+    for every level, and on CUDA each slice or reshape costs host time as a launch does."""
+    rows, columns = box.row1 - box.row0, box.col1 - box.col0
+    row_step, column_step = upper.stride()
+    out = upper.as_strided(
+        (rows, columns),
+        (row_step, column_step),
+        upper.storage_offset() + box.row0 * row_step + box.col0 * column_step,
+    )
+    if lower.shape[-1] < LEVEL_FACTOR * box.col1:  # the level's last column: fewer than four
+        cells = lower[box.row0 : box.row1, LEVEL_FACTOR * box.col0 :]
+        _pool_four(cells, columns, out=out)
+        return
+    row_step, column_step = lower.stride()
+    grouped = lower.as_strided(
+        (rows, columns, LEVEL_FACTOR),
+        (row_step, LEVEL_FACTOR * column_step, column_step),
+        lower.storage_offset() + box.row0 * row_step + LEVEL_FACTOR * box.col0 * column_step,
+    )
+    torch.amax(grouped, dim=-1, out=out)
 
 
 class ReducedLevels:
@@ -106,13 +136,6 @@ class ReducedLevels:
                 below.row0, below.row1, below.col0 // LEVEL_FACTOR, -(-below.col1 // LEVEL_FACTOR)
             )
             if self._levels[level] is not None:
-                lower = self._levels[level - 1]
-                start, stop = (
-                    LEVEL_FACTOR * here.col0,
-                    min(lower.shape[-1], LEVEL_FACTOR * here.col1),
-                )
-                self._levels[level][here.row0 : here.row1, here.col0 : here.col1] = _pool_four(
-                    lower[here.row0 : here.row1, start:stop], here.col1 - here.col0
-                )
+                _pool_box(self._levels[level - 1], self._levels[level], here)
             changed.append((level, here))
         return changed

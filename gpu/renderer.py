@@ -10,7 +10,8 @@ the session emits) only marks a rectangle dirty, and the next :meth:`prepare` br
 levels up to date over it and uploads its box at the level the view reads; its boxes at the other
 levels follow between frames (:meth:`SpectrogramRenderer.stream`), or with the next frame that
 uploads nothing else. A frame's writes go to the host in
-one transfer (:mod:`spectropaint.gpu.upload_batch`).
+one transfer (:mod:`spectropaint.gpu.upload_batch`); on a GPU, an edit's boxes at the other levels
+come over in that transfer too, so that the step writing them between frames transfers nothing.
 The textures hold one channel, the one the view shows: showing another channel uploads it again, and
 the textures stay half (stereo) the size, which lets an hour of stereo fit the 2 GiB that a single
 allocation may take on lavapipe.
@@ -47,7 +48,7 @@ from spectropaint.gpu.tiles import (
     level_widths,
 )
 from spectropaint.gpu.uniforms import VIEW_SIZE, pack_view
-from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
+from spectropaint.gpu.upload_batch import HostCells, HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.wgsl import shader_source
 from spectropaint.transforms.errors import SettingsError
@@ -219,6 +220,10 @@ class SpectrogramRenderer:
         """Changed boxes of each level not written yet: a frame writes those of the level its view
         reads, and the others go between frames (:meth:`stream`) or with a frame that uploads
         nothing else."""
+        self._fetched: dict[int, tuple[list[Rect], list[HostCells]]] = {}
+        """Host copies of a level's deferred boxes, brought over by an earlier frame's transfer (a
+        GPU document's), so that writing them between frames needs no transfer of its own: valid
+        while that level's list in ``_deferred`` is the same object (a new edit makes a new one)."""
         self._missing = MissingColumns(self.grid.level_widths)
         self._levels: ReducedLevels | None = None
         """The shown channel's reduced levels, made as they are first needed."""
@@ -326,6 +331,7 @@ class SpectrogramRenderer:
             self.shown_channel = channel
             self._dirty.take()
             self._deferred.clear()
+            self._fetched.clear()
             self._missing.reset()
             self._levels = None
             if self._phase is not None:  # made again, of the new channel, when the phase shows
@@ -354,7 +360,9 @@ class SpectrogramRenderer:
         """Write, in one batch: the dirty boxes at the level the view reads (at every level when
         the frame writes nothing else, or between frames), the columns the view reads that are
         still missing, and, when the frame writes neither, up to ``stream_bytes`` of the other
-        missing columns (None: all of them, always)."""
+        missing columns (None: all of them, always). On a GPU the boxes left for later (no more
+        than ``self.stream_bytes`` of them) come to the host in the same transfer, and the step
+        that writes them needs none."""
         batch = UploadBatch()
         rects = self._dirty.take().get(0, [])
         magnitude = self._block.magnitude[self.shown_channel]
@@ -377,11 +385,38 @@ class SpectrogramRenderer:
         # the boxes of the level the view reads now; those of the others too in a frame that
         # changes nothing it shows, and between frames (stream)
         quiet = stream_bytes is None or not (rects or spans) or self._view_span is None
-        for level in list(self._deferred):
-            if quiet or level == self._view_span[0]:
-                for box in self._deferred.pop(level):
-                    cells = self._levels.columns(level, box)
-                    batch.add(self._magnitude, self.grid, level, box, cells)
+        ready = {
+            level: cells
+            for level, (boxes, cells) in self._fetched.items()
+            if self._deferred.get(level) is boxes
+        }
+        now = [level for level in self._deferred if quiet or level == self._view_span[0]]
+        self._fetched = {
+            level: (self._deferred[level], cells)
+            for level, cells in ready.items()
+            if level not in now
+        }
+        for level in now:
+            boxes = self._deferred.pop(level)
+            for cells in ready.get(level, ()):
+                batch.add_host(cells)
+            for box in boxes if level not in ready else ():
+                cells = self._levels.columns(level, box)
+                batch.add(self._magnitude, self.grid, level, box, cells)
+        # on a GPU, the boxes left for later come to the host with this frame's transfer (when
+        # they are few: a large edit's wait for the steps between frames, as the frame would)
+        later = [
+            (level, box)
+            for level, boxes in self._deferred.items()
+            if level not in ready
+            for box in boxes
+        ]
+        if UploadBatch.transfers(magnitude.device) and (
+            sum(4 * box.size for _, box in later) <= self.stream_bytes
+        ):
+            for level, box in later:
+                cells = self._levels.columns(level, box)
+                batch.add(self._magnitude, self.grid, level, box, cells, keep=True)
         column_bytes = 4 * self.geometry.n_bins
         if stream_bytes is None:
             spans += self._missing.take_next(self._missing.columns())
@@ -395,7 +430,9 @@ class SpectrogramRenderer:
             for rect in rects:
                 cells = phase[rect.row0 : rect.row1, rect.col0 : rect.col1]
                 batch.add(self._phase, self.phase_grid, 0, rect, cells)
-        batch.write(self.device.queue, self.stats, self._staging)
+        for cells in batch.write(self.device.queue, self.stats, self._staging):
+            boxes = self._deferred[cells.level]
+            self._fetched.setdefault(cells.level, (boxes, []))[1].append(cells)
 
     def _ensure_phase(self) -> None:
         if self._phase is not None:

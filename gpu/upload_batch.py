@@ -5,8 +5,10 @@ a streamed span) is added to an :class:`UploadBatch` as a torch tensor on the do
 :meth:`UploadBatch.write` then writes each tile piece with ``queue.write_texture`` straight from host
 memory, addressed by an offset and a row pitch, so that nothing is copied on the host:
 
-- on CUDA, every rectangle goes to the host in one copy into a persistent pinned staging buffer and
-  one synchronisation (instead of one per rectangle and level);
+- on CUDA, every rectangle is gathered by one ``torch.cat`` into a persistent staging buffer on the
+  device (those with as many rows side by side: a box at each level it reaches is one block of
+  rows), and goes to the host in one copy into a persistent pinned buffer and one synchronisation
+  (instead of one per rectangle and level);
 - on the CPU, the piece is read from the tensor's own storage (a row of the level it belongs to is
   the row pitch): no copy at all, where a contiguous copy of a 256 x 256 box cost more than the
   texture write (``tests/benchmarks/bench_render.py``).
@@ -23,7 +25,11 @@ import wgpu
 from spectropaint.gpu.tiles import Rect, TileGrid
 
 STAGING_LIMIT = 64 * 2**20
-"""Most bytes the pinned staging buffer grows to; a larger batch goes through pageable memory."""
+"""Most bytes a staging buffer holds; a larger batch goes through pageable memory. The pinned one
+is made this size at a renderer's first CUDA upload: grown as batches grew, it was pinned again
+in the middle of strokes, and pinning memory holds the window's thread (up to 190 ms was seen on
+an H200 when the undo history pinned its tiles). Torch keeps freed pinned blocks, so the next
+renderer's buffer is the same memory."""
 
 
 class UploadStats:
@@ -48,28 +54,114 @@ class _Item(NamedTuple):
     rect: Rect
     cells: torch.Tensor
     layer0: int
+    keep: bool
+
+
+class HostCells(NamedTuple):
+    """A rectangle's cells in host memory, ready to be written: ``buffer`` (1-D float32) holds cell
+    ``(row, column)`` of ``rect`` at element ``start + row * pitch + column``."""
+
+    texture: wgpu.GPUTexture
+    grid: TileGrid
+    level: int
+    rect: Rect
+    layer0: int
+    buffer: np.ndarray
+    start: int
+    pitch: int
+
+    def write(self, queue: wgpu.GPUQueue, stats: UploadStats) -> None:
+        """One ``write_texture`` per tile the rectangle reaches, addressed in :attr:`buffer`."""
+        for piece in self.grid.pieces(0, self.level, self.rect):
+            row, col = piece.source
+            width, height, _ = piece.size
+            x, y, layer = piece.origin
+            queue.write_texture(
+                {"texture": self.texture, "origin": (x, y, self.layer0 + layer)},
+                self.buffer,
+                {
+                    "offset": 4 * (self.start + row * self.pitch + col),
+                    "bytes_per_row": 4 * self.pitch,
+                    "rows_per_image": height,
+                },
+                piece.size,
+            )
+            stats.count(4 * width * height)
+
+    def owned(self) -> HostCells:
+        """The same cells in an array of their own (``buffer`` may be a staging buffer that the
+        next transfer overwrites)."""
+        rows, columns = self.rect.row1 - self.rect.row0, self.rect.col1 - self.rect.col0
+        cells = np.ndarray(
+            (rows, columns),
+            np.float32,
+            buffer=self.buffer,
+            offset=4 * self.start,
+            strides=(4 * self.pitch, 4),
+        )
+        return self._replace(buffer=cells.copy().reshape(-1), start=0, pitch=columns)
+
+
+def _grown(buffer: torch.Tensor | None, n: int, **where) -> torch.Tensor:
+    """``buffer`` when it holds ``n`` float32, else a new one (at least twice as large, at most
+    :data:`STAGING_LIMIT` bytes) made with ``torch.empty(..., **where)``."""
+    if buffer is not None and buffer.numel() >= n:
+        return buffer
+    size = max(n, 2 * (0 if buffer is None else buffer.numel()))
+    return torch.empty(min(size, STAGING_LIMIT // 4), dtype=torch.float32, **where)
 
 
 class HostStaging:
-    """A pinned host buffer reused by every CUDA upload of a renderer (grown when too small)."""
+    """Persistent staging buffers reused by every CUDA upload of a renderer (grown when too small):
+    one on the device, where a batch's rectangles are gathered, and a pinned one on the host."""
 
     def __init__(self) -> None:
-        self._buffer: torch.Tensor | None = None
+        self._device: torch.Tensor | None = None
+        self._host: torch.Tensor | None = None
 
-    def copy(self, flat: torch.Tensor) -> np.ndarray:
-        """``flat`` (float32, one dimension, on CUDA) on the host, after one synchronisation."""
-        n = flat.numel()
-        if 4 * n > STAGING_LIMIT:
-            return flat.cpu().numpy()
-        if self._buffer is None or self._buffer.numel() < n:
-            size = max(n, 2 * (0 if self._buffer is None else self._buffer.numel()))
-            self._buffer = torch.empty(
-                min(size, STAGING_LIMIT // 4), dtype=torch.float32, pin_memory=True
-            )
-        host = self._buffer[:n]
-        host.copy_(flat, non_blocking=True)
-        torch.cuda.current_stream(flat.device).synchronize()
-        return host.numpy()
+    def gather(self, cells: list[torch.Tensor]) -> list[tuple[np.ndarray, int, int]]:
+        """``cells`` (each ``[rows, columns]``, on one device: CUDA, where the rest of the renderer
+        uses it) on the host after one copy and one synchronisation: ``(1-D float32 array, first element, row pitch)`` for each.
+
+        Rectangles with as many rows are laid side by side, row by row, by one ``torch.cat``
+        (a box at every level it reaches shares its rows): one kernel for all of them, and each
+        rectangle's row pitch is their total width.
+        """
+        groups: dict[int, list[int]] = {}
+        for index, c in enumerate(cells):
+            groups.setdefault(c.shape[0], []).append(index)
+        total = sum(
+            rows * sum(cells[i].shape[1] for i in members) for rows, members in groups.items()
+        )
+        device = cells[0].device
+        small = 4 * total <= STAGING_LIMIT
+        if small:
+            self._device = _grown(self._device, total, device=device)
+            gathered = self._device
+        else:
+            gathered = torch.empty(total, dtype=torch.float32, device=device)
+        where: list[tuple[int, int]] = [(0, 0)] * len(cells)
+        offset = 0
+        for rows, members in groups.items():
+            width = sum(cells[i].shape[1] for i in members)
+            block = gathered[offset : offset + rows * width].view(rows, width)
+            parts = [cells[i].to(torch.float32) for i in members]
+            torch.cat(parts, dim=1, out=block)
+            column = 0
+            for i in members:
+                where[i] = (offset + column, width)
+                column += cells[i].shape[1]
+            offset += rows * width
+        if small and device.type == "cuda":
+            if self._host is None:  # whole at once, never grown (see STAGING_LIMIT)
+                self._host = torch.empty(STAGING_LIMIT // 4, dtype=torch.float32, pin_memory=True)
+            host = self._host[:total]
+            host.copy_(gathered[:total], non_blocking=True)
+            torch.cuda.current_stream(device).synchronize()
+            array = host.numpy()
+        else:
+            array = gathered[:total].cpu().numpy()
+        return [(array, start, pitch) for start, pitch in where]
 
 
 class UploadBatch:
@@ -77,9 +169,10 @@ class UploadBatch:
 
     def __init__(self) -> None:
         self._items: list[_Item] = []
+        self._ready: list[HostCells] = []
 
     def __bool__(self) -> bool:
-        return bool(self._items)
+        return bool(self._items or self._ready)
 
     def add(
         self,
@@ -90,42 +183,51 @@ class UploadBatch:
         cells: torch.Tensor,
         *,
         layer0: int = 0,
+        keep: bool = False,
     ) -> None:
         """Write ``cells`` ``[rect rows, rect columns]`` at ``rect`` of ``level`` of ``grid``'s tiles
-        (whose first layer in ``texture`` is ``layer0``)."""
-        self._items.append(_Item(texture, grid, level, rect, cells.detach(), layer0))
+        (whose first layer in ``texture`` is ``layer0``); with ``keep``, only bring them to the host
+        with the others: :meth:`write` returns them, to be written later."""
+        self._items.append(_Item(texture, grid, level, rect, cells.detach(), layer0, keep))
 
-    def write(self, queue: wgpu.GPUQueue, stats: UploadStats, staging: HostStaging) -> None:
-        """Copy every rectangle to the host (one transfer from a GPU), then write its pieces."""
+    def add_host(self, cells: HostCells) -> None:
+        """Write cells already in host memory (kept by an earlier batch)."""
+        self._ready.append(cells)
+
+    def write(
+        self, queue: wgpu.GPUQueue, stats: UploadStats, staging: HostStaging
+    ) -> list[HostCells]:
+        """Write the cells already on the host, copy every rectangle to the host (one transfer
+        from a GPU), write its pieces; the kept rectangles, in arrays of their own."""
+        for ready in self._ready:
+            ready.write(queue, stats)
+        self._ready.clear()
         if not self._items:
-            return
+            return []
+        kept = []
         for item, (buffer, start, pitch) in zip(self._items, self._host(staging), strict=True):
-            for piece in item.grid.pieces(0, item.level, item.rect):
-                row, col = piece.source
-                width, height, _ = piece.size
-                x, y, layer = piece.origin
-                queue.write_texture(
-                    {"texture": item.texture, "origin": (x, y, item.layer0 + layer)},
-                    buffer,
-                    {
-                        "offset": 4 * (start + row * pitch + col),
-                        "bytes_per_row": 4 * pitch,
-                        "rows_per_image": height,
-                    },
-                    piece.size,
-                )
-                stats.count(4 * width * height)
+            cells = HostCells(
+                item.texture, item.grid, item.level, item.rect, item.layer0, buffer, start, pitch
+            )
+            if item.keep:
+                kept.append(cells.owned())
+            else:
+                cells.write(queue, stats)
         self._items.clear()
+        return kept
+
+    @staticmethod
+    def transfers(device: torch.device) -> bool:
+        """Cells on ``device`` reach the host by one transfer of the whole batch (CUDA), not read
+        where they are (in place on the CPU, one copy each from MPS)."""
+        return device.type == "cuda"
 
     def _host(self, staging: HostStaging) -> list[tuple[np.ndarray, int, int]]:
         """Each item's cells in host memory: (1-D float32 array, first element, row pitch)."""
         cells = [item.cells for item in self._items]
-        if cells[0].device.type != "cuda":
+        if not self.transfers(cells[0].device):
             return [_in_place(c) for c in cells]
-        flat = torch.cat([c.to(torch.float32).reshape(-1) for c in cells])
-        host = staging.copy(flat)
-        starts = np.cumsum([0] + [c.numel() for c in cells[:-1]])
-        return [(host, int(start), c.shape[1]) for start, c in zip(starts, cells, strict=True)]
+        return staging.gather(cells)
 
 
 def _in_place(cells: torch.Tensor) -> tuple[np.ndarray, int, int]:

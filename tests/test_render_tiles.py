@@ -151,7 +151,8 @@ def test_missing_columns_are_taken_once_each_coarsest_level_first():
 
 def test_kept_levels_equal_levels_pooled_from_frames_before_and_after_edits():
     rng = np.random.default_rng(3)
-    magnitude = torch.from_numpy(rng.uniform(0, 1, (9, 1237)).astype(np.float32))
+    channels = torch.from_numpy(rng.uniform(0, 1, (2, 9, 1237)).astype(np.float32))
+    magnitude = channels[1]  # a channel of the document: a view that does not start its storage
     widths = level_widths(1237)
     levels = ReducedLevels(magnitude, widths)
 
@@ -163,9 +164,14 @@ def test_kept_levels_equal_levels_pooled_from_frames_before_and_after_edits():
             )
 
     assert_current()
+    random = []
     for _ in range(20):
         row0, col0 = int(rng.integers(0, 9)), int(rng.integers(0, 1237))
-        rect = Rect(row0, int(rng.integers(row0 + 1, 10)), col0, int(rng.integers(col0 + 1, 1238)))
+        random.append(
+            Rect(row0, int(rng.integers(row0 + 1, 10)), col0, int(rng.integers(col0 + 1, 1238)))
+        )
+    # and the last frames, whose columns pool fewer than four at some levels
+    for rect in [*random, Rect(2, 7, 1200, 1237), Rect(0, 9, 0, 1237)]:
         # lower and raise: a maximum must come down when its cell does
         magnitude[rect.row0 : rect.row1, rect.col0 : rect.col1] *= float(rng.choice([0.0, 3.0]))
         changed = levels.update(rect)
