@@ -50,6 +50,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -666,22 +667,9 @@ def nsgt_boxes(band):
     brush = BrushSettings(radius_seconds=0.3, radius_semitones=2.0, hardness=1.0)
     events = [InputEvent(0.01 * i, 1.5 + 0.075 * i, 2000.0) for i in range(41)]
     for name, params, target in (("erase", {}, "<= -60"), ("gain", {"gain_db": -40.0}, "-40 +-1")):
-        document = Document.from_samples(band, RATE, settings=settings, device="cpu")
-        transform = document.transform
-        before = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
-        history = History(document)
-        session = StrokeSession(document, name, brush, params=params, history=history)
-        for event in events:
-            session.add_events([event])
-        session.end()
-        painted = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
-        unsettled = transform.analyse(torch.from_numpy(document.edited_samples()))
-        began, cpu = time.perf_counter(), time.thread_time()
-        result = session.settle_plan().compute()
-        apply_settle(document, history, result)
-        wall, cpu = (time.perf_counter() - began) * 1e3, (time.thread_time() - cpu) * 1e3
-        settled = transform.analyse(torch.from_numpy(document.edited_samples()))
-        shown = [torch.polar(b.magnitude, b.phase) for b in document.blocks]
+        stroke = _nsgt_stroke(band, settings, name, params, brush, events)
+        before, painted, unsettled, settled = stroke.values
+        shown = [torch.polar(b.magnitude, b.phase) for b in stroke.document.blocks]
 
         row(
             f"nsgt {name} box",
@@ -691,9 +679,9 @@ def nsgt_boxes(band):
             unsettled=_core_db(before, painted, unsettled),
             settled=_core_db(before, painted, settled),
             target=target,
-            settle_ms=wall,
-            cpu_ms=cpu,
-            iterations=result.iterations,
+            settle_ms=stroke.wall_ms,
+            cpu_ms=stroke.cpu_ms,
+            iterations=stroke.iterations,
         )
         row(
             f"nsgt {name} box",
@@ -702,6 +690,39 @@ def nsgt_boxes(band):
             unsettled=_mismatch_db(painted, unsettled),
             settled=_mismatch_db(shown, settled),
         )
+
+
+class _NsgtStroke(NamedTuple):
+    """A stroke painted and settled on an NSGT document (:func:`_nsgt_stroke`)."""
+
+    document: Document
+    values: tuple[list, list, list, list]
+    """Every block's coefficients (complex ``[C, F, T]``) before and as painted, and the analysis
+    of the exported audio before and after the settle."""
+    iterations: int
+    wall_ms: float
+    cpu_ms: float
+
+
+def _nsgt_stroke(band, settings, name, params, brush, events) -> _NsgtStroke:
+    """Paint ``events`` with brush ``name`` on a new NSGT document of ``band``, then settle the
+    stroke, timed (wall and this thread's CPU time)."""
+    document = Document.from_samples(band, RATE, settings=settings, device="cpu")
+    before = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
+    history = History(document)
+    session = StrokeSession(document, name, brush, params=params, history=history)
+    for event in events:
+        session.add_events([event])
+    session.end()
+    painted = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
+    unsettled = document.transform.analyse(torch.from_numpy(document.edited_samples()))
+    began, cpu = time.perf_counter(), time.thread_time()
+    result = session.settle_plan().compute()
+    apply_settle(document, history, result)
+    wall, cpu = (time.perf_counter() - began) * 1e3, (time.thread_time() - cpu) * 1e3
+    settled = document.transform.analyse(torch.from_numpy(document.edited_samples()))
+    values = (before, painted, unsettled, settled)
+    return _NsgtStroke(document, values, result.iterations, wall, cpu)
 
 
 def _gap_db(before, painted, heard) -> float:
@@ -726,19 +747,8 @@ def nsgt_gaps(band):
         for i in range(41)
     ]
     for name, params in (("blur", {"sigma": 0.5}), ("warp", {"amount": 1.0})):
-        document = Document.from_samples(band, RATE, settings=settings, device="cpu")
-        before = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
-        history = History(document)
-        session = StrokeSession(document, name, brush, params=params, history=history)
-        for event in events:
-            session.add_events([event])
-        session.end()
-        painted = [torch.polar(b.magnitude, b.phase).clone() for b in document.blocks]
-        unsettled = document.transform.analyse(torch.from_numpy(document.edited_samples()))
-        began, cpu = time.perf_counter(), time.thread_time()
-        apply_settle(document, history, session.settle_plan().compute())
-        wall, cpu = (time.perf_counter() - began) * 1e3, (time.thread_time() - cpu) * 1e3
-        settled = document.transform.analyse(torch.from_numpy(document.edited_samples()))
+        stroke = _nsgt_stroke(band, settings, name, params, brush, events)
+        before, painted, unsettled, settled = stroke.values
         row(
             f"nsgt {name} gap",
             "band",
@@ -746,8 +756,8 @@ def nsgt_gaps(band):
             unsettled=_gap_db(before, painted, unsettled),
             settled=_gap_db(before, painted, settled),
             target="|gap|<=0.5",
-            settle_ms=wall,
-            cpu_ms=cpu,
+            settle_ms=stroke.wall_ms,
+            cpu_ms=stroke.cpu_ms,
         )
 
 
