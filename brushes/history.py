@@ -32,7 +32,7 @@ HOST_COPY_TILES = 512
 few copies, and a bounded second copy on the device while it is made."""
 STORAGE_DEVICE = torch.device("cpu")
 """Committed steps live in host memory, so undo never competes with the document for GPU memory
-(on a GPU, in pinned memory, copied while the stroke is painted: see :meth:`OpenStep.record`)."""
+(from a GPU, copied when the stroke ends: see :meth:`OpenStep.host_values`)."""
 
 
 def read_stacked(document, region: Region) -> torch.Tensor:

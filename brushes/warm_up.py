@@ -23,6 +23,7 @@ from spectropaint.brushes.kernels.fft import warm_lengths
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.document import Document
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +47,6 @@ def warm_up(device: torch.device | str, *, every_device: bool = False) -> list[s
         if (device.type != "cuda" and not every_device) or str(device) in _warm:
             return []
         _warm.add(str(device))
-    from spectropaint.transforms.document import Document
-
     noise = np.random.default_rng(0).standard_normal((2, int(SCRATCH_SECONDS * SCRATCH_RATE)))
     scratch = Document.from_samples(0.1 * noise, SCRATCH_RATE, device=device)
     middle = SCRATCH_SECONDS / 2
