@@ -12,6 +12,8 @@ from spectropaint.transforms.files.demo_sound import demo_samples
 from spectropaint.transforms.nsgt import NSGT
 from spectropaint.transforms.nsgt_compat import _NumpyWithIntegerClip, nsgt_modules, scale
 from spectropaint.transforms.nsgt_design import NSGTSettings, frame_design, scale_bands
+from spectropaint.transforms.stft import STFT, STFTSettings
+from spectropaint.transforms.transform import RESYNTHESIS_PIECE
 
 RATE = 44100
 
@@ -272,3 +274,29 @@ def test_bad_settings_are_refused_with_the_reason(values, message):
 def test_an_fmax_at_the_sample_rates_limit_is_refused_naming_what_fits():
     with pytest.raises(SettingsError, match=r"fmax 22000 Hz leaves no room .* at most 21733 Hz"):
         frame_design(NSGTSettings(fmax=22000.0), RATE)
+
+
+def test_resynthesis_pieces_are_the_slices_grid_and_the_stft_s_a_fixed_length():
+    nsgt = NSGT(NSGTSettings(), RATE)
+    length = nsgt.slice_length
+    start, stop = 3 * length // 2 + 5, 5 * length - 7
+    pieces = nsgt.resynthesis_pieces(start, stop)
+    assert pieces == [
+        (start, 2 * length),
+        (2 * length, 3 * length),
+        (3 * length, 4 * length),
+        (4 * length, stop),
+    ]
+    design = nsgt.design
+    for a, b in pieces:  # a piece overlaps 3 slices at most: one inside it, one at each end
+        overlapping = [
+            s for s in range(8) if design.slice_start(s) < b and design.slice_start(s) + length > a
+        ]
+        assert len(overlapping) <= 3
+    stft = STFT(STFTSettings(), device="cpu")
+    assert stft.resynthesis_pieces(10, 10 + 2 * RESYNTHESIS_PIECE + 1) == [
+        (10, 10 + RESYNTHESIS_PIECE),
+        (10 + RESYNTHESIS_PIECE, 10 + 2 * RESYNTHESIS_PIECE),
+        (10 + 2 * RESYNTHESIS_PIECE, 11 + 2 * RESYNTHESIS_PIECE),
+    ]
+    assert nsgt.resynthesis_pieces(100, 100) == [] == stft.resynthesis_pieces(7, 3)

@@ -13,10 +13,12 @@ import pytest
 from gui_fixtures import JACK_RATE, jack_server  # noqa: F401 - fixture
 
 from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_output_device
-from spectropaint.app.playback.resynthesis import CHUNK_SAMPLES, Resynthesizer, merge_spans
+from spectropaint.app.playback.resynthesis import Resynthesizer, merge_spans
 from spectropaint.transforms.document import Document
+from spectropaint.transforms.nsgt_design import NSGTSettings
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
+from spectropaint.transforms.transform import RESYNTHESIS_PIECE
 
 NO_DEVICE = OutputDevice(None, "", 0, "no audio output device (test)")
 STEREO = OutputDevice(0, "test device", 2)
@@ -255,11 +257,11 @@ def test_merge_spans_joins_overlapping_and_touching_spans():
     assert merge_spans([(5, 9), (0, 3), (3, 4), (8, 12), (20, 21)]) == [(0, 4), (5, 12), (20, 21)]
 
 
-def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
-    rng = np.random.default_rng(2)
-    signal = 0.2 * rng.standard_normal((2, 8000 * 30))
-    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
-    engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
+def resynthesised_by_pieces(document, region, scale=0.25):
+    """``region`` scaled by ``scale`` and resynthesised into a playback engine by a
+    :class:`Resynthesizer`: the engine, checked equal to the edited document, and the calls of
+    ``edited_between`` ``(start, stop, lock held)``."""
+    engine = PlaybackEngine(document.audio.samples, document.sample_rate, device=NO_DEVICE)
     lock = threading.Lock()
     calls = []
     edited_between = document.edited_between
@@ -271,21 +273,44 @@ def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
     document.edited_between = spying_edited_between
     resynthesizer = Resynthesizer(document, engine, lock)
     try:
-        frames = (3 * CHUNK_SAMPLES + 700) // 64
-        region = Region(10, 60, 20, 20 + frames, (0, 1))
         magnitude, phase = document.read(region)
         with lock:
-            document.write(region, magnitude * 0.25, phase)
+            document.write(region, magnitude * scale, phase)
         resynthesizer.schedule(region)
         assert resynthesizer.wait_idle(30) and resynthesizer.error is None
     finally:
         resynthesizer.close()
         document.edited_between = edited_between
     np.testing.assert_allclose(engine.edited(), document.edited_samples().T, atol=1e-6)
-    assert np.abs(engine.edited() - as_played(signal)).max() > 0.01
+    assert np.abs(engine.edited() - as_played(document.audio.samples)).max() > 0.01
+    return calls
+
+
+def test_resynthesizer_keeps_the_playback_buffer_equal_to_the_edited_document():
+    signal = 0.2 * np.random.default_rng(2).standard_normal((2, 8000 * 30))
+    document = Document.from_samples(signal, 8000, settings=STFTSettings(n_fft=256, hop=64))
+    region = Region(10, 60, 20, 20 + (3 * RESYNTHESIS_PIECE + 700) // 64, (0, 1))
+    calls = resynthesised_by_pieces(document, region)
     # chunk by chunk, each read under the lock, together covering the samples the region reaches
-    assert all(b - a <= CHUNK_SAMPLES and held for a, b, held in calls)
+    assert all(b - a <= RESYNTHESIS_PIECE and held for a, b, held in calls)
     assert (calls[0][0], calls[-1][1]) == document.samples_of(region) and len(calls) == 4
+
+
+def test_an_nsgt_edit_is_resynthesised_one_slice_at_a_time_on_the_slices_grid():
+    # fixed 1.5 s pieces would transform each slice (12 s at 44.1 kHz, 48 bins per octave)
+    # again for every piece inside it
+    signal = 0.2 * np.random.default_rng(8).standard_normal((2, 8000 * 40))
+    document = Document.from_samples(signal, 8000, settings=NSGTSettings(bins_per_octave=12))
+    length = document.transform.slice_length
+    block = document.blocks[4]
+    middle = block.n_frames // 2
+    region = Region(0, block.n_bins, middle - 2, middle + 2, (0, 1), block=4)
+    calls = resynthesised_by_pieces(document, region)
+    start, stop = document.samples_of(region)
+    assert (calls[0][0], calls[-1][1]) == (start, stop) and len(calls) >= 2
+    assert all(held and b - a <= length for a, b, held in calls)
+    assert all(b % length == 0 for _, b, _ in calls[:-1])  # cut on the slices' grid
+    assert len(calls) == -(-stop // length) - start // length
 
 
 def test_playing_until_a_sample_stops_there():
@@ -413,7 +438,7 @@ def test_a_stroke_beginning_pauses_a_long_resynthesis_between_chunks_until_it_en
     engine = PlaybackEngine(document.audio.samples, 8000, device=NO_DEVICE)
     lock = threading.Lock()
     chunks = []
-    long_edit = Region(10, 60, 20, 20 + (3 * CHUNK_SAMPLES) // 64, (0,))
+    long_edit = Region(10, 60, 20, 20 + (3 * RESYNTHESIS_PIECE) // 64, (0,))
     stroke = Region(10, 60, 4000, 4040, (0,))
     for region in (long_edit, stroke):
         magnitude, phase = document.read(region)

@@ -30,7 +30,13 @@ from spectropaint.transforms import fft_ops
 from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSettings, frame_design
 from spectropaint.transforms.ordered_threads import results_in_order
-from spectropaint.transforms.transform import BlockLayout, Progress, Store, Transform
+from spectropaint.transforms.transform import (
+    BlockLayout,
+    Progress,
+    Store,
+    Transform,
+    cut_on_grid,
+)
 
 CHUNK_SLICES = 8
 """Slices of the whole analysis per call (even). A partial re-analysis (:meth:`NSGT.analyse_frames`)
@@ -140,6 +146,13 @@ class NSGT(Transform):
         start = self.design.slice_start(2 * r0 + parity)
         stop = self.design.slice_start(2 * (r1 - 1) + parity) + self.slice_length
         return max(0, start), min(n_samples, stop)
+
+    def resynthesis_pieces(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """Pieces one slice long, on the slices' grid. A piece's resynthesis transforms every
+        slice it overlaps, whole: 3 for a piece on the grid (one of a parity inside it, one of the
+        other at each end). Pieces of a fixed 1.5 s would transform the same slices eight times
+        over, for eight pieces (``bench_transforms.py``: ``nsgt playback resynthesis``)."""
+        return cut_on_grid(start, stop, self.slice_length)
 
     def frames_over(self, block: int, start: int, stop: int, n_samples: int) -> tuple[int, int]:
         group, parity = self.group_of(block)

@@ -14,6 +14,7 @@ difference over a frame span produces (:meth:`synthesise_frames`), never for the
 from __future__ import annotations
 
 import contextlib
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,18 @@ Progress = Callable[[float], object]
 """Called with the fraction done (0..1); returning ``False`` cancels the work."""
 Store = Callable[[int, int, int, torch.Tensor], None]
 """Takes ``(block, frame0, frame1, coefficients)`` of one chunk of an analysis."""
+RESYNTHESIS_PIECE = 65536
+"""Samples per piece of a long resynthesis done piece by piece (playback holds the document's lock
+for one piece at a time: about 1.5 s at 44.1 kHz) where the transform has no grid of its own."""
+
+
+def cut_on_grid(start: int, stop: int, step: int, origin: int = 0) -> list[tuple[int, int]]:
+    """``[start, stop)`` cut at the samples ``origin + k step``: half-open pieces in order (none
+    when the span is empty)."""
+    if stop <= start:
+        return []
+    first = origin + ((start - origin) // step + 1) * step
+    return list(itertools.pairwise([start, *range(first, stop, step), stop]))
 
 
 @dataclass(frozen=True)
@@ -170,6 +183,12 @@ class Transform(ABC):
         self, block: int, frame0: int, frame1: int, n_samples: int
     ) -> tuple[int, int]:
         """The half-open sample span that frames ``[frame0, frame1)`` of ``block`` contribute to."""
+
+    def resynthesis_pieces(self, start: int, stop: int) -> list[tuple[int, int]]:
+        """``[start, stop)`` cut into pieces for a resynthesis done one piece at a time, where the
+        work the pieces repeat is least: here :data:`RESYNTHESIS_PIECE` samples each (an STFT
+        piece reads only a window's length past its ends)."""
+        return cut_on_grid(start, stop, RESYNTHESIS_PIECE, origin=start)
 
     @abstractmethod
     def frames_over(self, block: int, start: int, stop: int, n_samples: int) -> tuple[int, int]:

@@ -5,8 +5,10 @@ to :meth:`Resynthesizer.schedule`, which only queues the samples they reach. The
 pending sample spans, asks the document for the edited samples there (``Document.edited_between``:
 the original plus the inverse of the differences of every block's edited frames that reach them, in
 proportion to the span) and swaps them into the playback engine (:meth:`PlaybackEngine.update_span`,
-tear-free while playing). The document lock is held only while the document is read, so a stroke waits at most for
-one span's resynthesis.
+tear-free while playing). A span is resynthesised piece by piece, in the pieces its transform cuts
+it into (:meth:`~spectropaint.transforms.transform.Transform.resynthesis_pieces`: 1.5 s for the
+STFT, one slice on the slices' grid for the NSGT), and the document lock is held only while a piece
+is read, so a stroke waits at most for one piece's resynthesis.
 
 Spans scheduled with ``defer`` (a stroke's pointer events) wait for the next span scheduled
 without it (the stroke's end), unless playback is heard (:meth:`Resynthesizer.listen`): on a 2-core
@@ -28,9 +30,6 @@ from spectropaint.app.playback.engine import PlaybackEngine
 from spectropaint.transforms.regions import Region, Regions
 
 log = logging.getLogger(__name__)
-CHUNK_SAMPLES = 65536
-"""Samples resynthesised per hold of the lock (about 1.5 s at 44.1 kHz), so a stroke waits
-at most that long."""
 
 
 def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -110,18 +109,17 @@ class Resynthesizer:
             return self._held and bool(self._pending)
 
     def _resynthesise(self, spans: list[tuple[int, int]]) -> None:
-        """Each span chunk by chunk into the engine; what is left goes back to wait when a stroke
+        """Each span piece by piece into the engine; what is left goes back to wait when a stroke
         begins deferring."""
         for index, (start, stop) in enumerate(spans):
-            for chunk0 in range(start, stop, CHUNK_SAMPLES):
-                if self._yield_to_stroke([(chunk0, stop), *spans[index + 1 :]]):
+            for piece0, piece1 in self.document.transform.resynthesis_pieces(start, stop):
+                if self._yield_to_stroke([(piece0, stop), *spans[index + 1 :]]):
                     return
-                chunk1 = min(stop, chunk0 + CHUNK_SAMPLES)
                 with self.lock:
-                    samples = self.document.edited_between(chunk0, chunk1)
-                self.engine.update_span(chunk0, samples.astype(np.float32))
+                    samples = self.document.edited_between(piece0, piece1)
+                self.engine.update_span(piece0, samples.astype(np.float32))
                 if self.on_span is not None:
-                    self.on_span(chunk0, chunk1)
+                    self.on_span(piece0, piece1)
             self.spans_done += 1
 
     def _yield_to_stroke(self, rest: list[tuple[int, int]]) -> bool:

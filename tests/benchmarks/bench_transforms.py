@@ -26,7 +26,10 @@ flat in the file's length; and the lines after the table say why the reach canno
 whole slice above -60 dB (the frame's dual atoms there are that long; 1 kHz's reach 2.4 s at -120
 dB), and the bench's edit covers every band. A second edit, one second by one octave (6 semitones
 either side of 1 kHz, same place), settled too, reaches less than 18 s: it shows the resynthesis of
-an edit whose reach fits in the 10 s file (``nsgt resynth. 1 s x 1 octave``).
+an edit whose reach fits in the 10 s file (``nsgt resynth. 1 s x 1 octave``). Playback resynthesises
+piece by piece (the document's lock held per piece): ``nsgt playback resynth.`` times the 1 s edit's
+reach in the pieces the transform cuts it into (one slice each, on the slices' grid) against the
+obvious alternative, fixed pieces of 1.5 s, each of which transforms the whole slices it overlaps.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from spectropaint.transforms.nsgt_design import NSGTSettings, scale_bands
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFT, STFTSettings
 from spectropaint.transforms.torch_device import choose_device, describe
+from spectropaint.transforms.transform import RESYNTHESIS_PIECE, cut_on_grid
 
 RATE = 44100
 
@@ -327,6 +331,17 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
         return [d.edited_between(a, b) for a, b in spans]
 
     row("nsgt resynthesise 1 s edit", "torch", timed(resynthesise, repeat, warm=True))
+    for engine, cut in (
+        ("slice grid", document.transform.resynthesis_pieces),
+        ("fixed 1.5 s", lambda a, b: cut_on_grid(a, b, RESYNTHESIS_PIECE, origin=a)),
+    ):
+        pieces = [piece for a, b in spans for piece in cut(a, b)]
+        row(
+            "nsgt playback resynth.",
+            engine,
+            timed(lambda d=document, p=pieces: [d.edited_between(a, b) for a, b in p], repeat),
+        )
+        row("nsgt playback pieces", engine, len(pieces), "n")
     if device.type == "cpu":
         row("nsgt resynthesise CPU time", "torch", cpu_time(resynthesise, repeat))
     reach = sum(b - a for a, b in spans) / RATE
@@ -452,6 +467,15 @@ def main(argv: list[str] | None = None) -> int:
             if (*key, longest) in by and (*key, other) in by:
                 ratio = by[(*key, longest)] / by[(*key, other)]
                 print(f"{' '.join(key)}, {longest:g} s file / {other:g} s file = {ratio:.2f}x")
+    for seconds in durations:
+        fixed, grid = (
+            by[("nsgt playback resynth.", engine, seconds)]
+            for engine in ("fixed 1.5 s", "slice grid")
+        )
+        print(
+            f"nsgt playback resynthesis of the 1 s edit at {seconds:g} s, fixed 1.5 s pieces / "
+            f"pieces on the slice grid = {fixed / grid:.2f}x"
+        )
     for seconds in durations:
         nsgt, stft = (by[(f"{name} brush event", "torch", seconds)] for name in ("nsgt", "stft"))
         print(f"brush event at {seconds:g} s: nsgt / stft = {nsgt / stft:.2f}x")
