@@ -49,6 +49,7 @@ from spectropaint.transforms.torch_device import (
     limit_fft_plans,
     out_of_memory,
     release_cache,
+    to_device,
 )
 from spectropaint.transforms.transform import BlockLayout, Progress, Transform
 
@@ -130,8 +131,8 @@ def edited_minus_original(
     document stores it (through its float32 polar form, so cells left as analysed give 0
     exactly), on the frames ``edited`` (bool ``[T]``); 0 on the others: complex64."""
     difference = fft_ops.polar_difference(magnitude, phase, *fft_ops.polar(original))
-    if not edited.all():
-        difference[..., torch.from_numpy(~edited).to(difference.device)] = 0
+    if not edited.all():  # no boolean indexing: on a GPU it waits for the device to count
+        difference.masked_fill_(to_device(~edited, difference.device), 0)
     return difference
 
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import numpy as np
 import torch
 
 from spectropaint.transforms.errors import SettingsError
@@ -128,6 +129,17 @@ def continue_on_cpu_notice(previous: torch.device, operation: str) -> str:
         f"{device_name(previous)} ran out of memory while {operation}; "
         "SpectroPaint continues on the CPU (slower)"
     )
+
+
+def to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    """A host array on ``device`` without waiting for the device: through pinned memory, copied
+    asynchronously (the caching host allocator keeps the buffer until the copy is done). From
+    pageable memory a copy first waits for everything queued on the device (CUDA synchronises the
+    stream before it); on the CPU the array's own memory, shared."""
+    tensor = torch.from_numpy(np.ascontiguousarray(array))
+    if device.type != "cuda":
+        return tensor
+    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 @contextmanager
