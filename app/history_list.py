@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from spectropaint.app.analysis_change import AnalysisStep
 from spectropaint.app.session import Session
 from spectropaint.transforms.analysis import make_transform
-from spectropaint.transforms.document import Document
 from spectropaint.transforms.geometry import hz_label, seconds_span_label
 from spectropaint.transforms.regions import Region, Regions
 
@@ -25,18 +26,29 @@ class Entry:
 
 
 def describe_region(region: Region | Regions, document) -> str:
-    """``'1.25-2.50 s, 200 Hz-1.2 kHz'``: the time a step's boxes reach (the samples its edit
-    changes) and the frequencies of their bands, in any block of any transform."""
+    """``'1.25-2.50 s, 200 Hz-1.2 kHz'``: the times of a step's frames (their centres) and the
+    frequencies of their bands, in any block of any transform. Not the samples the frames reach:
+    on the NSGT those are whole slices (a stroke at 10 s would read '0.00-17.83 s')."""
     times, freqs = [], []
     for part in region.parts:
-        start, stop = document.samples_of(part)
-        times += [start / document.sample_rate, stop / document.sample_rate]
-        band = document.blocks[part.block].band_hz
+        block = document.blocks[part.block]
+        seconds, band = block.frame_seconds, block.band_hz
+        times += [float(seconds[max(0, part.frame0)]), float(seconds[part.frame1 - 1])]
         freqs += [float(band[max(0, part.bin0)]), float(band[min(len(band), part.bin1) - 1])]
     if not times:
         return "nothing changed"
     low, high = max(0.0, min(freqs)), max(freqs)
-    return f"{seconds_span_label(min(times), max(times))}, {hz_label(low)}-{hz_label(high)}"
+    start = max(0.0, min(times))
+    stop = min(document.n_samples / document.sample_rate, max(times))
+    return f"{seconds_span_label(start, stop)}, {hz_label(low)}-{hz_label(high)}"
+
+
+@dataclass(frozen=True)
+class _GridBlock:
+    """What :func:`describe_region` reads of a block."""
+
+    band_hz: np.ndarray
+    frame_seconds: np.ndarray
 
 
 class _Grid:
@@ -45,11 +57,12 @@ class _Grid:
 
     def __init__(self, settings, document):
         self.sample_rate, self.n_samples = document.sample_rate, document.n_samples
-        self.transform = make_transform(settings, self.sample_rate)
-        self.blocks = self.transform.layout(self.n_samples, self.sample_rate)
-
-    samples_of = Document.samples_of
-    """The document's own rule, read on this grid's ``transform`` and ``n_samples``."""
+        layouts = make_transform(settings, self.sample_rate).layout(
+            self.n_samples, self.sample_rate
+        )
+        self.blocks = [
+            _GridBlock(layout.band_hz, layout.frame_seconds(self.sample_rate)) for layout in layouts
+        ]
 
 
 def _step_documents(session: Session, done: tuple, undone: tuple) -> list:
@@ -83,7 +96,7 @@ def history_entries(session: Session) -> list[Entry]:
         else:
             name = step.label.replace("_", " ")
             name = name[:1].upper() + name[1:] or "Edit"  # 'Gain -3.0 dB': units keep their case
-            text = f"{name}: {describe_region(step.region, grid)}"
+            text = f"{name}: {describe_region(step.painted, grid)}"
         entries.append(Entry(index, text, index > len(done)))
     return entries
 

@@ -180,9 +180,14 @@ class Step:
     tiles: dict[int, int] = field(default_factory=dict)
     """The tile side of the stroke's tiles in each block (:data:`TILE` for any other)."""
     nbytes: int = field(init=False)
+    painted: Region | Regions = field(init=False)
+    """The boxes the stroke (or operation) wrote itself: ``region`` as committed, before its
+    settle covered more (which reaches 0 Hz on the STFT, all of a slice on the NSGT): where a
+    person made the step."""
 
     def __post_init__(self) -> None:
         self.nbytes = sum(atom.values.nbytes for atom in self.atoms)
+        self.painted = self.region
 
     def cover(self, document, region: Region) -> None:
         """Add atoms holding the current values of the cells of ``region`` no atom holds yet.
