@@ -9,11 +9,11 @@ import torch
 from spectropaint.brushes.kernels.blur import BlurParams, blur, support
 from spectropaint.brushes.kernels.clone import CloneParams, clone
 from spectropaint.brushes.kernels.context import DabContext, Source
-from spectropaint.brushes.kernels.fft import fast_length
+from spectropaint.brushes.kernels.fft import clear_transfers, fast_length, fft_filter, linear_filter
 from spectropaint.brushes.kernels.gain import GainParams, gain
 from spectropaint.brushes.kernels.pen import PenParams, pen
 from spectropaint.brushes.kernels.phase import phase_ramp
-from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
+from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter, transfer
 from spectropaint.brushes.kernels.warp import WarpParams, warp
 from spectropaint.brushes.settings import BrushSettings
 
@@ -92,6 +92,33 @@ def test_blur_gives_the_same_result_on_power_of_two_lengths(monkeypatch):
     assert all(fast_length(n, torch.device("cuda")) > fast_length(n) for n in shape[1:])
     padded, _ = blurred()
     assert (padded - smooth).abs().max() < 1e-5 * smooth.max()
+
+
+@pytest.mark.parametrize(
+    ("params", "shape"),
+    [
+        (FilterParams(mode="lowpass", cutoff=0.03), (3, 37, 53)),  # grids 40 x 54: both alias
+        (FilterParams(mode="highpass", cutoff=0.2), (2, 64, 17)),
+        (FilterParams(mode="bandpass", cutoff=0.05, cutoff_high=0.3), (1, 2, 30, 121)),
+    ],
+)
+def test_the_filter_on_powers_of_two_equals_the_filter_on_its_grid(params, shape):
+    """On CUDA the filter brush convolves linearly on powers of two (fewer lengths for cuFFT to
+    load) with the taps of its grid's periodic kernel: the same result as the circular filter on
+    the grid, whose lengths cuFFT loads one new one at a time."""
+    x = torch.tensor(np.random.default_rng(7).random(shape), dtype=torch.float32)
+    grid = (fast_length(shape[-2]), fast_length(shape[-1]))
+    assert grid[0] < 2 * shape[-2] - 1 and grid[1] < 2 * shape[-1] - 1  # the grid wraps
+    clear_transfers()
+    circular = fft_filter(x, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t))
+    linear = linear_filter(x, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t), grid)
+    assert linear.shape == x.shape
+    assert (linear - circular).abs().max() < 1e-5 * circular.abs().max()
+    # not the linear filter with the response sampled on a power-of-two grid of its own
+    wider = linear_filter(
+        x, ("wider", params), lambda n_b, n_t: transfer(params, n_b, n_t), (64, 128)
+    )
+    assert (wider - circular).abs().max() > 1e-3 * circular.abs().max()
 
 
 def test_phase_ramp_is_exact_for_ten_minutes_of_frames():

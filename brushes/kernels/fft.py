@@ -16,10 +16,13 @@ _transfers: dict[Hashable, torch.Tensor] = {}
 _lock = threading.Lock()
 
 
-def cached_transfer(key: Hashable, cells: int, make: Callable[[], torch.Tensor]) -> torch.Tensor:
-    """``make()``, kept under ``key`` when it holds at most :data:`CACHED_CELLS` values (the
-    oldest of :data:`CACHED_TRANSFERS` dropped first). Callers must not modify the result."""
-    if cells > CACHED_CELLS:
+def cached_transfer(
+    key: Hashable, cells: int | None, make: Callable[[], torch.Tensor]
+) -> torch.Tensor:
+    """``make()``, kept under ``key`` when it holds at most :data:`CACHED_CELLS` values, or
+    whatever its size when ``cells`` is None (the oldest of :data:`CACHED_TRANSFERS` dropped
+    first). Callers must not modify the result."""
+    if cells is not None and cells > CACHED_CELLS:
         return make()
     with _lock:
         found = _transfers.get(key)
@@ -44,7 +47,8 @@ power of two too): cuFFT loads the kernels of each length at its first use, 30 t
 H200, so a blur that met a new ``2^a 3^b 5^c`` length on most moves stalled each time. These are
 few enough to load before the first stroke (:func:`warm_lengths`). The blur's result does not
 depend on the length (its Gaussian is truncated within the region's margin); the filter brush's
-response is sampled on its padded grid, so it keeps the same lengths on every device."""
+response is sampled on a padded grid of ``2^a 3^b 5^c`` lengths, and on a CUDA device it is applied
+by a linear convolution on these lengths instead (:func:`fft_filter`)."""
 
 
 def fast_length(n: int, device: torch.device | None = None) -> int:
@@ -68,29 +72,78 @@ def fast_length(n: int, device: torch.device | None = None) -> int:
     return best
 
 
-def fft_filter(x: torch.Tensor, transfer: Callable[[int, int], torch.Tensor]) -> torch.Tensor:
-    """Filter the last two axes of ``x`` by a transfer function, circularly on a zero-padded grid.
+def fft_filter(
+    x: torch.Tensor, key: Hashable, response: Callable[[int, int], torch.Tensor]
+) -> torch.Tensor:
+    """Filter the last two axes of ``x`` circularly on its zero-padded grid of ``n_b x n_t``
+    (each the :func:`fast_length` of the axis, a ``2^a 3^b 5^c``).
+
+    On a CUDA device the same filter is applied by :func:`linear_filter` on powers of two (cuFFT
+    loads each new length's kernels at its first use, 60 to 190 ms on the H200, and the filter met
+    a new length with every new brush size and every NSGT band group; the powers of two are loaded
+    before the first stroke): equal to float precision.
 
     Parameters
     ----------
     x : torch.Tensor [shape=(..., B, T)], float32
-    transfer : callable
-        ``transfer(n_b, n_t)`` returns the (real or complex) response ``[n_b, n_t // 2 + 1]`` on the
-        ``rfft2`` grid of the padded size ``n_b x n_t`` (each a :func:`fast_length`).
+    key : hashable
+        Names the response (with the sizes) among the transfer functions kept.
+    response : callable
+        ``response(n_b, n_t)``: the real response ``[n_b, n_t // 2 + 1]`` on the ``rfft2`` grid of
+        ``n_b x n_t``, float64 on the CPU.
 
     Returns
     -------
     torch.Tensor [shape=(..., B, T)]
     """
-    n_b, n_t = fast_length(x.shape[-2]), fast_length(x.shape[-1])
-    spectrum = torch.fft.rfft2(x, s=(n_b, n_t))
-    out = torch.fft.irfft2(spectrum * transfer(n_b, n_t), s=(n_b, n_t))
-    return out[..., : x.shape[-2], : x.shape[-1]]
+    shape = x.shape[-2:]
+    grid = (fast_length(shape[0]), fast_length(shape[1]))
+    if x.device.type == "cuda":
+        return linear_filter(x, key, response, grid)
+    transfer = cached_transfer(
+        (key, grid, x.device),
+        grid[0] * grid[1],
+        lambda: response(*grid).to(x.device, torch.float32),
+    )
+    out = torch.fft.irfft2(torch.fft.rfft2(x, s=grid) * transfer, s=grid)
+    return out[..., : shape[0], : shape[1]]
+
+
+def linear_filter(
+    x: torch.Tensor,
+    key: Hashable,
+    response: Callable[[int, int], torch.Tensor],
+    grid: tuple[int, int],
+) -> torch.Tensor:
+    """:func:`fft_filter`'s circular filter on ``grid``, applied by a linear convolution on
+    power-of-two lengths.
+
+    A cell ``i`` of the result reads cell ``j`` of ``x`` through the grid's periodic kernel at
+    offset ``(i - j) mod n``, ``|i - j| < s`` (``s``: the axis' size). Those ``2 s - 1`` taps per
+    axis, convolved linearly with ``x`` (an FFT of the next power of two at or above ``3 s - 2``,
+    with no wrap), give every cell of the result. The taps' transform is made on the CPU once per
+    response and size, and kept.
+    """
+    shape = tuple(x.shape[-2:])
+    lengths = tuple(fast_length(3 * s - 2, x.device) for s in shape)
+
+    def make() -> torch.Tensor:
+        kernel = torch.fft.irfft2(response(*grid), s=grid)  # float64, on the CPU
+        taps = kernel
+        for axis, (s, n) in enumerate(zip(shape, grid, strict=True)):
+            offsets = torch.remainder(torch.arange(-(s - 1), s), n)
+            taps = taps.index_select(axis, offsets)
+        return torch.fft.rfft2(taps, s=lengths).to(x.device, torch.complex64)
+
+    transfer = cached_transfer((key, shape, grid, lengths, x.device), None, make)
+    out = torch.fft.irfft2(torch.fft.rfft2(x, s=lengths) * transfer, s=lengths)
+    return out[..., shape[0] - 1 : 2 * shape[0] - 1, shape[1] - 1 : 2 * shape[1] - 1]
 
 
 def warm_lengths(device: torch.device) -> None:
     """Load cuFFT's kernels for every length of :data:`GPU_LENGTHS`: a real FFT and its inverse
-    along the last axis and along the one before it (a blur's two passes)."""
+    along the last axis and along the one before it (a blur's two passes), and a complex one along
+    the one before it (the second axis of the filter's ``rfft2``)."""
     if device.type != "cuda":
         return
     for n in GPU_LENGTHS:
@@ -98,3 +151,5 @@ def warm_lengths(device: torch.device) -> None:
         torch.fft.irfft(torch.fft.rfft(x, dim=-1), n=n, dim=-1)
         y = torch.zeros((2, n, 4), device=device)
         torch.fft.irfft(torch.fft.rfft(y, dim=-2), n=n, dim=-2)
+        z = torch.zeros((2, n, 4), device=device, dtype=torch.complex64)
+        torch.fft.ifft(torch.fft.fft(z, dim=-2), dim=-2)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext
-from spectropaint.brushes.kernels.fft import cached_transfer, fft_filter
+from spectropaint.brushes.kernels.fft import fft_filter
 from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
 
@@ -91,22 +91,15 @@ def spectral_filter(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The filtered magnitude image on the box (never below zero); ``magnitude`` and ``phase``
     may have leading dimensions (one per dab, each filtered alone)."""
-    device = magnitude.device
-    out = fft_filter(
-        magnitude,
-        lambda n_b, n_t: cached_transfer(
-            ("filter", params, n_b, n_t, device),
-            n_b * n_t,
-            lambda: transfer(params, n_b, n_t, device),
-        ),
-    )
+    out = fft_filter(magnitude, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t))
     inner = (..., *context.inner)
     return out[inner].clamp_min(0.0), phase[inner]
 
 
-def transfer(params: FilterParams, n_b: int, n_t: int, device: torch.device) -> torch.Tensor:
-    """The response ``[n_b, n_t // 2 + 1]`` (float32) on the ``rfft2`` grid of ``n_b x n_t``."""
-    f_b = torch.fft.fftfreq(n_b, device=device, dtype=torch.float64)
-    f_t = torch.fft.rfftfreq(n_t, device=device, dtype=torch.float64)
+def transfer(params: FilterParams, n_b: int, n_t: int) -> torch.Tensor:
+    """The response ``[n_b, n_t // 2 + 1]`` (float64, on the CPU) on the ``rfft2`` grid of
+    ``n_b x n_t``."""
+    f_b = torch.fft.fftfreq(n_b, dtype=torch.float64)
+    f_t = torch.fft.rfftfreq(n_t, dtype=torch.float64)
     rho = torch.sqrt(f_b[:, None] ** 2 + f_t[None, :] ** 2)
-    return response(params, rho).to(torch.float32)
+    return response(params, rho)
