@@ -1,5 +1,7 @@
 """The document: analysis on a device, region edits, and resynthesis by difference."""
 
+import threading
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -177,3 +179,27 @@ def test_export_reports_progress_and_a_cancel_leaves_the_old_file(tmp_path):
         document.export(out, progress=lambda fraction: fraction < 0.6)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.wav"]  # no temporary left
+
+
+def test_an_edit_is_added_to_the_original_in_parts_on_threads_bit_for_bit(monkeypatch):
+    from spectropaint.transforms import document as document_module
+
+    monkeypatch.setattr(document_module.os, "cpu_count", lambda: 4)
+    rng = np.random.default_rng(3)
+    n = 3 * document_module.ADD_PART + 17  # 3 threads, the last part shorter
+    original = rng.standard_normal((2, n + 5))[:, 5:]
+    near = rng.standard_normal((2, n)).astype(np.float32)
+    out = np.full((2, n), np.nan)
+    parts = []
+    add = np.add
+
+    def counting_add(a, b, *, out):
+        parts.append((out.shape[-1], threading.current_thread() is threading.main_thread()))
+        return add(a, b, out=out)
+
+    monkeypatch.setattr(document_module.np, "add", counting_add)
+    document_module._add_into(out, original, near)
+    monkeypatch.setattr(document_module.np, "add", add)
+    np.testing.assert_array_equal(out, original + near)
+    step = -(-n // 3)
+    assert sorted(parts) == [(n - 2 * step, False), (step, False), (step, False)]

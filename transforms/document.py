@@ -41,6 +41,7 @@ from spectropaint.transforms.files.audio_file import (
 )
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.memory_budget import ReserveEstimate, plan_document
+from spectropaint.transforms.ordered_threads import results_in_order
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
 from spectropaint.transforms.torch_device import (
@@ -57,6 +58,11 @@ FORMAT_BY_SUFFIX = {".wav": "WAV", ".flac": "FLAC", ".aif": "AIFF", ".aiff": "AI
 READ_SHARE = 0.3
 """The part of :meth:`Document.from_file`'s progress given to reading (the rest is analysis)."""
 CPU = torch.device("cpu")
+ADD_PART = 1 << 19
+"""Samples per thread, at least, when an edit's samples are added to the original (on up to
+:data:`ADD_THREADS` threads): the new array's pages fault in as they are first written, which on
+the H200's host took 3.1 ms for 29.7 s of stereo on one thread and 1.3 ms on eight."""
+ADD_THREADS = 8
 
 T = TypeVar("T")
 
@@ -206,6 +212,24 @@ def resynthesise(
     a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
     out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
     return out
+
+
+def _add_into(out: np.ndarray, original: np.ndarray, near: np.ndarray) -> None:
+    """``out = original + near`` (``[C, n]`` each), in parts of :data:`ADD_PART` samples or more
+    on threads of their own, at most one per core."""
+    n = out.shape[-1]
+    workers = min(ADD_THREADS, os.cpu_count() or 1, n // ADD_PART)
+    if workers <= 1:
+        np.add(original, near, out=out)
+        return
+    step = -(-n // workers)
+
+    def add(first: int) -> None:
+        part = slice(first, first + step)
+        np.add(original[:, part], near[:, part], out=out[:, part])
+
+    for _ in results_in_order(add, range(0, n, step), workers):
+        pass
 
 
 def edited_runs(flags: np.ndarray) -> list[tuple[int, int]]:
@@ -629,7 +653,7 @@ class Document:
         near = contribution[:, a + start - s0 : b + start - s0].cpu().numpy()
         out = np.empty_like(original)
         out[:, :a], out[:, b:] = original[:, :a], original[:, b:]
-        np.add(original[:, a:b], near, out=out[:, a:b])
+        _add_into(out[:, a:b], original[:, a:b], near)
         return out
 
     def edited_sample_spans(self) -> list[tuple[int, int]]:
