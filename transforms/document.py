@@ -58,7 +58,7 @@ FORMAT_BY_SUFFIX = {".wav": "WAV", ".flac": "FLAC", ".aif": "AIFF", ".aiff": "AI
 READ_SHARE = 0.3
 """The part of :meth:`Document.from_file`'s progress given to reading (the rest is analysis)."""
 CPU = torch.device("cpu")
-ADD_PART = 1 << 19
+ADD_PART = 1 << 17
 """Samples per thread, at least, when an edit's samples are added to the original (on up to
 :data:`ADD_THREADS` threads): the new array's pages fault in as they are first written, which on
 the H200's host took 3.1 ms for 29.7 s of stereo on one thread and 1.3 ms on eight."""
