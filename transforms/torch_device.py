@@ -138,7 +138,7 @@ def to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
     stream before it); on the CPU the array's own memory, shared."""
     tensor = torch.from_numpy(np.ascontiguousarray(array))
     if device.type != "cuda":
-        return tensor
+        return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
 
 

@@ -12,7 +12,10 @@ thread applies it (:func:`spectropaint.app.paint_queue._batches`: steps of at mo
 batches of about 512, one ``add_events`` call per batch) and timed alone (CUDA synchronised): the
 median, p99 and largest per move, and the thread's CPU time per move (wall time on a shared machine
 counts other processes' work too). The alternative, in the same run: the first ``--compare`` moves
-again with every dab applied alone (``StrokeSession(fuse=False)``), the ``1by1`` column.
+again with every dab applied alone (``StrokeSession(fuse=False)``), the ``1by1`` column. Then the
+stroke's end (its undo step kept: on a GPU its tiles go to the host), an undo and a redo of its
+``atoms`` tiles, and an undo done atom by atom (the alternative: on a GPU a copy each way per tile,
+as undo was), each timed.
 
 Target (issue 14 item 7): under 5 ms per move for gain and erase on a 2-core CPU at one torch thread,
 so that painting keeps up with a pointer sending 60 moves a second.
@@ -43,7 +46,8 @@ RATE = 44100
 BRUSHES = {"gain": {"gain_db": -12.0}, "erase": {}, "blur": {"sigma": 0.25}, "warp": {}}
 HEADER = (
     f"{'minutes':>7} {'frames':>7} {'brush':>6} {'dabs/move':>9} {'median':>8} {'p99':>8} "
-    f"{'max':>8} {'cpu med':>8} {'1by1':>8} {'fused':>6}"
+    f"{'max':>8} {'cpu med':>8} {'1by1':>8} {'fused':>6} {'atoms':>6} {'end':>7} {'undo':>7} "
+    f"{'redo':>7} {'undo/atom':>9}"
 )
 
 
@@ -55,8 +59,25 @@ def moves(n_frames: int, count: int) -> list[InputEvent]:
     ]
 
 
-def stroke(document, brush: str, points, *, fuse: bool) -> tuple[list[float], list[float]]:
-    """Wall and thread-CPU milliseconds of each move after the first point; the stroke is undone."""
+def timed(document, function) -> float:
+    """Wall milliseconds of ``function()`` (CUDA synchronised)."""
+    if document.device.type == "cuda":
+        torch.cuda.synchronize(document.device)
+    start = time.perf_counter()
+    function()
+    if document.device.type == "cuda":
+        torch.cuda.synchronize(document.device)
+    return 1e3 * (time.perf_counter() - start)
+
+
+def stroke(
+    document, brush: str, points, *, fuse: bool, ends: dict | None = None
+) -> tuple[list[float], list[float]]:
+    """Wall and thread-CPU milliseconds of each move after the first point; the stroke is undone.
+
+    ``ends`` (when given) gets the milliseconds of the stroke's end (its undo step kept: the
+    tiles to the host), of an undo, a redo, and of an undo swapping atom by atom (the
+    alternative: a copy each way per tile, as undo did), and the atoms' count."""
     settings = BrushSettings()
     history = History(document)
     session = StrokeSession(
@@ -74,8 +95,18 @@ def stroke(document, brush: str, points, *, fuse: bool) -> tuple[list[float], li
             torch.cuda.synchronize(document.device)
         wall.append(1e3 * (time.perf_counter() - start))
         cpu.append(1e3 * (time.thread_time() - start_cpu))
-    session.end()
-    history.undo()
+    if ends is None:
+        session.end()
+        history.undo()
+        return wall, cpu
+    ends["end_ms"] = timed(document, session.end)
+    ends["undo_ms"] = timed(document, history.undo)
+    ends["redo_ms"] = timed(document, history.redo)
+    step = history.undo_steps[-1]
+    ends["undo_by_atom_ms"] = timed(
+        document, lambda: [atom.swap(document) for atom in reversed(step.atoms)]
+    )
+    ends["atoms"] = len(step.atoms)
     return wall, cpu
 
 
@@ -107,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER, flush=True)
     rows = []
     for brush in args.brushes.split(","):
-        wall, cpu = stroke(document, brush, points, fuse=True)
+        ends = {}
+        wall, cpu = stroke(document, brush, points, fuse=True, ends=ends)
         alone, _ = stroke(document, brush, points[: args.compare + 1], fuse=False)
         ordered = sorted(wall)
         row = {
@@ -122,12 +154,14 @@ def main(argv: list[str] | None = None) -> int:
             "one_by_one_median_ms": round(statistics.median(alone), 2),
         }
         row["fused_speedup"] = round(row["one_by_one_median_ms"] / row["median_ms"], 1)
+        row.update({key: round(value, 2) for key, value in ends.items()})
         rows.append(row)
         print(
             f"{args.minutes:>7g} {n_frames:>7} {brush:>6} {row['dabs_per_move']:>9} "
             f"{row['median_ms']:>8.2f} {row['p99_ms']:>8.2f} {row['max_ms']:>8.2f} "
             f"{row['cpu_median_ms']:>8.2f} {row['one_by_one_median_ms']:>8.2f} "
-            f"{row['fused_speedup']:>5.1f}x",
+            f"{row['fused_speedup']:>5.1f}x {row['atoms']:>6} {row['end_ms']:>7.1f} "
+            f"{row['undo_ms']:>7.1f} {row['redo_ms']:>7.1f} {row['undo_by_atom_ms']:>9.1f}",
             flush=True,
         )
     result = {
