@@ -19,17 +19,12 @@ own copies are released when it is committed or aborted, so a caller that keeps 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import torch
 
 from spectropaint.brushes.tiles import TILE, TileMap
 from spectropaint.transforms.regions import EMPTY, Region, Regions
-from spectropaint.transforms.torch_device import to_device
-
-T = TypeVar("T")
 
 DEFAULT_BYTE_BUDGET = 512 * 2**20
 HOST_COPY_TILES = 512
@@ -38,19 +33,6 @@ few copies, and a bounded second copy on the device while it is made."""
 STORAGE_DEVICE = torch.device("cpu")
 """Committed steps live in host memory, so undo never competes with the document for GPU memory
 (from a GPU, copied when the stroke ends: see :meth:`OpenStep.host_values`)."""
-
-
-def parts_by_shape(items: list[T], shape_of: Callable[[T], tuple[int, ...]]) -> list[list[T]]:
-    """``items`` grouped by the shape of their values, in parts of at most
-    :data:`HOST_COPY_TILES`: what goes between a GPU and the host in one stacked copy."""
-    shapes: dict[tuple[int, ...], list[T]] = {}
-    for item in items:
-        shapes.setdefault(tuple(shape_of(item)), []).append(item)
-    return [
-        group[start : start + HOST_COPY_TILES]
-        for group in shapes.values()
-        for start in range(0, len(group), HOST_COPY_TILES)
-    ]
 
 
 def read_stacked(document, region: Region) -> torch.Tensor:
@@ -134,10 +116,15 @@ class OpenStep:
         tiles = self.originals[block].tiles
         if all(values.device == STORAGE_DEVICE for values in tiles.values()):
             return dict(tiles)
+        shapes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        for key, values in tiles.items():
+            shapes.setdefault(tuple(values.shape), []).append(key)
         found = {}
-        for part in parts_by_shape(list(tiles), lambda key: tiles[key].shape):
-            stacked = torch.stack([tiles[key] for key in part]).to(STORAGE_DEVICE)
-            found.update(zip(part, stacked.unbind(), strict=True))
+        for keys in shapes.values():
+            for start in range(0, len(keys), HOST_COPY_TILES):
+                part = keys[start : start + HOST_COPY_TILES]
+                stacked = torch.stack([tiles[key] for key in part]).to(STORAGE_DEVICE)
+                found.update(zip(part, stacked.unbind(), strict=True))
         return found
 
     def original(
@@ -245,23 +232,8 @@ class Step:
         self.region = self.region.union(region)
 
     def swap(self, document) -> Region | Regions:
-        """Undo or redo: every atom's values into the document, the document's into the atoms.
-
-        On a GPU, a part of :data:`HOST_COPY_TILES` atoms of one shape at a time: their stored
-        values go up in one copy (through pinned memory) and the replaced ones come down in
-        one. Atom by atom, each was a copy down and a copy up, each waiting for the device: the
-        undo of a stroke of thousands of tiles held the session that long."""
-        if document.device.type == "cpu":
-            for atom in reversed(self.atoms):
-                atom.swap(document)
-            return self.region
-        for part in parts_by_shape(self.atoms, lambda atom: atom.values.shape):
-            current = torch.stack([read_stacked(document, atom.region) for atom in part])
-            stored = to_device(torch.stack([atom.values for atom in part]).numpy(), document.device)
-            for atom, values in zip(part, stored.unbind(), strict=True):
-                document.write(atom.region, values[0], values[1])
-            for atom, values in zip(part, current.to(STORAGE_DEVICE).unbind(), strict=True):
-                atom.values = values
+        for atom in reversed(self.atoms):
+            atom.swap(document)
         return self.region
 
 

@@ -262,7 +262,7 @@ def test_amending_a_step_twice_in_one_tile_undoes_and_redoes_bit_for_bit():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_cuda_strokes_tiles_come_to_the_host_together_and_undo_every_bit(monkeypatch):
     """At a stroke's end its tiles leave the GPU stacked, a few at a time, grouped by shape (tiles
-    at the grid's edge are smaller), and undo and redo swap them so: exact, every atom on the
+    at the grid's edge are smaller): undo and redo are still exact, and every atom stays on the
     host."""
     import spectropaint.brushes.history as history_module
 
@@ -277,7 +277,7 @@ def test_a_cuda_strokes_tiles_come_to_the_host_together_and_undo_every_bit(monke
     atoms = history.undo_steps[-1].atoms
     assert len({tuple(atom.values.shape) for atom in atoms}) > 1 and len(atoms) > 3
     assert all(atom.values.device.type == "cpu" for atom in atoms)
-    for _ in range(2):  # undo and redo swap a part of atoms at a time too
+    for _ in range(2):
         history.undo()
         assert torch.equal(grids(document), before)
         assert all(atom.values.device.type == "cpu" for atom in atoms)

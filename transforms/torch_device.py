@@ -131,12 +131,15 @@ def continue_on_cpu_notice(previous: torch.device, operation: str) -> str:
     )
 
 
-def to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
-    """A host array on ``device`` without waiting for the device: through pinned memory, copied
-    asynchronously (the caching host allocator keeps the buffer until the copy is done). From
-    pageable memory a copy first waits for everything queued on the device (CUDA synchronises the
-    stream before it); on the CPU the array's own memory, shared."""
-    tensor = torch.from_numpy(np.ascontiguousarray(array))
+def to_device(array: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A host array (or CPU tensor) on ``device`` without waiting for the device: through pinned
+    memory, copied asynchronously (the caching host allocator keeps the buffer until the copy is
+    done). From pageable memory a copy first waits for everything queued on the device (CUDA
+    synchronises the stream before it); on the CPU the array's own memory, shared."""
+    if isinstance(array, torch.Tensor):
+        tensor = array.contiguous()
+    else:
+        tensor = torch.from_numpy(np.ascontiguousarray(array))
     if device.type != "cuda":
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)

@@ -15,6 +15,7 @@ import torch
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import cached_transfer, fast_length
 from spectropaint.brushes.params import check_params, param
+from spectropaint.transforms.torch_device import to_device
 
 TRUNCATE = 4.0
 
@@ -85,6 +86,7 @@ def _fft_blur(x: torch.Tensor, sigma: float, *, dim: int) -> torch.Tensor:
 
 def _transfer(sigma: float, n: int, device: torch.device) -> torch.Tensor:
     """The truncated Gaussian's real response ``[n // 2 + 1]`` (float32) on a length-``n`` circle,
-    computed on the CPU (a float64 FFT on a GPU would load kernels of its own for each length)."""
+    computed on the CPU (a float64 FFT on a GPU would load kernels of its own for each length)
+    and uploaded through pinned memory (a stroke never waits for it)."""
     taps = _circular_taps(sigma, n, torch.device("cpu"))
-    return torch.fft.rfft(taps).real.to(device, torch.float32)
+    return to_device(torch.fft.rfft(taps).real.to(torch.float32), device)

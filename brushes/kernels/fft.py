@@ -7,6 +7,8 @@ from collections.abc import Callable, Hashable
 
 import torch
 
+from spectropaint.transforms.torch_device import to_device
+
 CACHED_CELLS = 1 << 16
 """Transfer functions of up to this many values are kept for the next dab of the same size (its
 making is a dozen small operations, the cost of a small dab on a GPU); larger ones, whose FFTs
@@ -133,7 +135,8 @@ def linear_filter(
         for axis, (s, n) in enumerate(zip(shape, grid, strict=True)):
             offsets = torch.remainder(torch.arange(-(s - 1), s), n)
             taps = taps.index_select(axis, offsets)
-        return torch.fft.rfft2(taps, s=lengths).to(x.device, torch.complex64)
+        spectrum = torch.fft.rfft2(taps, s=lengths).to(torch.complex64)
+        return to_device(spectrum, x.device)  # through pinned memory: a stroke never waits
 
     transfer = cached_transfer((key, shape, grid, lengths, x.device), None, make)
     out = torch.fft.irfft2(torch.fft.rfft2(x, s=lengths) * transfer, s=lengths)
