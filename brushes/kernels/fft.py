@@ -122,12 +122,13 @@ def linear_filter(
 
     A cell ``i`` of the result reads cell ``j`` of ``x`` through the grid's periodic kernel at
     offset ``(i - j) mod n``, ``|i - j| < s`` (``s``: the axis' size). Those ``2 s - 1`` taps per
-    axis, convolved linearly with ``x`` (an FFT of the next power of two at or above ``3 s - 2``,
-    with no wrap), give every cell of the result. The taps' transform is made on the CPU once per
-    response and size, and kept.
+    axis, convolved with ``x``, give the result at ``s - 1 .. 2 s - 2`` of the linear convolution
+    (``3 s - 2`` long); an FFT of ``L >= 2 s - 1`` points wraps only its tail past ``L`` onto
+    ``0 .. s - 2``, which is not read. The taps' transform is made on the CPU once per response
+    and size, and kept.
     """
     shape = tuple(x.shape[-2:])
-    lengths = tuple(fast_length(3 * s - 2, x.device) for s in shape)
+    lengths = tuple(fast_length(2 * s - 1, x.device) for s in shape)
 
     def make() -> torch.Tensor:
         kernel = torch.fft.irfft2(response(*grid), s=grid)  # float64, on the CPU
