@@ -20,18 +20,13 @@ import torch
 from spectropaint.brushes.kernels.context import DabContext, DragDabs
 from spectropaint.brushes.kernels.phase import (
     PHASE_MODES,
+    Continuation,
     atan2,
     blend_phase,
-    continuation,
     phase_ramp,
     wrap,
 )
 from spectropaint.brushes.params import check_params, param
-
-STACKED_CELLS = 4096
-"""Boxes of up to this many cells gather their four bilinear taps at once (measured here: three
-times faster at radius 8); larger ones a tap at a time, which moves less memory (twice as fast at
-radius 128)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +56,8 @@ def warp(
     params: WarpParams,
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The box's cells sampled from behind the motion; magnitude and phase moved together.
+    """The box's cells sampled from behind the motion; magnitude and phase moved together: a
+    :class:`WarpPlan` of this one dab, on its region alone.
 
     Phases are handled as deviations ``D = phase - ramp`` from each cell's steady-tone ramp
     (:func:`.phase.phase_ramp`), which are small numbers, so float32 suffices. A neighbour at row
@@ -72,78 +68,37 @@ def warp(
     """
     channels, n_b, n_t = magnitude.shape
     rows, columns = context.inner
-    step_t, step_b = context.step
     device = magnitude.device
-    hop, rate = context.hop, context.sample_rate
-    dest_b = torch.arange(rows.start, rows.stop, device=device, dtype=torch.float32)[:, None]
-    dest_t = torch.arange(columns.start, columns.stop, device=device, dtype=torch.float32)[None, :]
-    source_b = (dest_b - params.amount * step_b * mask).clamp(0, n_b - 1)
-    source_t = (dest_t - params.amount * step_t * mask).clamp(0, n_t - 1)
-    low_b = source_b.floor().clamp(max=n_b - 2)
-    low_t = source_t.floor().clamp(max=n_t - 2)
-    frac_b, frac_t = source_b - low_b, source_t - low_t
-
-    prepared = context.prepared
+    prepared, original = context.prepared, context.original
     if prepared is None:  # a dab alone: the drift before the region's first frame is its second's
-        original, with_before = context.original, None
+        with_before = None
         if original is not None:
             before = original[..., :1] * 2 - original[..., 1:2] if n_t > 1 else original
             with_before = torch.cat((before, original), dim=-1)
         prepared = warp_prepare(
-            with_before, context.bin_hz, context.frames, params, hop=hop, sample_rate=rate
-        )
-    ramp = prepared["ramp"]
-    modes = ("continue", "shift") if params.phase == "auto" else (params.phase,)
-    # the four neighbours of every source point, taps ``(db, dt)`` in the order (0, 0), (0, 1),
-    # (1, 0), (1, 1): on a small box all four in one gather and one set of trigonometric calls
-    # (the cost is the launches), on a large one a tap at a time (the cost is the memory)
-    shape = mask.shape
-    rows_4 = torch.stack((low_b, low_b + 1))[:, None].expand(2, 2, *shape).reshape(4, *shape)
-    columns_4 = torch.stack((low_t, low_t + 1))[None, :].expand(2, 2, *shape).reshape(4, *shape)
-    weights = (
-        torch.stack((1 - frac_b, frac_b))[:, None] * torch.stack((1 - frac_t, frac_t))[None, :]
-    ).reshape(4, *shape)
-    sources = [magnitude, phase - ramp]
-    if "continue" in modes:
-        sources.append(prepared["drift"])
-    flat = torch.cat([source.reshape(channels, -1) for source in sources])
-    chunk = 4 if mask.numel() <= STACKED_CELLS else 1
-    out_magnitude = real = imag = None
-    for first in range(0, 4, chunk):
-        taps = slice(first, first + chunk)
-        rows_t, columns_t, weight = rows_4[taps], columns_4[taps], weights[taps]
-        index = (rows_t * n_t + columns_t).long()
-        found = _take(flat, index).view(len(sources), channels, chunk, *shape)
-        out_magnitude = _plus(out_magnitude, (weight * found[0]).sum(dim=1))
-        demodulated = found[1]
-        thetas = []
-        for mode in modes:
-            if mode == "continue":
-                thetas.append(demodulated + found[2] * (dest_t - columns_t))
-            else:
-                omega = prepared["omega"][:, 0]
-                thetas.append(demodulated + omega[rows_t.long()] * (source_t - dest_t))
-        theta = torch.stack(thetas)  # [modes, C, taps, B, T]
-        real = _plus(real, (weight * torch.cos(theta)).sum(dim=2))
-        imag = _plus(imag, (weight * torch.sin(theta)).sum(dim=2))
-    moved = atan2(imag, real) + ramp[rows, columns]
-    if params.phase != "auto":
-        return out_magnitude, wrap(moved[0])
-    # continue only where the destination already held what is carried there
-    start = context.original[(slice(None), slice(None), rows, columns)]
-    sure = continuation(start[0], start[1], out_magnitude, moved[0], moved[1])
-    return out_magnitude, wrap(blend_phase(moved[1], moved[0], sure))
-
-
-def _plus(total: torch.Tensor | None, term: torch.Tensor) -> torch.Tensor:
-    return term if total is None else total + term
-
-
-def _take(flat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``flat[:, index]`` for ``flat`` ``[C, N]`` and ``index`` ``[B, T]`` (``gather``: several times
-    faster than advanced indexing on CPUs)."""
-    expanded = index.reshape(1, -1).expand(flat.shape[0], -1)
-    return torch.gather(flat, 1, expanded).view(flat.shape[0], *index.shape)
+            with_before, context.bin_hz, context.frames, params, hop=context.hop,
+            sample_rate=context.sample_rate,
+        )  # fmt: skip
+    if original is None:  # shift mode reads no starting values
+        original = torch.stack((magnitude, phase))
+    window_rows = torch.arange(rows.start, rows.stop, device=device)[None]
+    window_columns = torch.arange(columns.start, columns.stop, device=device)[None]
+    own = torch.stack((torch.arange(n_b, device=device), torch.arange(n_b, device=device)))
+    own_t = torch.stack((torch.arange(n_t, device=device), torch.arange(n_t, device=device)))
+    dabs = DragDabs(
+        mask=mask[None],
+        in_box=torch.ones((1, *mask.shape), dtype=torch.bool, device=device),
+        step=torch.tensor([context.step], dtype=torch.float64, device=device),
+        dest_columns=window_columns.to(torch.float32),
+        dest_rows=window_rows.to(torch.float32),
+        high=torch.tensor([[n_t - 1, n_b - 1]], dtype=torch.float32, device=device),
+        columns=own_t[:, None],
+        rows=own[:, None],
+        window_columns=window_columns,
+        window_rows=window_rows,
+    )
+    plan = WarpPlan(original, prepared, dabs, params, width=n_t)
+    return plan.dab(0, torch.cat((magnitude, phase)).view(2 * channels, -1))
 
 
 def warp_prepare(
@@ -186,14 +141,16 @@ def warp_prepare(
 
 
 class WarpPlan:
-    """Warp's dabs of one group, all that does not read the values computed at once
-    (:func:`warp_plan`); :meth:`dab` is then the rest of :func:`warp` for one dab, on the values
-    the previous dabs left.
+    """Warp's dabs of one group (or one dab alone: :func:`warp`), all that does not read the
+    values computed at once; :meth:`dab` then computes one dab on the values the previous dabs
+    left.
 
     Every dab's source points, bilinear weights and the indices of their four neighbours (in the
     values held and in the group's region, reflected as the dab alone would be), and the phase
     each neighbour is carried by in each mode (its ramp taken off), are ``[K, ...]`` tensors made
-    by a few operations for the whole group instead of dozens per dab.
+    by a few operations for the whole group instead of dozens per dab. Look-ups go by
+    ``index_select`` on one index shared by all rows (several times faster than ``gather`` on
+    CPUs, and the same values).
 
     Parameters
     ----------
@@ -230,71 +187,84 @@ class WarpPlan:
         low_t = torch.minimum(source_t.floor(), high[:, 0] - 1)
         low_b = torch.minimum(source_b.floor(), high[:, 1] - 1)
         frac_t, frac_b = source_t - low_t, source_b - low_b
-        # the four neighbours (db, dt) in the order (0, 0), (0, 1), (1, 0), (1, 1): [K, 4, H, W]
-        rows_4 = torch.stack((low_b, low_b, low_b + 1, low_b + 1), dim=1)
-        columns_4 = torch.stack((low_t, low_t + 1, low_t, low_t + 1), dim=1)
-        weights = torch.stack(
-            (
-                (1 - frac_b) * (1 - frac_t),
-                (1 - frac_b) * frac_t,
-                frac_b * (1 - frac_t),
-                frac_b * frac_t,
-            ),
-            dim=1,
-        )
-        taps = (n_dabs, -1)
-        rows = dabs.rows.gather(2, rows_4.long().view(1, *taps).expand(2, *taps))
-        columns = dabs.columns.gather(2, columns_4.long().view(1, *taps).expand(2, *taps))
+        # the two rows and the two columns around each source point, [K, 2, H, W]: their
+        # (flat) places in the group's region and in the values held, and their weights; the
+        # four neighbours (db, dt) go in the order (0, 0), (0, 1), (1, 0), (1, 1)
         ramp = prepared["ramp"]
-        region = rows[0] * ramp.shape[-1] + columns[0]  # [K, 4 H W] in the group's region
+        rows_2 = torch.stack((low_b, low_b + 1), dim=1)
+        columns_2 = torch.stack((low_t, low_t + 1), dim=1)
+        tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
+        if "shift" in self.modes:  # each row's advance per frame (past a shorter dab's rows: any)
+            omega = prepared["omega"][:, 0]
+            rows = dabs.rows[0].clamp_max(len(omega) - 1)
+            tables.append(omega.index_select(0, rows.flatten()).view(rows.shape))
+        region_rows, held_rows, *omega = _look_up(tables, rows_2)
+        region_columns, held_columns = _look_up(dabs.columns, columns_2)
         shape = (n_dabs, 4, height, window)
-        ramp_source = ramp.flatten().gather(0, region.flatten()).view(shape)
-        offsets = []
-        for mode in self.modes:
+        region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
+        held = held_rows[:, :, None] + held_columns[:, None]
+        weights = (
+            torch.stack((1 - frac_b, frac_b), dim=1)[:, :, None]
+            * torch.stack((1 - frac_t, frac_t), dim=1)[:, None]
+        )
+        # the phase each neighbour is carried by in each mode: [K, M, C, 2, 2, H, W]
+        split = (n_dabs, channels, 2, 2, height, window)
+        offsets = torch.empty((n_dabs, len(self.modes), *split[1:]), device=mask.device)
+        for m, mode in enumerate(self.modes):
             if mode == "continue":
-                drift = prepared["drift"].flatten(1)
-                drift = drift.gather(1, region.view(1, -1).expand(channels, -1)).view(
-                    channels, *shape
-                )
-                term = drift * (dest_t[:, None] - columns_4)
-                offsets.append(term.movedim(0, 1))
+                drift = prepared["drift"].flatten(1).index_select(1, region)
+                drift = drift.view(channels, *split[:1], *split[2:]).movedim(0, 1)
+                torch.mul(drift, (dest_t[:, None, None] - columns_2[:, None])[:, None],
+                          out=offsets[:, m])  # fmt: skip
             else:
-                omega = prepared["omega"][:, 0].gather(0, rows[0].flatten()).view(shape)
-                term = omega * (source_t - dest_t)[:, None]
-                offsets.append(term[:, None].expand(-1, channels, -1, -1, -1))
-        held = (rows[1] * width + columns[1]).view(n_dabs, 1, -1)
-        self._index = held.expand(-1, 2 * channels, -1).unbind(0)  # [2 C, 4 H W] per dab
-        self._offsets = torch.stack(offsets, dim=1).unbind(0)  # [M, C, 4, H, W] per dab
+                term = omega[0] * (source_t - dest_t)[:, None]
+                offsets[:, m].copy_(term[:, None, :, None])
+        self._index = held.view(n_dabs, -1).unbind(0)  # [4 H W] per dab
+        self._offsets = offsets.view(n_dabs, len(self.modes), channels, *shape[1:]).unbind(0)
+        ramp_source = ramp.flatten().index_select(0, region).view(shape)
         self._ramp_source = ramp_source.unbind(0)  # [4, H, W] per dab
-        self._weights = weights.unbind(0)  # [4, H, W] per dab
+        self._weights = weights.view(shape).unbind(0)  # [4, H, W] per dab
         cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
         cells = cells.flatten()
-        self._ramp = ramp.flatten().gather(0, cells).view(n_dabs, height, window).unbind(0)
+        self._ramp = ramp.flatten().index_select(0, cells).view(n_dabs, height, window).unbind(0)
         self._start = None
         if self.auto:  # the destination as the stroke began, magnitude 0 outside the dab's box
-            start = original.flatten(2).gather(2, cells.view(1, 1, -1).expand(2, channels, -1))
+            start = original.reshape(2 * channels, -1).index_select(1, cells)
             start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)  # [K, 2, C, H, W]
             start[:, 0] *= dabs.in_box[:, None]
             self._start = start.unbind(0)
-        self._trig = torch.empty(
-            (1 + 2 * len(self.modes), channels, 4, height, window), device=mask.device
-        )
+        # each dab's neighbours' magnitude and phase gathered into the first two rows; the cosines
+        # and sines of their carried phases then take the second row's place and the rest
+        modes = len(self.modes)
+        self._taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=mask.device)
+        self._found = self._taps[:2].view(2 * channels, -1)
+        self._theta = torch.empty((modes, channels, 4, height, window), device=mask.device)
+        if self.auto:
+            self._continuation = Continuation((channels, height, window), device=mask.device)
 
     def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase, not wrapped:
-        the blend reads its cosine and sine) from ``values``, the values held ``[2 C, N]``."""
-        modes, trig = len(self.modes), self._trig
-        channels = trig.shape[1]
-        found = torch.gather(values, 1, self._index[index]).view(2, channels, *trig.shape[2:])
-        theta = (found[1] - self._ramp_source[index]) + self._offsets[index]  # [M, C, 4, H, W]
-        trig[0].copy_(found[0])
-        torch.cos(theta, out=trig[1 : 1 + modes])
-        torch.sin(theta, out=trig[1 + modes :])
-        sums = (trig * self._weights[index]).sum(dim=2)  # [1 + 2 M, C, H, W]
+        """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase in
+        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``."""
+        modes, taps, theta = len(self.modes), self._taps, self._theta
+        torch.index_select(values, 1, self._index[index], out=self._found)
+        torch.add(taps[1] - self._ramp_source[index], self._offsets[index], out=theta)
+        torch.cos(theta, out=taps[1 : 1 + modes])
+        torch.sin(theta, out=taps[1 + modes :])
+        sums = taps.mul_(self._weights[index]).sum(dim=2)  # [1 + 2 M, C, H, W]
         magnitude = sums[0]
         moved = atan2(sums[1 + modes :], sums[1 : 1 + modes]) + self._ramp[index]
         if not self.auto:
             return magnitude, wrap(moved[0])
         start = self._start[index]
-        sure = continuation(start[0], start[1], magnitude, moved[0], moved[1])
+        sure = self._continuation(start[0], start[1], magnitude, moved)
         return magnitude, wrap(blend_phase(moved[1], moved[0], sure))
+
+
+def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
+    """``table[k, at[k]]`` for each dab ``k`` and each ``[K, S]`` table: ``at`` ``[K, ...]`` (whole
+    numbers as floats); ``[K, ...]`` each (one-dimensional look-ups: ``index_select`` along a
+    later dimension, or ``gather``, are several times slower on CPUs)."""
+    n_dabs, size = tables[0].shape
+    offset = torch.arange(0, n_dabs * size, size, device=at.device).view(-1, *(1,) * (at.dim() - 1))
+    flat = (at.long() + offset).view(-1)
+    return [table.reshape(-1).index_select(0, flat).view(at.shape) for table in tables]
