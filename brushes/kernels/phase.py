@@ -150,6 +150,9 @@ class Continuation:
             for side in (-1, 1)
         ]
         self._sums = torch.empty((3, *shape), device=device)
+        self._aligned_sums, self._weight_sum = self._sums[1:], self._sums[0]
+        self._alignment = torch.empty((2, *shape), device=device)
+        self._along, self._against = self._alignment.unbind(0)
 
     def __call__(
         self,
@@ -166,7 +169,8 @@ class Continuation:
         sums = torch.add(self._terms[0], self._terms[1], out=self._sums)
         for term in self._terms[2:]:
             sums.add_(term)
-        along, against = sums[1:] / sums[0].clamp_min(1e-30)
+        torch.div(self._aligned_sums, self._weight_sum.clamp_min(1e-30), out=self._alignment)
+        along, against = self._along, self._against
         low, high = ALIGNMENT
         sure_along = ((along - low) / (high - low)).clamp_(0.0, 1.0)
         return sure_along.mul_(((along - against) / MARGIN).clamp_(0.0, 1.0))

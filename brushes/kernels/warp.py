@@ -19,6 +19,7 @@ import torch
 
 from spectropaint.brushes.kernels.context import DabContext, DragDabs
 from spectropaint.brushes.kernels.phase import (
+    ATAN2_BLOCK,
     PHASE_MODES,
     Continuation,
     atan2,
@@ -234,30 +235,47 @@ class WarpPlan:
             start[:, 0] *= dabs.in_box[:, None]
             self._start = start.unbind(0)
         # each dab's neighbours' magnitude and phase gathered into the first two rows; the cosines
-        # and sines of their carried phases then take the second row's place and the rest
+        # and sines of their carried phases then take the second row's place and the rest; their
+        # weighted sums, and the moved phase in each mode (views made once: a dab at radius 8 is
+        # some fifty operations, each view one more)
         modes = len(self.modes)
-        self._taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=mask.device)
-        self._found = self._taps[:2].view(2 * channels, -1)
-        self._theta = torch.empty((modes, channels, 4, height, window), device=mask.device)
+        device = mask.device
+        taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
+        self._taps, self._found = taps, taps[:2].view(2 * channels, -1)
+        self._phases, self._cos, self._sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
+        self._theta = torch.empty((modes, channels, 4, height, window), device=device)
+        # the sums' cosine and sine rows each padded to a whole number of ATAN2_BLOCKs: atan2's
+        # every element then comes from the vector routine in one call (see :func:`.phase.atan2`)
+        plane = channels * height * window
+        row = -(-plane * modes // ATAN2_BLOCK) * ATAN2_BLOCK // modes
+        sums = torch.zeros((1 + 2 * modes, row), device=device)
+        self._sums = sums[:, :plane].view(1 + 2 * modes, channels, height, window)
+        self._magnitude, self._real, self._imag = (
+            self._sums[0],
+            sums[1 : 1 + modes],
+            sums[1 + modes :],
+        )
+        self._moved = torch.empty((modes, channels, height, window), device=device)
+        self._each_mode = self._moved.unbind(0)  # continue, shift (auto)
         if self.auto:
-            self._continuation = Continuation((channels, height, window), device=mask.device)
+            self._continuation = Continuation((channels, height, window), device=device)
 
     def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase in
-        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``."""
-        modes, taps, theta = len(self.modes), self._taps, self._theta
+        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``. The magnitude is the plan's
+        own buffer, valid until the next call."""
         torch.index_select(values, 1, self._index[index], out=self._found)
-        torch.add(taps[1] - self._ramp_source[index], self._offsets[index], out=theta)
-        torch.cos(theta, out=taps[1 : 1 + modes])
-        torch.sin(theta, out=taps[1 + modes :])
-        sums = taps.mul_(self._weights[index]).sum(dim=2)  # [1 + 2 M, C, H, W]
-        magnitude = sums[0]
-        moved = atan2(sums[1 + modes :], sums[1 : 1 + modes]) + self._ramp[index]
+        torch.add(self._phases - self._ramp_source[index], self._offsets[index], out=self._theta)
+        torch.cos(self._theta, out=self._cos)
+        torch.sin(self._theta, out=self._sin)
+        torch.sum(self._taps.mul_(self._weights[index]), dim=2, out=self._sums)
+        angle = atan2(self._imag, self._real)[:, : self._moved[0].numel()].view(self._moved.shape)
+        moved = torch.add(angle, self._ramp[index], out=self._moved)
         if not self.auto:
-            return magnitude, wrap(moved[0])
-        start = self._start[index]
-        sure = self._continuation(start[0], start[1], magnitude, moved)
-        return magnitude, wrap(blend_phase(moved[1], moved[0], sure))
+            return self._magnitude, wrap(self._each_mode[0])
+        sure = self._continuation(*self._start[index], self._magnitude, moved)
+        carried, shifted = self._each_mode
+        return self._magnitude, wrap(blend_phase(shifted, carried, sure))
 
 
 def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
