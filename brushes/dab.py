@@ -1045,7 +1045,8 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
     context = _context(
         state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre
     )
-    return kind.kernel(values[0], values[1], mask, params, context)
+    with torch.inference_mode():  # a kernel is dozens of small operations: less dispatch
+        return kind.kernel(values[0], values[1], mask, params, context)
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
