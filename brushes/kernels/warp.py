@@ -13,6 +13,7 @@ accumulates.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -82,24 +83,24 @@ def warp(
         )  # fmt: skip
     if original is None:  # shift mode reads no starting values
         original = torch.stack((magnitude, phase))
-    window_rows = torch.arange(rows.start, rows.stop, device=device)[None]
-    window_columns = torch.arange(columns.start, columns.stop, device=device)[None]
-    own = torch.stack((torch.arange(n_b, device=device), torch.arange(n_b, device=device)))
-    own_t = torch.stack((torch.arange(n_t, device=device), torch.arange(n_t, device=device)))
     dabs = DragDabs(
         mask=mask[None],
-        in_box=torch.ones((1, *mask.shape), dtype=torch.bool, device=device),
+        in_box=None,
         step=torch.tensor([context.step], dtype=torch.float64, device=device),
-        dest_columns=window_columns.to(torch.float32),
-        dest_rows=window_rows.to(torch.float32),
+        dest_columns=torch.arange(columns.start, columns.stop, dtype=torch.float32, device=device)[
+            None
+        ],
+        dest_rows=torch.arange(rows.start, rows.stop, dtype=torch.float32, device=device)[None],
         high=torch.tensor([[n_t - 1, n_b - 1]], dtype=torch.float32, device=device),
-        columns=own_t[:, None],
-        rows=own[:, None],
-        window_columns=window_columns,
-        window_rows=window_rows,
+        columns=None,
+        rows=None,
+        window_columns=None,
+        window_rows=None,
+        alone=context.inner,
     )
     plan = WarpPlan(original, prepared, dabs, params, width=n_t)
-    return plan.dab(0, torch.cat((magnitude, phase)).view(2 * channels, -1))
+    moved_magnitude, moved_phase = plan.dab(0, torch.cat((magnitude, phase)).view(2 * channels, -1))
+    return moved_magnitude.clone(), moved_phase
 
 
 def warp_prepare(
@@ -194,16 +195,23 @@ class WarpPlan:
         ramp = prepared["ramp"]
         rows_2 = torch.stack((low_b, low_b + 1), dim=1)
         columns_2 = torch.stack((low_t, low_t + 1), dim=1)
-        tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
-        if "shift" in self.modes:  # each row's advance per frame (past a shorter dab's rows: any)
-            omega = prepared["omega"][:, 0]
-            rows = dabs.rows[0].clamp_max(len(omega) - 1)
-            tables.append(omega.index_select(0, rows.flatten()).view(rows.shape))
-        region_rows, held_rows, *omega = _look_up(tables, rows_2)
-        region_columns, held_columns = _look_up(dabs.columns, columns_2)
+        omega = prepared["omega"][:, 0] if "shift" in self.modes else None  # advance per frame
+        if dabs.alone is None:
+            tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
+            if omega is not None:  # each row's (past a shorter dab's rows: any)
+                rows = dabs.rows[0].clamp_max(len(omega) - 1)
+                tables.append(omega.index_select(0, rows.flatten()).view(rows.shape))
+            region_rows, held_rows, *omega = _look_up(tables, rows_2)
+            region_columns, held_columns = _look_up(dabs.columns, columns_2)
+            region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
+            held = held_rows[:, :, None] + held_columns[:, None]
+        else:  # the values held are the dab's own region
+            rows_2 = rows_2.long()
+            held = (rows_2 * width)[:, :, None] + columns_2.long()[:, None]
+            region = held.view(-1)
+            if omega is not None:
+                omega = [omega.index_select(0, rows_2.view(-1)).view(rows_2.shape)]
         shape = (n_dabs, 4, height, window)
-        region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
-        held = held_rows[:, :, None] + held_columns[:, None]
         weights = (
             torch.stack((1 - frac_b, frac_b), dim=1)[:, :, None]
             * torch.stack((1 - frac_t, frac_t), dim=1)[:, None]
@@ -220,62 +228,95 @@ class WarpPlan:
             else:
                 term = omega[0] * (source_t - dest_t)[:, None]
                 offsets[:, m].copy_(term[:, None, :, None])
-        self._index = held.view(n_dabs, -1).unbind(0)  # [4 H W] per dab
-        self._offsets = offsets.view(n_dabs, len(self.modes), channels, *shape[1:]).unbind(0)
-        ramp_source = ramp.flatten().index_select(0, region).view(shape)
-        self._ramp_source = ramp_source.unbind(0)  # [4, H, W] per dab
-        self._weights = weights.view(shape).unbind(0)  # [4, H, W] per dab
-        cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
-        cells = cells.flatten()
-        self._ramp = ramp.flatten().index_select(0, cells).view(n_dabs, height, window).unbind(0)
+        self._index = held.view(n_dabs, -1)  # [K, 4 H W]
+        self._offsets = offsets.view(n_dabs, len(self.modes), channels, *shape[1:])
+        self._ramp_source = ramp.flatten().index_select(0, region).view(shape)
+        self._weights = weights.view(shape)
         self._start = None
-        if self.auto:  # the destination as the stroke began, magnitude 0 outside the dab's box
-            start = original.reshape(2 * channels, -1).index_select(1, cells)
-            start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)  # [K, 2, C, H, W]
-            start[:, 0] *= dabs.in_box[:, None]
-            self._start = start.unbind(0)
-        # each dab's neighbours' magnitude and phase gathered into the first two rows; the cosines
-        # and sines of their carried phases then take the second row's place and the rest; their
-        # weighted sums, and the moved phase in each mode (views made once: a dab at radius 8 is
-        # some fifty operations, each view one more)
-        modes = len(self.modes)
-        device = mask.device
-        taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
-        self._taps, self._found = taps, taps[:2].view(2 * channels, -1)
-        self._phases, self._cos, self._sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
-        self._theta = torch.empty((modes, channels, 4, height, window), device=device)
-        # the sums' cosine and sine rows each padded to a whole number of ATAN2_BLOCKs: atan2's
-        # every element then comes from the vector routine in one call (see :func:`.phase.atan2`)
-        plane = channels * height * window
-        row = -(-plane * modes // ATAN2_BLOCK) * ATAN2_BLOCK // modes
-        sums = torch.zeros((1 + 2 * modes, row), device=device)
-        self._sums = sums[:, :plane].view(1 + 2 * modes, channels, height, window)
-        self._magnitude, self._real, self._imag = (
-            self._sums[0],
-            sums[1 : 1 + modes],
-            sums[1 + modes :],
-        )
-        self._moved = torch.empty((modes, channels, height, window), device=device)
-        self._each_mode = self._moved.unbind(0)  # continue, shift (auto)
-        if self.auto:
-            self._continuation = Continuation((channels, height, window), device=device)
+        if dabs.alone is not None:  # the window is the box
+            self._ramp = ramp[dabs.alone][None]
+            if self.auto:
+                self._start = original[(slice(None), slice(None), *dabs.alone)][None]
+        else:
+            cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
+            cells = cells.flatten()
+            self._ramp = ramp.flatten().index_select(0, cells).view(n_dabs, height, window)
+            if self.auto:  # the destination as the stroke began, magnitude 0 outside the box
+                start = original.reshape(2 * channels, -1).index_select(1, cells)
+                start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)
+                start[:, 0] *= dabs.in_box[:, None]
+                self._start = start  # [K, 2, C, H, W]
+        self._work = _work(len(self.modes), channels, height, window, mask.device)
 
     def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase in
-        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``. The magnitude is the plan's
-        own buffer, valid until the next call."""
-        torch.index_select(values, 1, self._index[index], out=self._found)
-        torch.add(self._phases - self._ramp_source[index], self._offsets[index], out=self._theta)
-        torch.cos(self._theta, out=self._cos)
-        torch.sin(self._theta, out=self._sin)
-        torch.sum(self._taps.mul_(self._weights[index]), dim=2, out=self._sums)
-        angle = atan2(self._imag, self._real)[:, : self._moved[0].numel()].view(self._moved.shape)
-        moved = torch.add(angle, self._ramp[index], out=self._moved)
+        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``. The magnitude is a buffer
+        of the thread's, valid until the next dab on a window of this shape."""
+        work = self._work
+        torch.index_select(values, 1, self._index[index], out=work.found)
+        torch.add(work.phases - self._ramp_source[index], self._offsets[index], out=work.theta)
+        torch.cos(work.theta, out=work.cos)
+        torch.sin(work.theta, out=work.sin)
+        torch.sum(work.taps.mul_(self._weights[index]), dim=2, out=work.sums)
+        angle = atan2(work.imag, work.real)[:, : work.plane].view(work.moved.shape)
+        moved = torch.add(angle, self._ramp[index], out=work.moved)
         if not self.auto:
-            return self._magnitude, wrap(self._each_mode[0])
-        sure = self._continuation(*self._start[index], self._magnitude, moved)
-        carried, shifted = self._each_mode
-        return self._magnitude, wrap(blend_phase(shifted, carried, sure))
+            return work.magnitude, wrap(work.each_mode[0])
+        sure = work.continuation(*self._start[index], work.magnitude, moved)
+        carried, shifted = work.each_mode
+        return work.magnitude, wrap(blend_phase(shifted, carried, sure))
+
+
+class _Work:
+    """The buffers a dab of ``modes`` phase modes on a ``[C, H, W]`` window works in, and views of
+    them made once (a dab at radius 8 is some fifty operations, each view one more).
+
+    Each dab's neighbours' magnitude and phase are gathered into the first two rows of ``taps``
+    ``[1 + 2 M, C, 4, H, W]``; the cosines and sines of their carried phases then take the second
+    row's place and the rest; their weighted sums go to ``sums``, whose cosine and sine rows are
+    each padded to a whole number of :data:`~.phase.ATAN2_BLOCK` elements: atan2's every element
+    then comes from the vector routine in one call (see :func:`.phase.atan2`).
+    """
+
+    def __init__(self, modes: int, channels: int, height: int, window: int, device):
+        taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
+        self.taps, self.found = taps, taps[:2].view(2 * channels, -1)
+        self.phases, self.cos, self.sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
+        self.theta = torch.empty((modes, channels, 4, height, window), device=device)
+        self.plane = plane = channels * height * window
+        row = -(-plane * modes // ATAN2_BLOCK) * ATAN2_BLOCK // modes
+        sums = torch.zeros((1 + 2 * modes, row), device=device)
+        self.sums = sums[:, :plane].view(1 + 2 * modes, channels, height, window)
+        self.magnitude, self.real, self.imag = self.sums[0], sums[1 : 1 + modes], sums[1 + modes :]
+        self.moved = torch.empty((modes, channels, height, window), device=device)
+        self.each_mode = self.moved.unbind(0)  # continue, shift (auto)
+        self.continuation = Continuation((channels, height, window), device=device)
+
+
+KEPT_WORK = 8
+"""Windows of so many shapes keep their buffers, per thread (dabs of one brush at one size have a
+few, a box one cell larger or smaller with the dab's fractional centre)."""
+KEPT_WORK_CELLS = 4096
+"""Windows of up to this many cells keep their buffers (some 1.5 MB at stereo); on larger ones
+making them costs little beside the work."""
+_kept = threading.local()
+
+
+def _work(modes: int, channels: int, height: int, window: int, device) -> _Work:
+    """A :class:`_Work` for these sizes: the thread's kept one, or a new one."""
+    if height * window > KEPT_WORK_CELLS:
+        return _Work(modes, channels, height, window, device)
+    kept = getattr(_kept, "work", None)
+    if kept is None:
+        kept = _kept.work = {}
+    key = (modes, channels, height, window, device)
+    work = kept.pop(key, None)
+    if work is None:
+        work = _Work(*key)
+        while len(kept) >= KEPT_WORK:
+            del kept[next(iter(kept))]
+    kept[key] = work  # the most recently used last
+    return work
 
 
 def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
