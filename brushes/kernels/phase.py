@@ -20,6 +20,7 @@ carried on (:func:`continuation`: a partial running through the patch), and ``sh
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -35,10 +36,26 @@ CONTEXT_FRAMES = 2
 """Frames either side over which :func:`continuation` measures alignment."""
 
 
+def constant(value: float, like: torch.Tensor) -> torch.Tensor | float:
+    """``value`` for arithmetic with ``like``, the same number as Python's: a 0-dimensional CPU
+    tensor of its type where that is float32 or float64 (an operation with a Python number
+    converts the number to the tensor's type every time, which more than doubles its cost on a
+    dab's window, measured here), else the number."""
+    if like.dtype in (torch.float32, torch.float64):
+        return _number(value, like.dtype)
+    return value
+
+
+@functools.cache
+def _number(value: float, dtype: torch.dtype) -> torch.Tensor:
+    return torch.tensor(value, dtype=dtype)
+
+
 def wrap(angle: torch.Tensor) -> torch.Tensor:
     """Angles reduced to ``[-pi, pi]``: less the nearest whole number of turns (twice as fast as
     ``remainder`` on a dab's box on a CPU, measured here)."""
-    return angle - torch.round(angle * (1 / (2 * math.pi))) * (2 * math.pi)
+    turns = torch.round(angle * constant(1 / (2 * math.pi), angle))
+    return angle - turns * constant(2 * math.pi, angle)
 
 
 ATAN2_BLOCK = 64
@@ -172,8 +189,8 @@ class Continuation:
         torch.div(self._aligned_sums, self._weight_sum.clamp_min(1e-30), out=self._alignment)
         along, against = self._along, self._against
         low, high = ALIGNMENT
-        sure_along = ((along - low) / (high - low)).clamp_(0.0, 1.0)
-        return sure_along.mul_(((along - against) / MARGIN).clamp_(0.0, 1.0))
+        sure_along = ((along - constant(low, along)) / constant(high - low, along)).clamp_(0.0, 1.0)
+        return sure_along.mul_(((along - against) / constant(MARGIN, along)).clamp_(0.0, 1.0))
 
 
 def blend_phase(

@@ -25,6 +25,7 @@ from spectropaint.brushes.kernels.phase import (
     Continuation,
     atan2,
     blend_phase,
+    constant,
     phase_ramp,
     wrap,
 )
@@ -186,15 +187,16 @@ class WarpPlan:
         dest_b = dabs.dest_rows[:, :, None]
         source_t = torch.minimum((dest_t - shift[:, :1, None] * mask).clamp_min(0), high[:, 0])
         source_b = torch.minimum((dest_b - shift[:, 1:, None] * mask).clamp_min(0), high[:, 1])
-        low_t = torch.minimum(source_t.floor(), high[:, 0] - 1)
-        low_b = torch.minimum(source_b.floor(), high[:, 1] - 1)
+        one = constant(1.0, mask)
+        low_t = torch.minimum(source_t.floor(), high[:, 0] - one)
+        low_b = torch.minimum(source_b.floor(), high[:, 1] - one)
         frac_t, frac_b = source_t - low_t, source_b - low_b
         # the two rows and the two columns around each source point, [K, 2, H, W]: their
         # (flat) places in the group's region and in the values held, and their weights; the
         # four neighbours (db, dt) go in the order (0, 0), (0, 1), (1, 0), (1, 1)
         ramp = prepared["ramp"]
-        rows_2 = torch.stack((low_b, low_b + 1), dim=1)
-        columns_2 = torch.stack((low_t, low_t + 1), dim=1)
+        rows_2 = torch.stack((low_b, low_b + one), dim=1)
+        columns_2 = torch.stack((low_t, low_t + one), dim=1)
         omega = prepared["omega"][:, 0] if "shift" in self.modes else None  # advance per frame
         if dabs.alone is None:
             tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
@@ -213,8 +215,8 @@ class WarpPlan:
                 omega = [omega.index_select(0, rows_2.view(-1)).view(rows_2.shape)]
         shape = (n_dabs, 4, height, window)
         weights = (
-            torch.stack((1 - frac_b, frac_b), dim=1)[:, :, None]
-            * torch.stack((1 - frac_t, frac_t), dim=1)[:, None]
+            torch.stack((one - frac_b, frac_b), dim=1)[:, :, None]
+            * torch.stack((one - frac_t, frac_t), dim=1)[:, None]
         )
         # the phase each neighbour is carried by in each mode: [K, M, C, 2, 2, H, W]
         split = (n_dabs, channels, 2, 2, height, window)
