@@ -246,7 +246,7 @@ class WarpPlan:
             if self.auto:  # the destination as the stroke began, magnitude 0 outside the box
                 start = original.reshape(2 * channels, -1).index_select(1, cells)
                 start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)
-                start[:, 0] *= dabs.in_box[:, None]
+                start[:, 0] = torch.where(dabs.in_box[:, None], start[:, 0], 0.0)
                 self._start = start  # [K, 2, C, H, W]
         self._work = _work(len(self.modes), channels, height, window, mask.device)
 
@@ -323,9 +323,6 @@ def _work(modes: int, channels: int, height: int, window: int, device) -> _Work:
 
 def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
     """``table[k, at[k]]`` for each dab ``k`` and each ``[K, S]`` table: ``at`` ``[K, ...]`` (whole
-    numbers as floats); ``[K, ...]`` each (one-dimensional look-ups: ``index_select`` along a
-    later dimension, or ``gather``, are several times slower on CPUs)."""
-    n_dabs, size = tables[0].shape
-    offset = torch.arange(0, n_dabs * size, size, device=at.device).view(-1, *(1,) * (at.dim() - 1))
-    flat = (at.long() + offset).view(-1)
-    return [table.reshape(-1).index_select(0, flat).view(at.shape) for table in tables]
+    numbers as floats); ``[K, ...]`` each."""
+    index = at.long().view(at.shape[0], -1)
+    return [table.gather(1, index).view(at.shape) for table in tables]
