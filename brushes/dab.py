@@ -1104,14 +1104,14 @@ def _apply_dragging(
     before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
     original, bins, frames = _read(state, stroke.index, before, original=True)
     frames = frames[1:]
-    prepared = None
-    if kind.prepare is not None:
-        prepared = kind.prepare(
-            original, stroke.band_hz[bins], frames, group.params(state.params), hop=grid.hop,
-            sample_rate=document.sample_rate,
-        )  # fmt: skip
-    original = original[..., 1:]
     with torch.inference_mode():  # a dab is dozens of small operations: a third less dispatch
+        prepared = None
+        if kind.prepare is not None:
+            prepared = kind.prepare(
+                original, stroke.band_hz[bins], frames, group.params(state.params), hop=grid.hop,
+                sample_rate=document.sample_rate,
+            )  # fmt: skip
+        original = original[..., 1:]
         if planned and kind.plan is not None and len(group) > 1:
             _drag_planned(state, stroke, group, box, inside, current, original, prepared)
         else:

@@ -131,11 +131,13 @@ def warp_prepare(
         (measuring on values earlier dabs moved would feed each dab's rounding into the next one's
         advance, and the error would grow); ``omega`` ``[Bm, Tm]``: each row's advance per frame.
     """
-    ramp = phase_ramp(bin_hz, frames, hop=hop, sample_rate=sample_rate).to(torch.float32)
+    # and a column after the region's: the bin centre's advance over one frame
+    one = torch.ones(1, dtype=frames.dtype, device=frames.device)
+    ramps = phase_ramp(bin_hz, torch.cat((frames, one)), hop=hop, sample_rate=sample_rate)
+    ramps = ramps.to(torch.float32)
+    ramp, centre = ramps[:, :-1].contiguous(), ramps[:, -1:]
     prepared = {"ramp": ramp}
     if params.phase != "shift":
-        one = torch.ones(1, device=bin_hz.device)
-        centre = phase_ramp(bin_hz, one, hop=hop, sample_rate=sample_rate).to(torch.float32)
         prepared["drift"] = wrap(original[1][..., 1:] - original[1][..., :-1] - centre)
     if params.phase != "continue":
         omega = ((2 * math.pi * hop / sample_rate) * bin_hz).to(torch.float32)
