@@ -51,6 +51,11 @@ def _number(value: float, dtype: torch.dtype) -> torch.Tensor:
     return torch.tensor(value, dtype=dtype)
 
 
+def clear_constants() -> None:
+    """Forget the kept numbers of :func:`constant`."""
+    _number.cache_clear()
+
+
 def wrap(angle: torch.Tensor) -> torch.Tensor:
     """Angles reduced to ``[-pi, pi]``: less the nearest whole number of turns (twice as fast as
     ``remainder`` on a dab's box on a CPU, measured here)."""

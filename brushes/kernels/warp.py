@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -304,6 +305,17 @@ KEPT_WORK_CELLS = 4096
 """Windows of up to this many cells keep their buffers (some 1.5 MB at stereo); on larger ones
 making them costs little beside the work."""
 _kept = threading.local()
+_every_kept: weakref.WeakSet = weakref.WeakSet()
+_kept_lock = threading.Lock()
+
+
+class _Kept:
+    """A thread's kept :class:`_Work`, by sizes, the most recently used last."""
+
+    __slots__ = ("works", "__weakref__")
+
+    def __init__(self):
+        self.works: dict[tuple, _Work] = {}
 
 
 def _work(modes: int, channels: int, height: int, window: int, device) -> _Work:
@@ -311,16 +323,26 @@ def _work(modes: int, channels: int, height: int, window: int, device) -> _Work:
     if height * window > KEPT_WORK_CELLS:
         return _Work(modes, channels, height, window, device)
     kept = getattr(_kept, "work", None)
-    if kept is None:
-        kept = _kept.work = {}
     key = (modes, channels, height, window, device)
-    work = kept.pop(key, None)
-    if work is None:
-        work = _Work(*key)
-        while len(kept) >= KEPT_WORK:
-            del kept[next(iter(kept))]
-    kept[key] = work  # the most recently used last
+    with _kept_lock:
+        if kept is None:
+            kept = _kept.work = _Kept()
+            _every_kept.add(kept)
+        works = kept.works
+        work = works.pop(key, None)
+        if work is None:
+            work = _Work(*key)
+            while len(works) >= KEPT_WORK:
+                del works[next(iter(works))]
+        works[key] = work
     return work
+
+
+def clear_kept_work() -> None:
+    """Forget every thread's kept buffers."""
+    with _kept_lock:
+        for kept in list(_every_kept):
+            kept.works.clear()
 
 
 def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
