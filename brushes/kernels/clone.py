@@ -92,7 +92,8 @@ def clone(
         # carried forward over -offset_frames at the measured advance: the bin centre's part
         # (exact, per row; its advance over one frame from the same call) plus the deviation
         # from it (per cell)
-        frames = torch.tensor([-params.offset_frames, 1.0], device=source.bin_hz.device)
+        frames = torch.ones(2, device=source.bin_hz.device)  # filled there: no copy from the host
+        frames[0] = -params.offset_frames
         ramps = phase_ramp(source.bin_hz, frames, hop=hop, sample_rate=rate).to(torch.float32)
         centre, omega = ramps[:, :1], ramps[:, 1:]
         deviation = wrap(source.phase[..., 1:] - source.phase[..., :-1] - omega)

@@ -88,12 +88,12 @@ def warp(
     dabs = DragDabs(
         mask=mask[None],
         in_box=None,
-        step=torch.tensor([context.step], dtype=torch.float64, device=device),
+        step=_row(context.step, torch.float64, device),
         dest_columns=torch.arange(columns.start, columns.stop, dtype=torch.float32, device=device)[
             None
         ],
         dest_rows=torch.arange(rows.start, rows.stop, dtype=torch.float32, device=device)[None],
-        high=torch.tensor([[n_t - 1, n_b - 1]], dtype=torch.float32, device=device),
+        high=_row((n_t - 1, n_b - 1), torch.float32, device),
         columns=None,
         rows=None,
         window_columns=None,
@@ -103,6 +103,15 @@ def warp(
     plan = WarpPlan(original, prepared, dabs, params, width=n_t)
     moved_magnitude, moved_phase = plan.dab(0, torch.cat((magnitude, phase)).view(2 * channels, -1))
     return moved_magnitude.clone(), moved_phase
+
+
+def _row(values, dtype: torch.dtype, device) -> torch.Tensor:
+    """``[values]`` as a ``[1, N]`` tensor on ``device``, filled there (``torch.tensor`` would copy
+    it from the host, a blocking copy on a GPU)."""
+    row = torch.empty((1, len(values)), dtype=dtype, device=device)
+    for index, value in enumerate(values):
+        row[0, index] = value
+    return row
 
 
 def warp_prepare(
