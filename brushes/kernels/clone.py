@@ -90,11 +90,12 @@ def clone(
     )
     if params.phase != "shift":
         # carried forward over -offset_frames at the measured advance: the bin centre's part
-        # (exact, per row) plus the deviation from it (per cell)
-        offset = torch.full((1,), -params.offset_frames, device=source.bin_hz.device)
-        centre = phase_ramp(source.bin_hz, offset, hop=hop, sample_rate=rate).to(torch.float32)
-        one = torch.ones(1, device=source.bin_hz.device)
-        omega = phase_ramp(source.bin_hz, one, hop=hop, sample_rate=rate).to(torch.float32)
+        # (exact, per row; its advance over one frame from the same call) plus the deviation
+        # from it (per cell)
+        frames = torch.ones(2, device=source.bin_hz.device)  # filled there: no copy from the host
+        frames[0] = -params.offset_frames
+        ramps = phase_ramp(source.bin_hz, frames, hop=hop, sample_rate=rate).to(torch.float32)
+        centre, omega = ramps[:, :1], ramps[:, 1:]
         deviation = wrap(source.phase[..., 1:] - source.phase[..., :-1] - omega)
         if abs(params.offset_frames) > 2048:  # keep the product exact to float32 rounding
             carried = wrap(deviation.double() * -params.offset_frames).to(torch.float32)

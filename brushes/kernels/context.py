@@ -144,15 +144,20 @@ class DragDabs:
         reflected past the grid as the dab alone would be.
     window_columns, window_rows : torch.Tensor [shape=(K, W) and (K, H)], int64
         The group's region column and row of each window column and row.
+    alone : tuple of slice, or None
+        One dab on its own region (``K`` 1), which the values held are: its window is its box,
+        at these (bins, frames) slices of the region, and ``in_box``, ``columns``, ``rows`` and
+        the ``window_*`` maps are None.
     """
 
     mask: torch.Tensor
-    in_box: torch.Tensor
+    in_box: torch.Tensor | None
     step: torch.Tensor
     dest_columns: torch.Tensor
     dest_rows: torch.Tensor
     high: torch.Tensor
-    columns: torch.Tensor
-    rows: torch.Tensor
-    window_columns: torch.Tensor
-    window_rows: torch.Tensor
+    columns: torch.Tensor | None
+    rows: torch.Tensor | None
+    window_columns: torch.Tensor | None
+    window_rows: torch.Tensor | None
+    alone: tuple[slice, slice] | None = None

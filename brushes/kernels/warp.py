@@ -13,25 +13,24 @@ accumulates.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from dataclasses import dataclass
 
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext, DragDabs
 from spectropaint.brushes.kernels.phase import (
+    ATAN2_BLOCK,
     PHASE_MODES,
+    Continuation,
     atan2,
     blend_phase,
-    continuation,
+    constant,
     phase_ramp,
     wrap,
 )
 from spectropaint.brushes.params import check_params, param
-
-STACKED_CELLS = 4096
-"""Boxes of up to this many cells gather their four bilinear taps at once (measured here: three
-times faster at radius 8); larger ones a tap at a time, which moves less memory (twice as fast at
-radius 128)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,8 @@ def warp(
     params: WarpParams,
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The box's cells sampled from behind the motion; magnitude and phase moved together.
+    """The box's cells sampled from behind the motion; magnitude and phase moved together: a
+    :class:`WarpPlan` of this one dab, on its region alone.
 
     Phases are handled as deviations ``D = phase - ramp`` from each cell's steady-tone ramp
     (:func:`.phase.phase_ramp`), which are small numbers, so float32 suffices. A neighbour at row
@@ -72,78 +72,46 @@ def warp(
     """
     channels, n_b, n_t = magnitude.shape
     rows, columns = context.inner
-    step_t, step_b = context.step
     device = magnitude.device
-    hop, rate = context.hop, context.sample_rate
-    dest_b = torch.arange(rows.start, rows.stop, device=device, dtype=torch.float32)[:, None]
-    dest_t = torch.arange(columns.start, columns.stop, device=device, dtype=torch.float32)[None, :]
-    source_b = (dest_b - params.amount * step_b * mask).clamp(0, n_b - 1)
-    source_t = (dest_t - params.amount * step_t * mask).clamp(0, n_t - 1)
-    low_b = source_b.floor().clamp(max=n_b - 2)
-    low_t = source_t.floor().clamp(max=n_t - 2)
-    frac_b, frac_t = source_b - low_b, source_t - low_t
-
-    prepared = context.prepared
+    prepared, original = context.prepared, context.original
     if prepared is None:  # a dab alone: the drift before the region's first frame is its second's
-        original, with_before = context.original, None
+        with_before = None
         if original is not None:
             before = original[..., :1] * 2 - original[..., 1:2] if n_t > 1 else original
             with_before = torch.cat((before, original), dim=-1)
         prepared = warp_prepare(
-            with_before, context.bin_hz, context.frames, params, hop=hop, sample_rate=rate
-        )
-    ramp = prepared["ramp"]
-    modes = ("continue", "shift") if params.phase == "auto" else (params.phase,)
-    # the four neighbours of every source point, taps ``(db, dt)`` in the order (0, 0), (0, 1),
-    # (1, 0), (1, 1): on a small box all four in one gather and one set of trigonometric calls
-    # (the cost is the launches), on a large one a tap at a time (the cost is the memory)
-    shape = mask.shape
-    rows_4 = torch.stack((low_b, low_b + 1))[:, None].expand(2, 2, *shape).reshape(4, *shape)
-    columns_4 = torch.stack((low_t, low_t + 1))[None, :].expand(2, 2, *shape).reshape(4, *shape)
-    weights = (
-        torch.stack((1 - frac_b, frac_b))[:, None] * torch.stack((1 - frac_t, frac_t))[None, :]
-    ).reshape(4, *shape)
-    sources = [magnitude, phase - ramp]
-    if "continue" in modes:
-        sources.append(prepared["drift"])
-    flat = torch.cat([source.reshape(channels, -1) for source in sources])
-    chunk = 4 if mask.numel() <= STACKED_CELLS else 1
-    out_magnitude = real = imag = None
-    for first in range(0, 4, chunk):
-        taps = slice(first, first + chunk)
-        rows_t, columns_t, weight = rows_4[taps], columns_4[taps], weights[taps]
-        index = (rows_t * n_t + columns_t).long()
-        found = _take(flat, index).view(len(sources), channels, chunk, *shape)
-        out_magnitude = _plus(out_magnitude, (weight * found[0]).sum(dim=1))
-        demodulated = found[1]
-        thetas = []
-        for mode in modes:
-            if mode == "continue":
-                thetas.append(demodulated + found[2] * (dest_t - columns_t))
-            else:
-                omega = prepared["omega"][:, 0]
-                thetas.append(demodulated + omega[rows_t.long()] * (source_t - dest_t))
-        theta = torch.stack(thetas)  # [modes, C, taps, B, T]
-        real = _plus(real, (weight * torch.cos(theta)).sum(dim=2))
-        imag = _plus(imag, (weight * torch.sin(theta)).sum(dim=2))
-    moved = atan2(imag, real) + ramp[rows, columns]
-    if params.phase != "auto":
-        return out_magnitude, wrap(moved[0])
-    # continue only where the destination already held what is carried there
-    start = context.original[(slice(None), slice(None), rows, columns)]
-    sure = continuation(start[0], start[1], out_magnitude, moved[0], moved[1])
-    return out_magnitude, wrap(blend_phase(moved[1], moved[0], sure))
+            with_before, context.bin_hz, context.frames, params, hop=context.hop,
+            sample_rate=context.sample_rate,
+        )  # fmt: skip
+    if original is None:  # shift mode reads no starting values
+        original = torch.stack((magnitude, phase))
+    dabs = DragDabs(
+        mask=mask[None],
+        in_box=None,
+        step=_row(context.step, torch.float64, device),
+        dest_columns=torch.arange(columns.start, columns.stop, dtype=torch.float32, device=device)[
+            None
+        ],
+        dest_rows=torch.arange(rows.start, rows.stop, dtype=torch.float32, device=device)[None],
+        high=_row((n_t - 1, n_b - 1), torch.float32, device),
+        columns=None,
+        rows=None,
+        window_columns=None,
+        window_rows=None,
+        alone=context.inner,
+    )
+    plan = WarpPlan(original, prepared, dabs, params, width=n_t)
+    moved_magnitude, moved_phase = plan.dab(0, torch.cat((magnitude, phase)).view(2 * channels, -1))
+    return moved_magnitude.clone(), moved_phase
 
 
-def _plus(total: torch.Tensor | None, term: torch.Tensor) -> torch.Tensor:
-    return term if total is None else total + term
-
-
-def _take(flat: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``flat[:, index]`` for ``flat`` ``[C, N]`` and ``index`` ``[B, T]`` (``gather``: several times
-    faster than advanced indexing on CPUs)."""
-    expanded = index.reshape(1, -1).expand(flat.shape[0], -1)
-    return torch.gather(flat, 1, expanded).view(flat.shape[0], *index.shape)
+def _row(values, dtype: torch.dtype, device) -> torch.Tensor:
+    """``[values]`` as a ``[1, N]`` tensor on ``device``, filled there (``torch.tensor`` would copy
+    it from the host, a blocking copy on a GPU)."""
+    row = torch.empty((1, len(values)), dtype=dtype, device=device)
+    for index, value in enumerate(values):
+        row[0, index] = value
+    return row
 
 
 def warp_prepare(
@@ -173,11 +141,13 @@ def warp_prepare(
         (measuring on values earlier dabs moved would feed each dab's rounding into the next one's
         advance, and the error would grow); ``omega`` ``[Bm, Tm]``: each row's advance per frame.
     """
-    ramp = phase_ramp(bin_hz, frames, hop=hop, sample_rate=sample_rate).to(torch.float32)
+    # and a column after the region's: the bin centre's advance over one frame
+    one = torch.ones(1, dtype=frames.dtype, device=frames.device)
+    ramps = phase_ramp(bin_hz, torch.cat((frames, one)), hop=hop, sample_rate=sample_rate)
+    ramps = ramps.to(torch.float32)
+    ramp, centre = ramps[:, :-1].contiguous(), ramps[:, -1:]
     prepared = {"ramp": ramp}
     if params.phase != "shift":
-        one = torch.ones(1, device=bin_hz.device)
-        centre = phase_ramp(bin_hz, one, hop=hop, sample_rate=sample_rate).to(torch.float32)
         prepared["drift"] = wrap(original[1][..., 1:] - original[1][..., :-1] - centre)
     if params.phase != "continue":
         omega = ((2 * math.pi * hop / sample_rate) * bin_hz).to(torch.float32)
@@ -186,14 +156,16 @@ def warp_prepare(
 
 
 class WarpPlan:
-    """Warp's dabs of one group, all that does not read the values computed at once
-    (:func:`warp_plan`); :meth:`dab` is then the rest of :func:`warp` for one dab, on the values
-    the previous dabs left.
+    """Warp's dabs of one group (or one dab alone: :func:`warp`), all that does not read the
+    values computed at once; :meth:`dab` then computes one dab on the values the previous dabs
+    left.
 
     Every dab's source points, bilinear weights and the indices of their four neighbours (in the
     values held and in the group's region, reflected as the dab alone would be), and the phase
     each neighbour is carried by in each mode (its ramp taken off), are ``[K, ...]`` tensors made
-    by a few operations for the whole group instead of dozens per dab.
+    by a few operations for the whole group instead of dozens per dab. Look-ups go by
+    ``index_select`` on one index shared by all rows (several times faster than ``gather`` on
+    CPUs, and the same values).
 
     Parameters
     ----------
@@ -227,74 +199,163 @@ class WarpPlan:
         dest_b = dabs.dest_rows[:, :, None]
         source_t = torch.minimum((dest_t - shift[:, :1, None] * mask).clamp_min(0), high[:, 0])
         source_b = torch.minimum((dest_b - shift[:, 1:, None] * mask).clamp_min(0), high[:, 1])
-        low_t = torch.minimum(source_t.floor(), high[:, 0] - 1)
-        low_b = torch.minimum(source_b.floor(), high[:, 1] - 1)
+        one = constant(1.0, mask)
+        low_t = torch.minimum(source_t.floor(), high[:, 0] - one)
+        low_b = torch.minimum(source_b.floor(), high[:, 1] - one)
         frac_t, frac_b = source_t - low_t, source_b - low_b
-        # the four neighbours (db, dt) in the order (0, 0), (0, 1), (1, 0), (1, 1): [K, 4, H, W]
-        rows_4 = torch.stack((low_b, low_b, low_b + 1, low_b + 1), dim=1)
-        columns_4 = torch.stack((low_t, low_t + 1, low_t, low_t + 1), dim=1)
-        weights = torch.stack(
-            (
-                (1 - frac_b) * (1 - frac_t),
-                (1 - frac_b) * frac_t,
-                frac_b * (1 - frac_t),
-                frac_b * frac_t,
-            ),
-            dim=1,
-        )
-        taps = (n_dabs, -1)
-        rows = dabs.rows.gather(2, rows_4.long().view(1, *taps).expand(2, *taps))
-        columns = dabs.columns.gather(2, columns_4.long().view(1, *taps).expand(2, *taps))
+        # the two rows and the two columns around each source point, [K, 2, H, W]: their
+        # (flat) places in the group's region and in the values held, and their weights; the
+        # four neighbours (db, dt) go in the order (0, 0), (0, 1), (1, 0), (1, 1)
         ramp = prepared["ramp"]
-        region = rows[0] * ramp.shape[-1] + columns[0]  # [K, 4 H W] in the group's region
+        rows_2 = torch.stack((low_b, low_b + one), dim=1)
+        columns_2 = torch.stack((low_t, low_t + one), dim=1)
+        omega = prepared["omega"][:, 0] if "shift" in self.modes else None  # advance per frame
+        if dabs.alone is None:
+            tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
+            if omega is not None:  # each row's (past a shorter dab's rows: any)
+                rows = dabs.rows[0].clamp_max(len(omega) - 1)
+                tables.append(omega.index_select(0, rows.flatten()).view(rows.shape))
+            region_rows, held_rows, *omega = _look_up(tables, rows_2)
+            region_columns, held_columns = _look_up(dabs.columns, columns_2)
+            region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
+            held = held_rows[:, :, None] + held_columns[:, None]
+        else:  # the values held are the dab's own region
+            rows_2 = rows_2.long()
+            held = (rows_2 * width)[:, :, None] + columns_2.long()[:, None]
+            region = held.view(-1)
+            if omega is not None:
+                omega = [omega.index_select(0, rows_2.view(-1)).view(rows_2.shape)]
         shape = (n_dabs, 4, height, window)
-        ramp_source = ramp.flatten().gather(0, region.flatten()).view(shape)
-        offsets = []
-        for mode in self.modes:
-            if mode == "continue":
-                drift = prepared["drift"].flatten(1)
-                drift = drift.gather(1, region.view(1, -1).expand(channels, -1)).view(
-                    channels, *shape
-                )
-                term = drift * (dest_t[:, None] - columns_4)
-                offsets.append(term.movedim(0, 1))
-            else:
-                omega = prepared["omega"][:, 0].gather(0, rows[0].flatten()).view(shape)
-                term = omega * (source_t - dest_t)[:, None]
-                offsets.append(term[:, None].expand(-1, channels, -1, -1, -1))
-        held = (rows[1] * width + columns[1]).view(n_dabs, 1, -1)
-        self._index = held.expand(-1, 2 * channels, -1).unbind(0)  # [2 C, 4 H W] per dab
-        self._offsets = torch.stack(offsets, dim=1).unbind(0)  # [M, C, 4, H, W] per dab
-        self._ramp_source = ramp_source.unbind(0)  # [4, H, W] per dab
-        self._weights = weights.unbind(0)  # [4, H, W] per dab
-        cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
-        cells = cells.flatten()
-        self._ramp = ramp.flatten().gather(0, cells).view(n_dabs, height, window).unbind(0)
-        self._start = None
-        if self.auto:  # the destination as the stroke began, magnitude 0 outside the dab's box
-            start = original.flatten(2).gather(2, cells.view(1, 1, -1).expand(2, channels, -1))
-            start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)  # [K, 2, C, H, W]
-            start[:, 0] *= dabs.in_box[:, None]
-            self._start = start.unbind(0)
-        self._trig = torch.empty(
-            (1 + 2 * len(self.modes), channels, 4, height, window), device=mask.device
+        weights = (
+            torch.stack((one - frac_b, frac_b), dim=1)[:, :, None]
+            * torch.stack((one - frac_t, frac_t), dim=1)[:, None]
         )
+        # the phase each neighbour is carried by in each mode: [K, M, C, 2, 2, H, W]
+        split = (n_dabs, channels, 2, 2, height, window)
+        offsets = torch.empty((n_dabs, len(self.modes), *split[1:]), device=mask.device)
+        for m, mode in enumerate(self.modes):
+            if mode == "continue":
+                drift = prepared["drift"].flatten(1).index_select(1, region)
+                drift = drift.view(channels, *split[:1], *split[2:]).movedim(0, 1)
+                torch.mul(drift, (dest_t[:, None, None] - columns_2[:, None])[:, None],
+                          out=offsets[:, m])  # fmt: skip
+            else:
+                term = omega[0] * (source_t - dest_t)[:, None]
+                offsets[:, m].copy_(term[:, None, :, None])
+        self._index = held.view(n_dabs, -1)  # [K, 4 H W]
+        self._offsets = offsets.view(n_dabs, len(self.modes), channels, *shape[1:])
+        self._ramp_source = ramp.flatten().index_select(0, region).view(shape)
+        self._weights = weights.view(shape)
+        self._start = None
+        if dabs.alone is not None:  # the window is the box
+            self._ramp = ramp[dabs.alone][None]
+            if self.auto:
+                self._start = original[(slice(None), slice(None), *dabs.alone)][None]
+        else:
+            cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
+            cells = cells.flatten()
+            self._ramp = ramp.flatten().index_select(0, cells).view(n_dabs, height, window)
+            if self.auto:  # the destination as the stroke began, magnitude 0 outside the box
+                start = original.reshape(2 * channels, -1).index_select(1, cells)
+                start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)
+                start[:, 0] = torch.where(dabs.in_box[:, None], start[:, 0], 0.0)
+                self._start = start  # [K, 2, C, H, W]
+        self._work = _work(len(self.modes), channels, height, window, mask.device)
 
     def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase, not wrapped:
-        the blend reads its cosine and sine) from ``values``, the values held ``[2 C, N]``."""
-        modes, trig = len(self.modes), self._trig
-        channels = trig.shape[1]
-        found = torch.gather(values, 1, self._index[index]).view(2, channels, *trig.shape[2:])
-        theta = (found[1] - self._ramp_source[index]) + self._offsets[index]  # [M, C, 4, H, W]
-        trig[0].copy_(found[0])
-        torch.cos(theta, out=trig[1 : 1 + modes])
-        torch.sin(theta, out=trig[1 + modes :])
-        sums = (trig * self._weights[index]).sum(dim=2)  # [1 + 2 M, C, H, W]
-        magnitude = sums[0]
-        moved = atan2(sums[1 + modes :], sums[1 : 1 + modes]) + self._ramp[index]
+        """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase in
+        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``. The magnitude is a buffer
+        of the thread's, valid until the next dab on a window of this shape."""
+        work = self._work
+        torch.index_select(values, 1, self._index[index], out=work.found)
+        torch.add(work.phases - self._ramp_source[index], self._offsets[index], out=work.theta)
+        torch.cos(work.theta, out=work.cos)
+        torch.sin(work.theta, out=work.sin)
+        torch.sum(work.taps.mul_(self._weights[index]), dim=2, out=work.sums)
+        angle = atan2(work.imag, work.real)[:, : work.plane].view(work.moved.shape)
+        moved = torch.add(angle, self._ramp[index], out=work.moved)
         if not self.auto:
-            return magnitude, wrap(moved[0])
-        start = self._start[index]
-        sure = continuation(start[0], start[1], magnitude, moved[0], moved[1])
-        return magnitude, wrap(blend_phase(moved[1], moved[0], sure))
+            return work.magnitude, wrap(work.each_mode[0])
+        sure = work.continuation(*self._start[index], work.magnitude, moved)
+        carried, shifted = work.each_mode
+        return work.magnitude, wrap(blend_phase(shifted, carried, sure))
+
+
+class _Work:
+    """The buffers a dab of ``modes`` phase modes on a ``[C, H, W]`` window works in, and views of
+    them made once (a dab at radius 8 is some fifty operations, each view one more).
+
+    Each dab's neighbours' magnitude and phase are gathered into the first two rows of ``taps``
+    ``[1 + 2 M, C, 4, H, W]``; the cosines and sines of their carried phases then take the second
+    row's place and the rest; their weighted sums go to ``sums``, whose cosine and sine rows are
+    each padded to a whole number of :data:`~.phase.ATAN2_BLOCK` elements: atan2's every element
+    then comes from the vector routine in one call (see :func:`.phase.atan2`).
+    """
+
+    def __init__(self, modes: int, channels: int, height: int, window: int, device):
+        taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
+        self.taps, self.found = taps, taps[:2].view(2 * channels, -1)
+        self.phases, self.cos, self.sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
+        self.theta = torch.empty((modes, channels, 4, height, window), device=device)
+        self.plane = plane = channels * height * window
+        row = -(-plane * modes // ATAN2_BLOCK) * ATAN2_BLOCK // modes
+        sums = torch.zeros((1 + 2 * modes, row), device=device)
+        self.sums = sums[:, :plane].view(1 + 2 * modes, channels, height, window)
+        self.magnitude, self.real, self.imag = self.sums[0], sums[1 : 1 + modes], sums[1 + modes :]
+        self.moved = torch.empty((modes, channels, height, window), device=device)
+        self.each_mode = self.moved.unbind(0)  # continue, shift (auto)
+        self.continuation = Continuation((channels, height, window), device=device)
+
+
+KEPT_WORK = 8
+"""Windows of so many shapes keep their buffers, per thread (dabs of one brush at one size have a
+few, a box one cell larger or smaller with the dab's fractional centre)."""
+KEPT_WORK_CELLS = 4096
+"""Windows of up to this many cells keep their buffers (some 1.5 MB at stereo); on larger ones
+making them costs little beside the work."""
+_kept = threading.local()
+_every_kept: weakref.WeakSet = weakref.WeakSet()
+_kept_lock = threading.Lock()
+
+
+class _Kept:
+    """A thread's kept :class:`_Work`, by sizes, the most recently used last."""
+
+    __slots__ = ("works", "__weakref__")
+
+    def __init__(self):
+        self.works: dict[tuple, _Work] = {}
+
+
+def _work(modes: int, channels: int, height: int, window: int, device) -> _Work:
+    """A :class:`_Work` for these sizes: the thread's kept one, or a new one."""
+    if height * window > KEPT_WORK_CELLS:
+        return _Work(modes, channels, height, window, device)
+    kept = getattr(_kept, "work", None)
+    key = (modes, channels, height, window, device)
+    with _kept_lock:
+        if kept is None:
+            kept = _kept.work = _Kept()
+            _every_kept.add(kept)
+        works = kept.works
+        work = works.pop(key, None)
+        if work is None:
+            work = _Work(*key)
+            while len(works) >= KEPT_WORK:
+                del works[next(iter(works))]
+        works[key] = work
+    return work
+
+
+def clear_kept_work() -> None:
+    """Forget every thread's kept buffers."""
+    with _kept_lock:
+        for kept in list(_every_kept):
+            kept.works.clear()
+
+
+def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
+    """``table[k, at[k]]`` for each dab ``k`` and each ``[K, S]`` table: ``at`` ``[K, ...]`` (whole
+    numbers as floats); ``[K, ...]`` each."""
+    index = at.long().view(at.shape[0], -1)
+    return [table.gather(1, index).view(at.shape) for table in tables]
