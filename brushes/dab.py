@@ -42,6 +42,7 @@ from spectropaint.brushes.tiles import TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
+from spectropaint.transforms.torch_device import to_device
 
 
 @dataclass(frozen=True)
@@ -707,15 +708,6 @@ def _group_end(
     return end
 
 
-def _upload(array: np.ndarray, device: torch.device) -> torch.Tensor:
-    """A host array on ``device`` without waiting: through pinned memory, copied asynchronously
-    (the caching host allocator keeps the buffer until the copy is done)."""
-    tensor = torch.from_numpy(np.ascontiguousarray(array))
-    if device.type != "cuda":
-        return tensor
-    return tensor.pin_memory().to(device, non_blocking=True)
-
-
 @dataclass(frozen=True)
 class _Masks:
     """The group's dabs, each on its own box, built in one batched operation, and where those boxes
@@ -790,7 +782,7 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
     centres = group.centre[:, 1]
     owned = inside.any(axis=0)
-    packed = _upload(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
+    packed = to_device(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
     return _Masks(*placed, packed[1] > 0, packed[0])
 
 
@@ -860,7 +852,7 @@ def _distances(
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
     n_dabs = len(group)
     sizes = np.cumsum([0, u.size, v.size, columns.size, rows.size, n_dabs])
-    packed = _upload(
+    packed = to_device(
         np.concatenate((u.ravel(), v.ravel(), columns.ravel(), rows.ravel(), group.weight)).astype(
             np.float32
         ),
@@ -1199,23 +1191,23 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
                      (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
     floats = [dest[1], dest[0], high]
     sizes = np.cumsum([0, *(part.size for part in floats)])
-    packed = _upload(np.concatenate([part.ravel() for part in floats]).astype(np.float32), device)
+    packed = to_device(np.concatenate([part.ravel() for part in floats]).astype(np.float32), device)
     dest_columns, dest_rows, high_d = (
         packed[a:b].view(part.shape)
         for (a, b), part in zip(itertools.pairwise(sizes), floats, strict=True)
     )
     integers = [maps[0], maps[1], rows + margin_bins, columns + margin_frames]
     sizes = np.cumsum([0, *(part.size for part in integers)])
-    packed = _upload(np.concatenate([part.ravel() for part in integers]), device)
+    packed = to_device(np.concatenate([part.ravel() for part in integers]), device)
     row_maps, column_maps, window_rows, window_columns = (
         packed[a:b].view(part.shape)
         for (a, b), part in zip(itertools.pairwise(sizes), integers, strict=True)
     )
-    in_box = _upload(cells.in_rows[:, :, None] & cells.in_columns[:, None, :], device)
+    in_box = to_device(cells.in_rows[:, :, None] & cells.in_columns[:, None, :], device)
     dabs = DragDabs(
         mask=masks,
         in_box=in_box,
-        step=_upload(group.step, device),
+        step=to_device(group.step, device),
         dest_columns=dest_columns,
         dest_rows=dest_rows,
         high=high_d,
