@@ -93,7 +93,7 @@ def clone(
         # (exact, per row; its advance over one frame from the same call) plus the deviation
         # from it (per cell)
         frames = torch.ones(2, device=source.bin_hz.device)  # filled there: no copy from the host
-        frames[0] = -params.offset_frames
+        frames[:1].fill_(-params.offset_frames)  # (item assignment copies a host scalar up)
         ramps = phase_ramp(source.bin_hz, frames, hop=hop, sample_rate=rate).to(torch.float32)
         centre, omega = ramps[:, :1], ramps[:, 1:]
         deviation = wrap(source.phase[..., 1:] - source.phase[..., :-1] - omega)

@@ -110,7 +110,7 @@ def _row(values, dtype: torch.dtype, device) -> torch.Tensor:
     it from the host, a blocking copy on a GPU)."""
     row = torch.empty((1, len(values)), dtype=dtype, device=device)
     for index, value in enumerate(values):
-        row[0, index] = value
+        row[:, index].fill_(value)  # (item assignment copies a host scalar up)
     return row
 
 
