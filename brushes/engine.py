@@ -200,14 +200,16 @@ class StrokeSession:
 
         return work
 
-    def end(self) -> bool:
+    def end(self, *, to_host: bool = True) -> bool:
         """Finish the stroke; True when its undo step was kept in the history.
 
         The stroke's coefficients are still as painted: :meth:`settle_plan` and
         :func:`~spectropaint.brushes.settle.apply_settle` make them what is heard.
+        ``to_host=False``: the step's tiles stay on a GPU until the caller moves them
+        (``committed.values_to_host(lock)``, see :meth:`.history.History.commit`).
         """
         self._close()
-        if self.history is None or not self.history.commit():
+        if self.history is None or not self.history.commit(to_host=to_host):
             return False
         self._committed = weakref.ref(self.history.undo_steps[-1])
         return True

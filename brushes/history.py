@@ -19,6 +19,8 @@ own copies are released when it is committed or aborted, so a caller that keeps 
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import torch
@@ -32,7 +34,7 @@ HOST_COPY_TILES = 512
 few copies, and a bounded second copy on the device while it is made."""
 STORAGE_DEVICE = torch.device("cpu")
 """Committed steps live in host memory, so undo never competes with the document for GPU memory
-(from a GPU, copied when the stroke ends: see :meth:`OpenStep.host_values`)."""
+(from a GPU, copied when the stroke ends: see :meth:`Step.values_to_host`)."""
 
 
 def read_stacked(document, region: Region) -> torch.Tensor:
@@ -98,7 +100,7 @@ class OpenStep:
         The keys of the tiles kept now: until ``box`` is written, the document holds their
         original values (:meth:`original` need not paste them).
 
-        On a GPU the tiles stay on the device until the stroke ends (:meth:`host_values`). Copying
+        On a GPU the tiles stay on the device until the stroke ends (:meth:`Step.values_to_host`). Copying
         each to pinned host memory as it was kept made the stroke allocate pinned memory, which
         held the interpreter or the driver for up to 190 ms at a time on an H200 during a stroke
         across a ten-minute file seen whole, and froze the window as long.
@@ -107,25 +109,6 @@ class OpenStep:
         new = tiles.ensure(box, lambda tile: read_stacked(self.document, tile))
         self.region = self.region.union(box)
         return frozenset(new)
-
-    def host_values(self, block: int) -> dict[tuple[int, int], torch.Tensor]:
-        """The original values of every tile of ``block`` in host memory, by key: from a GPU,
-        the tiles of one shape stacked and copied at once, which waits for them (call when the
-        stroke ends). Copied one by one, the thousands of tiles of a stroke across a ten-minute
-        file seen whole took over 100 ms, under the session's lock, and the window waited."""
-        tiles = self.originals[block].tiles
-        if all(values.device == STORAGE_DEVICE for values in tiles.values()):
-            return dict(tiles)
-        shapes: dict[tuple[int, ...], list[tuple[int, int]]] = {}
-        for key, values in tiles.items():
-            shapes.setdefault(tuple(values.shape), []).append(key)
-        found = {}
-        for keys in shapes.values():
-            for start in range(0, len(keys), HOST_COPY_TILES):
-                part = keys[start : start + HOST_COPY_TILES]
-                stacked = torch.stack([tiles[key] for key in part]).to(STORAGE_DEVICE)
-                found.update(zip(part, stacked.unbind(), strict=True))
-        return found
 
     def original(
         self, box: Region, fresh: frozenset[tuple[int, int]] = frozenset()
@@ -236,6 +219,31 @@ class Step:
             atom.swap(document)
         return self.region
 
+    def values_to_host(self, lock: AbstractContextManager | None = None) -> None:
+        """Bring the atoms' values that are on a GPU (a stroke's tiles, as it kept them) to host
+        memory: the atoms of one shape stacked, :data:`HOST_COPY_TILES` per copy. Copied one by
+        one, the thousands of tiles of a stroke across a ten-minute file seen whole took over
+        100 ms on an H200; stacked, 40 to 66 ms for 871 tiles (``bench_whole_view.py``'s end).
+
+        The copies run outside ``lock`` (the session's: the window waits on it) and each part's
+        values are swapped in under it, unless an undo or redo swapped an atom meanwhile (its
+        values are then host memory already)."""
+        hold = lock if lock is not None else contextlib.nullcontext()
+        with hold:
+            device = [(atom, atom.values) for atom in self.atoms]
+        shapes: dict[tuple[int, ...], list[tuple[Atom, torch.Tensor]]] = {}
+        for atom, values in device:
+            if values.device != STORAGE_DEVICE:
+                shapes.setdefault(tuple(values.shape), []).append((atom, values))
+        for group in shapes.values():
+            for start in range(0, len(group), HOST_COPY_TILES):
+                part = group[start : start + HOST_COPY_TILES]
+                copied = torch.stack([values for _, values in part]).to(STORAGE_DEVICE)
+                with hold:
+                    for (atom, values), host in zip(part, copied.unbind(), strict=True):
+                        if atom.values is values:
+                            atom.values = host
+
 
 class History:
     """The undo and redo stacks of one document.
@@ -268,12 +276,13 @@ class History:
         self._open = OpenStep(self.document, channels, label=label, tile=tile)
         return self._open
 
-    def commit(self) -> bool:
+    def commit(self, *, to_host: bool = True) -> bool:
         """Close the open step and push it; True when it was kept.
 
         Pushing drops every redo step, then the oldest undo steps the budget has no room for. False
         when the step was empty (nothing changes) or larger than the whole budget (then no step is
-        kept: see the module's docstring).
+        kept: see the module's docstring). ``to_host=False`` leaves a GPU stroke's tiles on the
+        device: the caller then calls the step's :meth:`Step.values_to_host` (outside its lock).
         """
         step, self._open = self._open, None
         if step is None:
@@ -282,12 +291,16 @@ class History:
             return False
         atoms = [
             Atom(tiles.tile_box(key, step.channels), values)
-            for block, tiles in step.originals.items()
-            for key, values in step.host_values(block).items()
+            for tiles in step.originals.values()
+            for key, values in tiles.tiles.items()
         ]
         sides = {block: tiles.tile for block, tiles in step.originals.items()}
         step.release()
-        return self.push(Step(step.label, atoms, step.region, tiles=sides))
+        committed = Step(step.label, atoms, step.region, tiles=sides)
+        kept = self.push(committed)
+        if kept and to_host:
+            committed.values_to_host()
+        return kept
 
     def push(self, step) -> bool:
         """Push a committed step (a :class:`Step`, or any object with ``label``, ``region``,

@@ -283,3 +283,38 @@ def test_a_cuda_strokes_tiles_come_to_the_host_together_and_undo_every_bit(monke
         assert all(atom.values.device.type == "cpu" for atom in atoms)
         history.redo()
         assert torch.equal(grids(document), after)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("undo_first", [False, True])
+def test_a_cuda_strokes_tiles_go_to_the_host_after_its_end_and_undo_meanwhile_is_exact(
+    undo_first,
+):
+    """The session ends a stroke under its lock with the tiles left on the GPU and copies them
+    to the host after, outside the lock: undo and redo are exact either side of the copy (one in
+    between swaps device tiles, and the copy then leaves the atoms it swapped as they are)."""
+    import threading
+
+    document = small_document(device="cuda")
+    history = History(document)
+    before = grids(document)
+    events = [InputEvent(i / 60, 10.0 + 9.0 * i, 4.0 + 5.0 * i, 0.8) for i in range(20)]
+    session = StrokeSession(
+        document, "gain", BrushSettings(radius_frames=9, radius_bins=7), history=history
+    )
+    session.add_events(events)
+    assert session.end(to_host=False)
+    after = grids(document)
+    step = session.committed
+    assert all(atom.values.device.type == "cuda" for atom in step.atoms)
+    if undo_first:
+        history.undo()
+        assert torch.equal(grids(document), before)
+        history.redo()
+        assert torch.equal(grids(document), after)
+    step.values_to_host(threading.Lock())
+    assert all(atom.values.device.type == "cpu" for atom in step.atoms)
+    history.undo()
+    assert torch.equal(grids(document), before)
+    history.redo()
+    assert torch.equal(grids(document), after)
