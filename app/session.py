@@ -344,7 +344,7 @@ class Session:
         stroke = self._require_stroke()
         self._stroke = None
         with self.lock:
-            stroke.end(to_host=False)  # the tiles' copy to the host waits for no lock
+            stroke.end(to_host=False)  # the tiles go to the host later, outside the lock
             plan = stroke.settle_plan() if self.settling else None
         region = stroke.region
         if plan is not None:
@@ -356,9 +356,7 @@ class Session:
             RecordedStroke(state.kind.name, state.settings, state.params, tuple(self._events))
         )
         self._emit(region, "stroke")
-        step = stroke.committed
-        if step is not None:
-            step.values_to_host(self.lock)
+        self.history.steps_to_host(self.lock)  # but this stroke's, which stays for a quick undo
         return region
 
     def cancel_stroke(self) -> Region:

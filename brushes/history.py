@@ -23,10 +23,12 @@ import contextlib
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from spectropaint.brushes.tiles import TILE, TileMap
 from spectropaint.transforms.regions import EMPTY, Region, Regions
+from spectropaint.transforms.torch_device import to_device
 
 DEFAULT_BYTE_BUDGET = 512 * 2**20
 HOST_COPY_TILES = 512
@@ -34,7 +36,13 @@ HOST_COPY_TILES = 512
 few copies, and a bounded second copy on the device while it is made."""
 STORAGE_DEVICE = torch.device("cpu")
 """Committed steps live in host memory, so undo never competes with the document for GPU memory
-(from a GPU, copied when the stroke ends: see :meth:`Step.values_to_host`)."""
+(from a GPU, copied when the stroke ends: see :meth:`Step.values_to_host`), but for the newest
+stroke's (:data:`DEVICE_STEP_BYTES`)."""
+DEVICE_STEP_BYTES = 128 * 2**20
+"""The newest stroke's step stays on a GPU when it holds at most this many bytes
+(:meth:`History.steps_to_host`): its undo and redo are then copies within the device, a gather
+and a scatter per part of :data:`HOST_COPY_TILES` tiles. Through the host, the undo of a stroke
+across a ten-minute file seen whole (871 tiles, 56 MB) took 87 to 171 ms on the H200."""
 
 
 def read_stacked(document, region: Region) -> torch.Tensor:
@@ -143,8 +151,11 @@ class Atom:
     values: torch.Tensor
 
     def swap(self, document) -> None:
-        """Put the stored values into the document and keep the ones they replace."""
-        current = read_stacked(document, self.region).to(STORAGE_DEVICE)
+        """Put the stored values into the document and keep the ones they replace (in host
+        memory unless the stored ones were on the document's device)."""
+        current = read_stacked(document, self.region)
+        if self.values.device == STORAGE_DEVICE:
+            current = current.to(STORAGE_DEVICE)
         document.write(self.region, self.values[0], self.values[1])
         self.values = current
 
@@ -215,8 +226,24 @@ class Step:
         self.region = self.region.union(region)
 
     def swap(self, document) -> Region | Regions:
+        """Undo or redo: every atom's values into the document, the document's into the atoms.
+        Atoms on the document's GPU (the newest stroke's) go a part of one block, run of
+        channels and shape at a time (:func:`_swap_together`); the others one by one."""
+        groups: dict[tuple, list[Atom]] = {}
         for atom in reversed(self.atoms):
-            atom.swap(document)
+            channels = atom.region.channels
+            if (
+                atom.values.device == STORAGE_DEVICE
+                or document.device.type == "cpu"
+                or (channels != tuple(range(channels[0], channels[-1] + 1)))
+            ):
+                atom.swap(document)
+                continue
+            key = (atom.region.block, channels, tuple(atom.values.shape))
+            groups.setdefault(key, []).append(atom)
+        for atoms in groups.values():
+            for start in range(0, len(atoms), HOST_COPY_TILES):
+                _swap_together(document, atoms[start : start + HOST_COPY_TILES])
         return self.region
 
     def values_to_host(self, lock: AbstractContextManager | None = None) -> None:
@@ -245,6 +272,30 @@ class Step:
                             atom.values = host
 
 
+def _swap_together(document, atoms: list[Atom]) -> None:
+    """:meth:`Atom.swap` of atoms of one block, run of channels and shape (which do not
+    overlap), on the device that holds their values: one gather of the values they replace,
+    one scatter of theirs."""
+    region = atoms[0].region
+    block = document.blocks[region.block]
+    device = atoms[0].values.device
+    bins = np.stack([np.arange(atom.region.bin0, atom.region.bin1) for atom in atoms])
+    frames = np.stack([np.arange(atom.region.frame0, atom.region.frame1) for atom in atoms])
+    index = (
+        slice(region.channels[0], region.channels[-1] + 1),
+        to_device(bins[:, :, None], device),
+        to_device(frames[:, None, :], device),
+    )  # [C, K, b, f]
+    current = torch.stack((block.magnitude[index], block.phase[index])).movedim(2, 0)
+    stored = torch.stack([atom.values for atom in atoms]).movedim(0, 2)
+    block.magnitude[index] = stored[0]
+    block.phase[index] = stored[1]
+    for atom, values in zip(atoms, current.unbind(), strict=True):
+        block.edited_frames[atom.region.frame0 : atom.region.frame1] = True
+        atom.values = values
+    document.revision += 1
+
+
 class History:
     """The undo and redo stacks of one document.
 
@@ -263,6 +314,8 @@ class History:
         self._undo: list[Step] = []
         self._redo: list[Step] = []
         self._open: OpenStep | None = None
+        self._on_device: list[Step] = []
+        """Steps committed with their tiles left on a GPU (:meth:`steps_to_host`)."""
         self._bytes = 0
         """The sum of ``nbytes`` over both stacks, kept up to date as steps come and go."""
 
@@ -300,7 +353,23 @@ class History:
         kept = self.push(committed)
         if kept and to_host:
             committed.values_to_host()
+        elif kept:
+            self._on_device.append(committed)
         return kept
+
+    def steps_to_host(self, lock: AbstractContextManager | None = None) -> None:
+        """Bring the values of the steps committed with ``to_host=False`` to host memory
+        (:meth:`Step.values_to_host`, copying outside ``lock``), but for the newest undo step's
+        when it holds at most :data:`DEVICE_STEP_BYTES`: undoing it is then quick."""
+        hold = lock if lock is not None else contextlib.nullcontext()
+        with hold:
+            kept = {id(step) for step in (*self._undo, *self._redo)}
+            newest = self._undo[-1] if self._undo else None
+            stay = newest if newest is not None and newest.nbytes <= DEVICE_STEP_BYTES else None
+            moving = [step for step in self._on_device if step is not stay and id(step) in kept]
+            self._on_device = [stay] if stay is not None and stay in self._on_device else []
+        for step in moving:
+            step.values_to_host(lock)
 
     def push(self, step) -> bool:
         """Push a committed step (a :class:`Step`, or any object with ``label``, ``region``,

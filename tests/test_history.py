@@ -318,3 +318,58 @@ def test_a_cuda_strokes_tiles_go_to_the_host_after_its_end_and_undo_meanwhile_is
     assert torch.equal(grids(document), before)
     history.redo()
     assert torch.equal(grids(document), after)
+
+
+def test_atoms_swapped_together_equal_atoms_swapped_one_by_one():
+    """The newest step on a GPU is undone by a gather and a scatter per part of atoms of one
+    shape (``_swap_together``); run on the CPU here, it gives what the atoms one by one give."""
+    from spectropaint.brushes.history import _swap_together
+
+    document = small_document()
+    block = document.blocks[0]
+    history = History(document)
+    before = grids(document)
+    stroke(document, history, y0=2.0, y1=block.n_bins - 2.0, x1=block.n_frames + 4.0, settle=False)
+    after = grids(document)
+    shapes: dict = {}
+    for atom in history.undo_steps[-1].atoms:
+        shapes.setdefault(tuple(atom.values.shape), []).append(atom)
+    assert len(shapes) > 1
+    revision = document.revision
+    for group in shapes.values():
+        _swap_together(document, group)
+    assert torch.equal(grids(document), before) and document.revision > revision
+    for group in shapes.values():
+        _swap_together(document, group)
+    assert torch.equal(grids(document), after)
+    history.undo()  # one by one, from what the atoms hold now
+    assert torch.equal(grids(document), before)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_newest_cuda_stroke_stays_on_the_gpu_and_the_one_before_goes_to_the_host():
+    document = small_document(device="cuda")
+    history = History(document)
+    states = [grids(document)]
+    steps = []
+    for y in (10.0, 60.0):
+        events = [InputEvent(i / 60, 10.0 + 9.0 * i, y + 2.0 * i, 0.8) for i in range(20)]
+        session = StrokeSession(
+            document, "gain", BrushSettings(radius_frames=9, radius_bins=7), history=history
+        )
+        session.add_events(events)
+        assert session.end(to_host=False)
+        history.steps_to_host()
+        steps.append(session.committed)
+        states.append(grids(document))
+    assert all(atom.values.device.type == "cpu" for atom in steps[0].atoms)
+    assert all(atom.values.device.type == "cuda" for atom in steps[1].atoms)
+    for _ in range(2):
+        history.undo()
+        assert torch.equal(grids(document), states[1])
+        assert all(atom.values.device.type == "cuda" for atom in steps[1].atoms)
+        history.undo()
+        assert torch.equal(grids(document), states[0])
+        history.redo()
+        history.redo()
+        assert torch.equal(grids(document), states[2])

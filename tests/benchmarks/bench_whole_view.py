@@ -13,8 +13,9 @@ batches of about 512, one ``add_events`` call per batch) and timed alone (CUDA s
 median, p99 and largest per move, and the thread's CPU time per move (wall time on a shared machine
 counts other processes' work too). The alternative, in the same run: the first ``--compare`` moves
 again with every dab applied alone (``StrokeSession(fuse=False)``), the ``1by1`` column. Then the
-stroke's end (its undo step kept: on a GPU its tiles go to the host), an undo and a redo of its
-``atoms`` tiles, each timed.
+stroke's end as the session ends it (on a GPU the newest step's tiles stay there), an undo and a
+redo of its ``atoms`` tiles, its move to the host (what the next stroke's end spends on it), and an
+undo from the host (the alternative: as every undo was), each timed.
 
 Target (issue 14 item 7): under 5 ms per move for gain and erase on a 2-core CPU at one torch thread,
 so that painting keeps up with a pointer sending 60 moves a second.
@@ -46,7 +47,7 @@ BRUSHES = {"gain": {"gain_db": -12.0}, "erase": {}, "blur": {"sigma": 0.25}, "wa
 HEADER = (
     f"{'minutes':>7} {'frames':>7} {'brush':>6} {'dabs/move':>9} {'median':>8} {'p99':>8} "
     f"{'max':>8} {'cpu med':>8} {'1by1':>8} {'fused':>6} {'atoms':>6} {'end':>7} {'undo':>7} "
-    f"{'redo':>7}"
+    f"{'redo':>7} {'to host':>7} {'undo(host)':>10}"
 )
 
 
@@ -74,8 +75,11 @@ def stroke(
 ) -> tuple[list[float], list[float]]:
     """Wall and thread-CPU milliseconds of each move after the first point; the stroke is undone.
 
-    ``ends`` (when given) gets the milliseconds of the stroke's end (its undo step kept: the
-    tiles to the host), of an undo and of a redo, and the count of the step's atoms (tiles)."""
+    ``ends`` (when given) gets the milliseconds of the stroke's end as the session ends it (its
+    undo step kept, the tiles left where they are: on a GPU the newest step stays there), of an
+    undo and of a redo, of the step's move to the host (what the next stroke's end spends on it,
+    outside the session's lock), of an undo from the host (the alternative), and the count of
+    the step's atoms (tiles)."""
     settings = BrushSettings()
     history = History(document)
     session = StrokeSession(
@@ -97,11 +101,13 @@ def stroke(
         session.end()
         history.undo()
         return wall, cpu
-    ends["end_ms"] = timed(document, session.end)
+    ends["end_ms"] = timed(document, lambda: (session.end(to_host=False), history.steps_to_host()))
     ends["undo_ms"] = timed(document, history.undo)
     ends["redo_ms"] = timed(document, history.redo)
-    ends["atoms"] = len(history.undo_steps[-1].atoms)
-    history.undo()
+    step = history.undo_steps[-1]
+    ends["to_host_ms"] = timed(document, step.values_to_host)
+    ends["undo_host_ms"] = timed(document, history.undo)
+    ends["atoms"] = len(step.atoms)
     return wall, cpu
 
 
@@ -156,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['median_ms']:>8.2f} {row['p99_ms']:>8.2f} {row['max_ms']:>8.2f} "
             f"{row['cpu_median_ms']:>8.2f} {row['one_by_one_median_ms']:>8.2f} "
             f"{row['fused_speedup']:>5.1f}x {row['atoms']:>6} {row['end_ms']:>7.1f} "
-            f"{row['undo_ms']:>7.1f} {row['redo_ms']:>7.1f}",
+            f"{row['undo_ms']:>7.1f} {row['redo_ms']:>7.1f} {row['to_host_ms']:>7.1f} "
+            f"{row['undo_host_ms']:>10.1f}",
             flush=True,
         )
     result = {
