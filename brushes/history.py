@@ -20,8 +20,10 @@ own copies are released when it is committed or aborted, so a caller that keeps 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -29,6 +31,8 @@ import torch
 from spectropaint.brushes.tiles import TILE, TileMap
 from spectropaint.transforms.regions import EMPTY, Region, Regions
 from spectropaint.transforms.torch_device import to_device
+
+T = TypeVar("T")
 
 DEFAULT_BYTE_BUDGET = 512 * 2**20
 HOST_COPY_TILES = 512
@@ -42,7 +46,8 @@ DEVICE_STEP_BYTES = 128 * 2**20
 """The newest stroke's step stays on a GPU when it holds at most this many bytes
 (:meth:`History.steps_to_host`): its undo and redo are then copies within the device, a gather
 and a scatter per part of :data:`HOST_COPY_TILES` tiles. Through the host, the undo of a stroke
-across a ten-minute file seen whole (871 tiles, 56 MB) took 87 to 171 ms on the H200."""
+across a ten-minute file seen whole (871 tiles, 56 MB) took 87 to 199 ms on the H200, on the
+device 6 to 11 ms (``bench_whole_view.py``)."""
 
 
 def read_stacked(document, region: Region) -> torch.Tensor:
@@ -108,8 +113,9 @@ class OpenStep:
         The keys of the tiles kept now: until ``box`` is written, the document holds their
         original values (:meth:`original` need not paste them).
 
-        On a GPU the tiles stay on the device until the stroke ends (:meth:`Step.values_to_host`). Copying
-        each to pinned host memory as it was kept made the stroke allocate pinned memory, which
+        On a GPU the tiles stay on the device until the stroke ends
+        (:meth:`Step.values_to_host`). Copying each to pinned host memory as it was kept made the
+        stroke allocate pinned memory, which
         held the interpreter or the driver for up to 190 ms at a time on an H200 during a stroke
         across a ten-minute file seen whole, and froze the window as long.
         """
@@ -241,9 +247,8 @@ class Step:
                 continue
             key = (atom.region.block, channels, tuple(atom.values.shape))
             groups.setdefault(key, []).append(atom)
-        for atoms in groups.values():
-            for start in range(0, len(atoms), HOST_COPY_TILES):
-                _swap_together(document, atoms[start : start + HOST_COPY_TILES])
+        for part in _parts(groups):
+            _swap_together(document, part)
         return self.region
 
     def values_to_host(self, lock: AbstractContextManager | None = None) -> None:
@@ -262,14 +267,20 @@ class Step:
         for atom, values in device:
             if values.device != STORAGE_DEVICE:
                 shapes.setdefault(tuple(values.shape), []).append((atom, values))
-        for group in shapes.values():
-            for start in range(0, len(group), HOST_COPY_TILES):
-                part = group[start : start + HOST_COPY_TILES]
-                copied = torch.stack([values for _, values in part]).to(STORAGE_DEVICE)
-                with hold:
-                    for (atom, values), host in zip(part, copied.unbind(), strict=True):
-                        if atom.values is values:
-                            atom.values = host
+        for part in _parts(shapes):
+            copied = torch.stack([values for _, values in part]).to(STORAGE_DEVICE)
+            with hold:
+                for (atom, values), host in zip(part, copied.unbind(), strict=True):
+                    if atom.values is values:
+                        atom.values = host
+
+
+def _parts(groups: dict[tuple, list[T]]) -> Iterator[list[T]]:
+    """Each group's items, :data:`HOST_COPY_TILES` at a time: what one stacked copy or one
+    gather moves."""
+    for group in groups.values():
+        for start in range(0, len(group), HOST_COPY_TILES):
+            yield group[start : start + HOST_COPY_TILES]
 
 
 def _swap_together(document, atoms: list[Atom]) -> None:

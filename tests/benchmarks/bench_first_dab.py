@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 import torch
+from bench_brushes import timed
 
 import spectropaint.brushes.kernels.fft as fft_module
 import spectropaint.brushes.kernels.spectral_filter as filter_module
@@ -38,11 +39,6 @@ RATE = 44100
 BRUSHES = {"filter": {"mode": "lowpass", "cutoff": 0.08}, "blur": {}, "gain": {}}
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def stroke_times(document, brush: str, params: dict, radius: int) -> list[float]:
     """Milliseconds of each of the 8 events of a stroke across the middle of the document (the
     radius and the events in cells: frames and bins)."""
@@ -52,11 +48,7 @@ def stroke_times(document, brush: str, params: dict, radius: int) -> list[float]
     times = []
     for index in range(8):
         event = InputEvent(index / 60, middle + 4.0 * index, 300.0 + 2.0 * index)
-        sync(document.device)
-        start = time.perf_counter()
-        session.add_events([event])
-        sync(document.device)
-        times.append((time.perf_counter() - start) * 1e3)
+        times.append(timed(lambda event=event: session.add_events([event]), document.device))
     session.abort()
     return times
 

@@ -33,6 +33,7 @@ import time
 
 import numpy as np
 import torch
+from bench_brushes import timed
 
 from spectropaint.app.paint_queue import _batches, dabs_between
 from spectropaint.brushes.engine import StrokeSession
@@ -57,17 +58,6 @@ def moves(n_frames: int, count: int) -> list[InputEvent]:
         InputEvent(k / 60, n_frames * (0.1 + 0.8 * k / count), 300 + 100 * np.sin(k / 5))
         for k in range(count + 1)
     ]
-
-
-def timed(document, function) -> float:
-    """Wall milliseconds of ``function()`` (CUDA synchronised)."""
-    if document.device.type == "cuda":
-        torch.cuda.synchronize(document.device)
-    start = time.perf_counter()
-    function()
-    if document.device.type == "cuda":
-        torch.cuda.synchronize(document.device)
-    return 1e3 * (time.perf_counter() - start)
 
 
 def stroke(
@@ -101,12 +91,13 @@ def stroke(
         session.end()
         history.undo()
         return wall, cpu
-    ends["end_ms"] = timed(document, lambda: (session.end(to_host=False), history.steps_to_host()))
-    ends["undo_ms"] = timed(document, history.undo)
-    ends["redo_ms"] = timed(document, history.redo)
+    device = document.device
+    ends["end_ms"] = timed(lambda: (session.end(to_host=False), history.steps_to_host()), device)
+    ends["undo_ms"] = timed(history.undo, device)
+    ends["redo_ms"] = timed(history.redo, device)
     step = history.undo_steps[-1]
-    ends["to_host_ms"] = timed(document, step.values_to_host)
-    ends["undo_host_ms"] = timed(document, history.undo)
+    ends["to_host_ms"] = timed(step.values_to_host, device)
+    ends["undo_host_ms"] = timed(history.undo, device)
     ends["atoms"] = len(step.atoms)
     return wall, cpu
 
