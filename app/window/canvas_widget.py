@@ -398,7 +398,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
             self._marks_only = self._damage == []  # the picture stays: only the marks are composed
             self.request_draw()
             return
-        area = self.rect() if area is None else area
+        area = self.rect() if area is None else area.intersected(self.rect())
         if self._drag is not None and self.painter.painting:
             # a stroke's move: the frame that shows its dabs comes within a few milliseconds and
             # paints the whole widget, marks included; painting them now as well would take this
