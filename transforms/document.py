@@ -647,7 +647,8 @@ class Document:
 
     def _edit_contribution(self, start: int, stop: int) -> tuple[int, np.ndarray] | None:
         """The inverse of the differences of every edited frame that reaches samples ``[start,
-        stop)``, over those samples: ``(offset from start, float32 [C, n])``, or None."""
+        stop)``, over those samples, on the host: ``(offset from start, [C, n])`` (float32 from the
+        CPU, float64 from a GPU), or None."""
         n = self._signal.shape[-1]  # what was analysed: a short file's padding included
         pieces = []
         with self.transform.sharing_work():
@@ -665,8 +666,10 @@ class Document:
         a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
         if b <= a:
             return None
-        # float32 to the host (half the bytes), added to the float64 original there
-        return a - start, to_host(contribution[:, a - s0 : b - s0])
+        near = contribution[:, a - s0 : b - s0]
+        if near.device.type != "cpu":  # exact; a float64 sum on the host is then 2.4 times faster
+            near = near.double()  # than float64 + float32 (1.15 against 2.76 ms on one core here)
+        return a - start, to_host(near)
 
     def edited_sample_spans(self) -> list[tuple[int, int]]:
         """Merged half-open sample spans where the edited signal may differ from the original."""
