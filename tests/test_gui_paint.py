@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 import time
@@ -314,6 +315,38 @@ def test_closing_right_after_a_release_ends_the_stroke_before_the_session_closes
     assert len(session.history.undo_steps) == 1  # the stroke ended, then the session closed
     assert session._settler is None
     assert not any(t.name == "settle" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_strokes_frames_repaint_only_the_pixels_their_images_changed(window, qtbot):
+    """By read-back, each presented image is painted over the part of the widget where it differs
+    from the one before (its frame's scissor) and the marks, not over the whole widget."""
+    canvas = window.canvas
+    if canvas.present != "bitmap":
+        pytest.skip("a surface presents the frame itself")
+    canvas.tool.leave()
+    wait_for_fresh_frame(qtbot, canvas)
+    shown = []
+    original = canvas.paintEvent
+
+    def paint(event):
+        shown.append((event.region(), np.array(canvas._last_image[1], copy=True)))
+        original(event)
+
+    canvas.paintEvent = paint
+    window.palette.select("erase")
+    drag(qtbot, canvas, stroke_points(canvas, y_fraction=0.3))
+    canvas.tool.leave()
+    qtbot.waitUntil(lambda: canvas._damage == [], timeout=5000)
+    qtbot.wait(300)
+    partial = 0
+    for (_, before), (region, image) in itertools.pairwise(shown):
+        painted = np.zeros(image.shape[:2], dtype=bool)
+        for r in region:
+            painted[r.top() : r.bottom() + 1, r.left() : r.right() + 1] = True
+        changed = (image != before).any(axis=-1)
+        assert not (changed & ~painted).any()  # every pixel the image changed is repainted
+        partial += changed.any() and painted.mean() < 0.5
+    assert partial >= 1  # the erase stroke's frames, each over its own box
 
 
 def test_moving_the_outline_repaints_only_where_it_was_and_where_it_is(window, qtbot):
