@@ -119,12 +119,13 @@ class HostStaging:
         rectangle's row pitch is their total width. The kept ones come first in their block, so
         that one strided copy takes them all out of it.
         """
-        groups: dict[int, list[int]] = {}
-        for index in sorted(range(len(cells)), key=lambda i: not keep[i]):
-            groups.setdefault(cells[index].shape[0], []).append(index)
-        total = sum(
-            rows * sum(cells[i].shape[1] for i in members) for rows, members in groups.items()
-        )
+        widths = [c.shape[1] for c in cells]
+        groups: dict[int, list[int]] = {}  # rows: the kept rectangles first, then the others
+        for first in (True, False):
+            for index, c in enumerate(cells):
+                if keep[index] == first:
+                    groups.setdefault(c.shape[0], []).append(index)
+        total = sum(rows * sum(widths[i] for i in members) for rows, members in groups.items())
         device = cells[0].device
         small = 4 * total <= STAGING_LIMIT
         if small:
@@ -135,10 +136,9 @@ class HostStaging:
         blocks = []  # (first element, rows, width, members) of each block of rows
         offset = 0
         for rows, members in groups.items():
-            width = sum(cells[i].shape[1] for i in members)
+            width = sum(widths[i] for i in members)
             block = gathered[offset : offset + rows * width].view(rows, width)
-            parts = [_float32(cells[i]) for i in members]
-            torch.cat(parts, dim=1, out=block)
+            torch.cat([_float32(cells[i]) for i in members], dim=1, out=block)
             blocks.append((offset, rows, width, members))
             offset += rows * width
         if small and device.type == "cuda":
@@ -153,14 +153,14 @@ class HostStaging:
         where: list[tuple[np.ndarray, int, int]] = [(array, 0, 0)] * len(cells)
         for offset, rows, width, members in blocks:
             column, kept = 0, array
-            kept_width = sum(cells[i].shape[1] for i in members if keep[i])
+            kept_width = sum(widths[i] for i in members if keep[i])
             if kept_width:  # the kept columns of every row, copied out at once
                 kept = _rows(array, offset, rows, kept_width, width).copy().reshape(-1)
             for i in members:
                 where[i] = (
                     (kept, column, kept_width) if keep[i] else (array, offset + column, width)
                 )
-                column += cells[i].shape[1]
+                column += widths[i]
         return where
 
 
