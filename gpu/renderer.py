@@ -377,7 +377,7 @@ class SpectrogramRenderer:
         # operations, and two threads waiting on each other at each one made a 256 x 256 edit cost
         # 8 to 16 ms instead of under 1 on a 2-core machine shared with other work
         # (``bench_render.py``). Building a whole level keeps every thread.
-        small = rects and magnitude.device.type == "cpu"
+        small = bool(rects) and magnitude.device.type == "cpu"
         with one_thread() if small else contextlib.nullcontext():
             for rect in rects:
                 for level, box in self._levels.update(rect):
