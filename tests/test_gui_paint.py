@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 import time
 
 import numpy as np
@@ -296,11 +295,13 @@ def test_closing_right_after_a_release_ends_the_stroke_before_the_session_closes
 
     session, canvas = window.session, window.canvas
     assert session.settling
-    end_stroke = Session.end_stroke
+    end_stroke, settlers = Session.end_stroke, []
 
     def slow_end(self):
         time.sleep(0.3)
-        return end_stroke(self)
+        region = end_stroke(self)
+        settlers.append(self._settler)  # the settle thread this stroke's end started
+        return region
 
     monkeypatch.setattr(Session, "end_stroke", slow_end)
     window.palette.select("gain")
@@ -314,7 +315,7 @@ def test_closing_right_after_a_release_ends_the_stroke_before_the_session_closes
     window.close_document()
     assert len(session.history.undo_steps) == 1  # the stroke ended, then the session closed
     assert session._settler is None
-    assert not any(t.name == "settle" and t.is_alive() for t in threading.enumerate())
+    assert len(settlers) == 1 and settlers[0] is not None and not settlers[0].is_alive()
 
 
 def test_a_strokes_frames_repaint_only_the_pixels_their_images_changed(window, qtbot):
