@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
-from spectropaint.brushes.kernels.phase import atan2
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -216,38 +216,6 @@ def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:
     """Indices past ``[0, n)`` reflected back, edge cell repeated (``... 1 0 | 0 1 ... n-1 | n-1 ...``)."""
     index = torch.remainder(index, 2 * n)
     return torch.where(index >= n, 2 * n - 1 - index, index)
-
-
-def blend(
-    base: torch.Tensor,
-    magnitude: torch.Tensor,
-    phase: torch.Tensor,
-    weight: torch.Tensor,
-    *,
-    keeps_phase: bool,
-    angle=torch.atan2,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``base`` (``[2, C, B, T]``) moved towards the kernel's result by ``weight`` ``[B, T]``.
-
-    Magnitude-only kernels blend magnitude linearly and keep ``base``'s phase; the others blend the
-    complex coefficients (a crossfade, as mixing the two sounds would), in real arithmetic (torch's
-    complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
-    keep ``base``'s values exactly. ``angle`` computes the phase (``atan2``; warp's dabs take
-    :func:`~.kernels.phase.atan2`, whose result does not depend on the tensor's size).
-    """
-    old_magnitude, old_phase = base[0], base[1]
-    touched = weight > 0
-    if keeps_phase:
-        return select(
-            touched, torch.lerp(old_magnitude, magnitude, weight), old_magnitude
-        ), old_phase
-    old_real, old_imag = old_magnitude * torch.cos(old_phase), old_magnitude * torch.sin(old_phase)
-    real = old_real + (magnitude * torch.cos(phase) - old_real) * weight
-    imag = old_imag + (magnitude * torch.sin(phase) - old_imag) * weight
-    return (
-        select(touched, torch.sqrt(real * real + imag * imag), old_magnitude),
-        select(touched, angle(imag, real), old_phase),
-    )
 
 
 def _read(
@@ -1134,10 +1102,10 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
         mask = masks.own(index, own_box)
         params = group.params(state.params, index)
         magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
-        base = values[(slice(None), slice(None), *_within(own_box, own))]
-        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase, angle=atan2)
-        at = (slice(None), *_within(own_box, inside))
-        current[0][at], current[1][at] = new
+        window = current[(slice(None), slice(None), *_within(own_box, inside))]
+        WindowBlend(magnitude.shape, device=magnitude.device)(
+            window, magnitude, phase, mask, mask > 0
+        )
 
 
 PLAN_CELLS = 1 << 16
@@ -1220,15 +1188,13 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     held = current.view(2 * current.shape[1], -1)
     first_rows = rows[:, 0] + box.bin0 - inside.bin0
     first_columns = columns[:, 0] + box.frame0 - inside.frame0
-    each = masks.unbind(0)
+    each, touched = masks.unbind(0), (masks > 0).unbind(0)
+    blender = WindowBlend((current.shape[1], height, width), device=device)
     for index in range(n_dabs):
         row, column = int(first_rows[index]), int(first_columns[index])
         window = current[:, :, row : row + height, column : column + width]
-        magnitude, phase = plan.dab(index, held)
-        new = blend(
-            window, magnitude, phase, each[index], keeps_phase=kind.keeps_phase, angle=atan2
-        )
-        window[0], window[1] = new
+        magnitude, phase = plan.dab(index, held, out=blender.phase)
+        blender(window, magnitude, phase, each[index], touched[index])
 
 
 def _own_cells(first, stop, n, offset, held, size) -> np.ndarray:

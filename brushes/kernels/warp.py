@@ -262,23 +262,29 @@ class WarpPlan:
                 self._start = start  # [K, 2, C, H, W]
         self._work = _work(len(self.modes), channels, height, window, mask.device)
 
-    def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def dab(
+        self, index: int, values: torch.Tensor, *, out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase in
-        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``. The magnitude is a buffer
-        of the thread's, valid until the next dab on a window of this shape."""
+        ``[-pi, pi]``, written into ``out`` where given) from ``values``, the values held ``[2 C,
+        N]``. The magnitude is a buffer of the thread's, valid until the next dab on a window of
+        this shape."""
         work = self._work
         torch.index_select(values, 1, self._index[index], out=work.found)
-        torch.add(work.phases - self._ramp_source[index], self._offsets[index], out=work.theta)
+        torch.sub(work.phases, self._ramp_source[index], out=work.deviation)
+        torch.add(work.deviation, self._offsets[index], out=work.theta)
         torch.cos(work.theta, out=work.cos)
         torch.sin(work.theta, out=work.sin)
         torch.sum(work.taps.mul_(self._weights[index]), dim=2, out=work.sums)
-        angle = atan2(work.imag, work.real)[:, : work.plane].view(work.moved.shape)
-        moved = torch.add(angle, self._ramp[index], out=work.moved)
+        atan2(work.imag, work.real, out=work.angle)
+        moved = torch.add(work.angles, self._ramp[index], out=work.moved)
+        phase = torch.empty_like(work.spare) if out is None else out
         if not self.auto:
-            return work.magnitude, wrap(work.each_mode[0])
+            return work.magnitude, wrap(work.each_mode[0], out=phase)
         sure = work.continuation(*self._start[index], work.magnitude, moved)
         carried, shifted = work.each_mode
-        return work.magnitude, wrap(blend_phase(shifted, carried, sure))
+        blend_phase(shifted, carried, sure, out=work.spare, spare=phase)
+        return work.magnitude, wrap(work.spare, out=phase)
 
 
 class _Work:
@@ -296,13 +302,17 @@ class _Work:
         taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
         self.taps, self.found = taps, taps[:2].view(2 * channels, -1)
         self.phases, self.cos, self.sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
+        self.deviation = torch.empty((channels, 4, height, window), device=device)
         self.theta = torch.empty((modes, channels, 4, height, window), device=device)
         self.plane = plane = channels * height * window
         row = -(-plane * modes // ATAN2_BLOCK) * ATAN2_BLOCK // modes
         sums = torch.zeros((1 + 2 * modes, row), device=device)
         self.sums = sums[:, :plane].view(1 + 2 * modes, channels, height, window)
         self.magnitude, self.real, self.imag = self.sums[0], sums[1 : 1 + modes], sums[1 + modes :]
+        self.angle = torch.empty((modes, row), device=device)
+        self.angles = self.angle[:, :plane].view(modes, channels, height, window)
         self.moved = torch.empty((modes, channels, height, window), device=device)
+        self.spare = torch.empty((channels, height, window), device=device)
         self.each_mode = self.moved.unbind(0)  # continue, shift (auto)
         self.continuation = Continuation((channels, height, window), device=device)
 
