@@ -34,7 +34,8 @@ def blend(
             touched, torch.lerp(old_magnitude, magnitude, weight), old_magnitude
         ), old_phase
     trig = torch.empty((2, 2, *base.shape[1:]), device=base.device)
-    real_imag = _crossfade(torch.stack((old_phase, phase)), base[0], magnitude, weight, trig)
+    parts = _trig_parts(trig)
+    real_imag = _crossfade(torch.stack((old_phase, phase)), base[0], magnitude, weight, parts)
     squares = real_imag * real_imag
     return (
         select(touched, torch.add(squares[0], squares[1]).sqrt_(), old_magnitude),
@@ -42,21 +43,27 @@ def blend(
     )
 
 
+def _trig_parts(trig: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Views of ``trig`` ``[2, 2, ...]`` ((cos, sin) x (old, new)) that :func:`_crossfade` works
+    in: the cosines, the sines, the old values' two, the new values' two."""
+    return trig[0], trig[1], trig[:, 0], trig[:, 1]
+
+
 def _crossfade(
     phases: torch.Tensor,
     old_magnitude: torch.Tensor,
     magnitude: torch.Tensor,
     weight: torch.Tensor,
-    trig: torch.Tensor,
+    trig: tuple[torch.Tensor, ...],
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The real and imaginary parts ``[2, ...]`` of the old values (``phases[0]``,
     ``old_magnitude``) moved towards the new (``phases[1]``, ``magnitude``) by ``weight``:
     ``old + (new - old) * weight``, each part's cosines or sines of both phases computed at once
-    in ``trig`` ``[2, 2, ...]``; into ``out`` where given."""
-    torch.cos(phases, out=trig[0])
-    torch.sin(phases, out=trig[1])
-    old, new = trig[:, 0], trig[:, 1]
+    in ``trig`` (:func:`_trig_parts`); into ``out`` where given."""
+    cos, sin, old, new = trig
+    torch.cos(phases, out=cos)
+    torch.sin(phases, out=sin)
     old.mul_(old_magnitude)
     new.mul_(magnitude)
     return torch.sub(new, old, out=out).mul_(weight).add_(old)
@@ -86,11 +93,13 @@ class WindowBlend:
         self._phases = torch.empty((2, *shape), device=device)  # old, new
         self.phase = self._phases[1]
         """Where the kernel may leave its phase ``[C, H, W]`` (saves a copy)."""
-        self._trig = torch.empty((2, 2, *shape), device=device)  # (cos, sin) x (old, new)
+        self._trig = _trig_parts(torch.empty((2, 2, *shape), device=device))
+        self._old_phase = self._phases[0]
         self._parts = torch.zeros((2, row), device=device)  # real, imag
         self._real, self._imag = self._parts.unbind(0)
         self._blended = self._parts[:, :plane].view(2, *shape)
         self._squares = torch.empty((2, *shape), device=device)
+        self._square_parts = self._squares.unbind(0)
         self._out = torch.zeros((2, row), device=device)  # magnitude, phase
         self._magnitude, self._angle = self._out[0, :plane].view(shape), self._out[1]
         self._result = self._out[:, :plane].view(2, *shape)
@@ -107,9 +116,11 @@ class WindowBlend:
         and ``phase`` ``[C, H, W]`` by ``weight`` ``[H, W]`` where ``touched`` (``weight > 0``)."""
         if phase is not self.phase:
             self.phase.copy_(phase)
-        self._phases[0].copy_(window[1])
-        blended = _crossfade(self._phases, window[0], magnitude, weight, self._trig, self._blended)
-        squares = torch.mul(blended, blended, out=self._squares)
-        torch.add(squares[0], squares[1], out=self._magnitude).sqrt_()
+        old_magnitude, old_phase = window
+        self._old_phase.copy_(old_phase)
+        blended = _crossfade(self._phases, old_magnitude, magnitude, weight, self._trig,
+                             self._blended)  # fmt: skip
+        torch.mul(blended, blended, out=self._squares)
+        torch.add(*self._square_parts, out=self._magnitude).sqrt_()
         atan2(self._imag, self._real, out=self._angle)
         torch.where(touched, self._result, window, out=window)
