@@ -1161,21 +1161,21 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     high = np.stack([(spans[:, 1] - spans[:, 0]) + 2 * margin_frames - 1,
                      (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
     dest_columns, dest_rows, high_d = _upload([dest[1], dest[0], high], device, np.float32)
-    row_maps, column_maps, window_rows, window_columns = _upload(
-        [maps[0], maps[1], rows + margin_bins, columns + margin_frames], device
-    )
-    in_box = to_device(cells.in_rows[:, :, None] & cells.in_columns[:, None, :], device)
+    window_cells = (rows + margin_bins)[:, :, None] * original.shape[-1] + (
+        columns + margin_frames
+    )[:, None, :]
+    row_maps, column_maps, window_cells = _upload([maps[0], maps[1], window_cells], device)
+    outside = to_device(~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]), device)
     dabs = DragDabs(
         mask=masks,
-        in_box=in_box,
+        outside=outside,
         step=to_device(group.step, device),
         dest_columns=dest_columns,
         dest_rows=dest_rows,
         high=high_d,
         columns=column_maps,
         rows=row_maps,
-        window_columns=window_columns,
-        window_rows=window_rows,
+        window_cells=window_cells,
     )
     plan = kind.plan(original, prepared, dabs, group.params(state.params), width=current.shape[-1])
     held = current.view(2 * current.shape[1], -1)

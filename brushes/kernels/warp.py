@@ -87,7 +87,7 @@ def warp(
         original = torch.stack((magnitude, phase))
     dabs = DragDabs(
         mask=mask[None],
-        in_box=None,
+        outside=None,
         step=_row(context.step, torch.float64, device),
         dest_columns=torch.arange(columns.start, columns.stop, dtype=torch.float32, device=device)[
             None
@@ -96,8 +96,7 @@ def warp(
         high=_row((n_t - 1, n_b - 1), torch.float32, device),
         columns=None,
         rows=None,
-        window_columns=None,
-        window_rows=None,
+        window_cells=None,
         alone=context.inner,
     )
     plan = WarpPlan(original, prepared, dabs, params, width=n_t)
@@ -196,40 +195,40 @@ class WarpPlan:
         shift = (params.amount * dabs.step).to(torch.float32)  # [K, 2] (frames, bins)
         high = dabs.high[:, :, None, None]
         dest_t = dabs.dest_columns[:, None, :]
-        dest_b = dabs.dest_rows[:, :, None]
-        source_t = torch.minimum((dest_t - shift[:, :1, None] * mask).clamp_min(0), high[:, 0])
-        source_b = torch.minimum((dest_b - shift[:, 1:, None] * mask).clamp_min(0), high[:, 1])
+        # each window cell's own-region column and row, the point it samples, the cells below
+        # it and its distances from them, [K, 2, H, W]: (frames, bins) as ``shift``
+        size = (n_dabs, height, window)
+        dest = torch.stack((dest_t.expand(size), dabs.dest_rows[:, :, None].expand(size)), dim=1)
+        source = torch.sub(dest, shift[:, :, None, None] * mask[:, None]).clamp_min_(0)
+        source = torch.minimum(source, high)
         one = constant(1.0, mask)
-        low_t = torch.minimum(source_t.floor(), high[:, 0] - one)
-        low_b = torch.minimum(source_b.floor(), high[:, 1] - one)
-        frac_t, frac_b = source_t - low_t, source_b - low_b
-        # the two rows and the two columns around each source point, [K, 2, H, W]: their
+        low = torch.minimum(source.floor(), high - one)
+        frac = source - low
+        # the two columns and the two rows around each source point, [K, 2, H, W] each: their
         # (flat) places in the group's region and in the values held, and their weights; the
         # four neighbours (db, dt) go in the order (0, 0), (0, 1), (1, 0), (1, 1)
+        around = torch.stack((low, low + one), dim=2)  # [K, 2, 2, H, W]: (frames, bins) x 2
+        columns_2, rows_2 = around.unbind(1)
+        whole_columns, whole_rows = around.long().unbind(1)
         ramp = prepared["ramp"]
-        rows_2 = torch.stack((low_b, low_b + one), dim=1)
-        columns_2 = torch.stack((low_t, low_t + one), dim=1)
         omega = prepared["omega"][:, 0] if "shift" in self.modes else None  # advance per frame
         if dabs.alone is None:
             tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
             if omega is not None:  # each row's (past a shorter dab's rows: any)
                 rows = dabs.rows[0].clamp_max(len(omega) - 1)
                 tables.append(omega.index_select(0, rows.flatten()).view(rows.shape))
-            region_rows, held_rows, *omega = _look_up(tables, rows_2)
-            region_columns, held_columns = _look_up(dabs.columns, columns_2)
+            region_rows, held_rows, *omega = _look_up(tables, whole_rows)
+            region_columns, held_columns = _look_up(dabs.columns, whole_columns)
             region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
             held = held_rows[:, :, None] + held_columns[:, None]
         else:  # the values held are the dab's own region
-            rows_2 = rows_2.long()
-            held = (rows_2 * width)[:, :, None] + columns_2.long()[:, None]
+            held = (whole_rows * width)[:, :, None] + whole_columns[:, None]
             region = held.view(-1)
             if omega is not None:
-                omega = [omega.index_select(0, rows_2.view(-1)).view(rows_2.shape)]
+                omega = [omega.index_select(0, whole_rows.flatten()).view(whole_rows.shape)]
         shape = (n_dabs, 4, height, window)
-        weights = (
-            torch.stack((one - frac_b, frac_b), dim=1)[:, :, None]
-            * torch.stack((one - frac_t, frac_t), dim=1)[:, None]
-        )
+        pair_weights = torch.stack((one - frac, frac), dim=2)  # [K, 2, 2, H, W]
+        weights = pair_weights[:, 1, :, None] * pair_weights[:, 0, None]
         # the phase each neighbour is carried by in each mode: [K, M, C, 2, 2, H, W]
         split = (n_dabs, channels, 2, 2, height, window)
         offsets = torch.empty((n_dabs, len(self.modes), *split[1:]), device=mask.device)
@@ -240,7 +239,7 @@ class WarpPlan:
                 torch.mul(drift, (dest_t[:, None, None] - columns_2[:, None])[:, None],
                           out=offsets[:, m])  # fmt: skip
             else:
-                term = omega[0] * (source_t - dest_t)[:, None]
+                term = omega[0] * (source[:, 0] - dest[:, 0])[:, None]
                 offsets[:, m].copy_(term[:, None, :, None])
         self._index = held.view(n_dabs, -1)  # [K, 4 H W]
         self._offsets = offsets.view(n_dabs, len(self.modes), channels, *shape[1:])
@@ -252,13 +251,12 @@ class WarpPlan:
             if self.auto:
                 self._start = original[(slice(None), slice(None), *dabs.alone)][None]
         else:
-            cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
-            cells = cells.flatten()
+            cells = dabs.window_cells.view(-1)
             self._ramp = ramp.flatten().index_select(0, cells).view(n_dabs, height, window)
             if self.auto:  # the destination as the stroke began, magnitude 0 outside the box
                 start = original.reshape(2 * channels, -1).index_select(1, cells)
                 start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)
-                start[:, 0] = torch.where(dabs.in_box[:, None], start[:, 0], 0.0)
+                start[:, 0].masked_fill_(dabs.outside[:, None], 0.0)
                 self._start = start  # [K, 2, C, H, W]
         self._work = _work(len(self.modes), channels, height, window, mask.device)
 
