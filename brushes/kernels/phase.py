@@ -184,6 +184,7 @@ class Continuation:
         self._along, self._levels = self._alignment[1:2], self._alignment[0::2]
         self._scales = torch.tensor([high - low, MARGIN], device=device).view(2, 1, 1, 1)
         self._sure = torch.empty((2, *shape), device=device)
+        self._sure_along, self._sure_margin = self._sure.unbind(0)
 
     def __call__(
         self,
@@ -203,9 +204,8 @@ class Continuation:
             sums.add_(term)
         torch.div(self._aligned_sums, self._weight_sum.clamp_min_(1e-30), out=self._alignment[1:])
         # (along - low) / (high - low) and (along - against) / MARGIN, each clamped to 0..1
-        sure = torch.sub(self._along, self._levels, out=self._sure)
-        sure.div_(self._scales).clamp_(0.0, 1.0)
-        return sure[0].mul_(sure[1])
+        torch.sub(self._along, self._levels, out=self._sure).div_(self._scales).clamp_(0.0, 1.0)
+        return self._sure_along.mul_(self._sure_margin)
 
 
 def blend_phase(

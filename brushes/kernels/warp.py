@@ -259,6 +259,13 @@ class WarpPlan:
                 start[:, 0].masked_fill_(dabs.outside[:, None], 0.0)
                 self._start = start  # [K, 2, C, H, W]
         self._work = _work(len(self.modes), channels, height, window, mask.device)
+        # each dab's own, taken apart once (a dab's look-ups are then list items, not operations)
+        self._index, self._offsets, self._ramp_source, self._weights, self._ramp = (
+            tensor.unbind(0)
+            for tensor in (self._index, self._offsets, self._ramp_source, self._weights, self._ramp)
+        )
+        if self._start is not None:  # (magnitude, phase) of each
+            self._start = list(zip(*(part.unbind(0) for part in self._start.unbind(1)), strict=True))
 
     def dab(
         self, index: int, values: torch.Tensor, *, out: torch.Tensor | None = None
