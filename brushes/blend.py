@@ -27,7 +27,7 @@ def blend(
     complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
     keep ``base``'s values exactly.
     """
-    old_magnitude, old_phase = base[0], base[1]
+    old_magnitude, old_phase = base.unbind(0)
     touched = weight > 0
     if keeps_phase:
         return select(
@@ -35,18 +35,19 @@ def blend(
         ), old_phase
     trig = torch.empty((2, 2, *base.shape[1:]), device=base.device)
     parts = _trig_parts(trig)
-    real_imag = _crossfade(torch.stack((old_phase, phase)), base[0], magnitude, weight, parts)
-    squares = real_imag * real_imag
+    real, imag = _crossfade(
+        torch.stack((old_phase, phase)), old_magnitude, magnitude, weight, parts
+    ).unbind(0)
     return (
-        select(touched, torch.add(squares[0], squares[1]).sqrt_(), old_magnitude),
-        select(touched, torch.atan2(real_imag[1], real_imag[0]), old_phase),
+        select(touched, torch.add(real * real, imag * imag).sqrt_(), old_magnitude),
+        select(touched, torch.atan2(imag, real), old_phase),
     )
 
 
 def _trig_parts(trig: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Views of ``trig`` ``[2, 2, ...]`` ((cos, sin) x (old, new)) that :func:`_crossfade` works
     in: the cosines, the sines, the old values' two, the new values' two."""
-    return trig[0], trig[1], trig[:, 0], trig[:, 1]
+    return *trig.unbind(0), *trig.unbind(1)
 
 
 def _crossfade(

@@ -182,7 +182,8 @@ class Continuation:
         low, high = ALIGNMENT
         self._alignment = torch.full((3, *shape), low, device=device)
         self._along, self._levels = self._alignment[1:2], self._alignment[0::2]
-        self._scales = torch.tensor([high - low, MARGIN], device=device).view(2, 1, 1, 1)
+        self._scales = torch.full((2, 1, 1, 1), high - low, device=device)
+        self._scales[1].fill_(MARGIN)  # filled there: torch.tensor would copy from the host
         self._sure = torch.empty((2, *shape), device=device)
         self._sure_along, self._sure_margin = self._sure.unbind(0)
 

@@ -265,7 +265,9 @@ class WarpPlan:
             for tensor in (self._index, self._offsets, self._ramp_source, self._weights, self._ramp)
         )
         if self._start is not None:  # (magnitude, phase) of each
-            self._start = list(zip(*(part.unbind(0) for part in self._start.unbind(1)), strict=True))
+            self._start = list(
+                zip(*(part.unbind(0) for part in self._start.unbind(1)), strict=True)
+            )
 
     def dab(
         self, index: int, values: torch.Tensor, *, out: torch.Tensor | None = None
