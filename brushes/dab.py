@@ -860,10 +860,15 @@ def _nearest_weight(
     n_dabs, width = u.shape
     height = v.shape[1]
     squared = v.view(n_dabs, height, 1) ** 2 + u.view(n_dabs, 1, width) ** 2
-    cells = rows.view(n_dabs, height, 1).long() * n_frames + columns.view(n_dabs, 1, width).long()
-    nearest = torch.full((n_bins * n_frames,), 4.0, device=u.device).scatter_reduce_(
-        0, cells.flatten(), squared.flatten(), "amin"
-    )  # 4: 2 radii, weight 0, in cells no dab's box holds
+    if n_dabs == 1:  # its box is the joint box, and holds each cell once (under 2 radii**2)
+        nearest = squared
+    else:
+        cells = (
+            rows.view(n_dabs, height, 1).long() * n_frames + columns.view(n_dabs, 1, width).long()
+        )
+        nearest = torch.full((n_bins * n_frames,), 4.0, device=u.device).scatter_reduce_(
+            0, cells.flatten(), squared.flatten(), "amin"
+        )  # 4: 2 radii, weight 0, in cells no dab's box holds
     return mask_from_radius(
         torch.sqrt(nearest).view(n_bins, n_frames),
         hardness=state.settings.hardness,

@@ -125,7 +125,7 @@ def phase_ramp(
     if rate.dim() == 1:
         rate = rate[:, None]
     cycles = rate * frames.to(torch.float64)[None, :]
-    return 2 * math.pi * (cycles - torch.floor(cycles))
+    return cycles.sub_(torch.floor(cycles)).mul_(2 * math.pi)
 
 
 def continuation(
