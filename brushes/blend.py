@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from spectropaint.brushes.kernels.phase import ATAN2_BLOCK, atan2
+from spectropaint.brushes.kernels.phase import ATAN2_BLOCK, atan2, constant
 from spectropaint.brushes.kernels.select import select
 
 
@@ -28,7 +28,7 @@ def blend(
     keep ``base``'s values exactly.
     """
     old_magnitude, old_phase = base.unbind(0)
-    touched = weight > 0
+    touched = weight > constant(0.0, weight)
     if keeps_phase:
         return select(
             touched, torch.lerp(old_magnitude, magnitude, weight), old_magnitude

@@ -32,6 +32,7 @@ import torch
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
+from spectropaint.brushes.kernels.phase import constant
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -1112,7 +1113,7 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
         magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
         window = current[(slice(None), slice(None), *_within(own_box, inside))]
         WindowBlend(magnitude.shape, device=magnitude.device)(
-            window, magnitude, phase, mask, mask > 0
+            window, magnitude, phase, mask, mask > constant(0.0, mask)
         )
 
 
@@ -1186,7 +1187,7 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     held = current.view(2 * current.shape[1], -1)
     first_rows = rows[:, 0] + box.bin0 - inside.bin0
     first_columns = columns[:, 0] + box.frame0 - inside.frame0
-    each, touched = masks.unbind(0), (masks > 0).unbind(0)
+    each, touched = masks.unbind(0), (masks > constant(0.0, masks)).unbind(0)
     blender = WindowBlend((current.shape[1], height, width), device=device)
     for index in range(n_dabs):
         row, column = int(first_rows[index]), int(first_columns[index])

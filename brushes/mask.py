@@ -11,6 +11,8 @@ import math
 import numpy as np
 import torch
 
+from spectropaint.brushes.kernels.phase import constant
+
 FAR = float(1 << 40)
 """Cell indices are clipped to this before they become integers (positions may reach ``1e308``)."""
 
@@ -55,9 +57,8 @@ def mask_from_distances(
     -------
     torch.Tensor [shape=(..., bins, frames)], float32
     """
-    return mask_from_radius(
-        torch.sqrt(v[..., :, None] ** 2 + u[..., None, :] ** 2), hardness=hardness, weight=weight
-    )
+    v, u = v[..., :, None], u[..., None, :]
+    return mask_from_radius(torch.add(v * v, u * u).sqrt_(), hardness=hardness, weight=weight)
 
 
 def mask_from_radius(
@@ -65,10 +66,12 @@ def mask_from_radius(
 ) -> torch.Tensor:
     """The dab's weight at normalised elliptical distances ``r`` (float32, any shape): see
     :func:`mask_from_distances`. It never rises with ``r``."""
+    one = constant(1.0, r)
     if hardness >= 1.0:
-        shape = (r < 1.0).to(torch.float32)
+        shape = (r < one).to(torch.float32)
     else:  # in place where it can be: a dab's mask is small, its cost the operations
-        ramp = (r - hardness).div_(1.0 - hardness).clamp_(0.0, 1.0)
-        shape = torch.cos(ramp.mul_(math.pi)).mul_(0.5).add_(0.5)
-        shape.masked_fill_(r >= 1.0, 0.0)
+        ramp = (r - constant(hardness, r)).div_(constant(1.0 - hardness, r)).clamp_(0.0, 1.0)
+        half = constant(0.5, r)
+        shape = ramp.mul_(constant(math.pi, r)).cos_().mul_(half).add_(half)
+        shape.masked_fill_(r >= one, 0.0)
     return shape * weight

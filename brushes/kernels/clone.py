@@ -20,6 +20,7 @@ from spectropaint.brushes.kernels.phase import (
     PHASE_MODES,
     Continuation,
     blend_phase,
+    constant,
     phase_ramp,
     wrap,
 )
@@ -103,7 +104,7 @@ def clone(
         if abs(params.offset_frames) > 2048:  # keep the product exact to float32 rounding
             carried = wrap(deviation.double() * -params.offset_frames).to(torch.float32)
         else:
-            carried = deviation.mul_(-params.offset_frames)
+            carried = deviation.mul_(constant(float(-params.offset_frames), deviation))
         out = None if moved_phase is None else moved_phase[0]
         continued = torch.add(theta, centre, out=out).add_(carried)
         if params.phase == "continue":

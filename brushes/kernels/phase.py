@@ -121,11 +121,12 @@ def phase_ramp(
     -------
     torch.Tensor [shape=(B, T)], float64, radians in ``[0, 2 pi)``.
     """
-    rate = bin_hz.to(torch.float64) * (hop / sample_rate)
+    rate = bin_hz.to(torch.float64)
+    rate = rate * constant(hop / sample_rate, rate)
     if rate.dim() == 1:
         rate = rate[:, None]
     cycles = rate * frames.to(torch.float64)[None, :]
-    return cycles.sub_(torch.floor(cycles)).mul_(2 * math.pi)
+    return cycles.sub_(torch.floor(cycles)).mul_(constant(2 * math.pi, cycles))
 
 
 def continuation(
