@@ -417,14 +417,7 @@ def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _Event
     grids = [state.document.blocks[stroke.index] for stroke in strokes]
     if axes.identity:  # the stroke's plane is this block's cells (a family of one)
         (stroke,), (block,) = strokes, grids
-        boxes = dab_boxes(
-            at[:, 0],
-            at[:, 1],
-            reach[:, 0],
-            reach[:, 1],
-            n_bins=block.n_bins,
-            n_frames=block.n_frames,
-        )
+        boxes = dab_boxes(at, reach, n_bins=block.n_bins, n_frames=block.n_frames)
         keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
         radius = np.broadcast_to(np.asarray(state.plane.radius, dtype=np.float64), at.shape)
         fields = (boxes, at, reach, weight, radius, dabs.step, at, None)

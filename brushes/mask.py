@@ -17,23 +17,24 @@ FAR = float(1 << 40)
 """Cell indices are clipped to this before they become integers (positions may reach ``1e308``)."""
 
 
-def dab_boxes(
-    x: np.ndarray, y: np.ndarray, radius_frames, radius_bins, *, n_bins: int, n_frames: int
-) -> np.ndarray:
-    """The grid cells the ellipses centred on frames ``x``, bins ``y`` can cover, clipped (never
-    wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0, frame1`` (empty where ``bin0 >= bin1`` or
-    ``frame0 >= frame1``).
+def dab_boxes(at: np.ndarray, reach: np.ndarray, *, n_bins: int, n_frames: int) -> np.ndarray:
+    """The grid cells the ellipses centred on ``at`` ``[K, 2]`` (frames, bins) with radii ``reach``
+    ``[K, 2]`` can cover, clipped (never wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0,
+    frame1`` (empty where ``bin0 >= bin1`` or ``frame0 >= frame1``).
 
     Cells are at integer positions; a cell is in the box when it lies strictly inside the ellipse's
     bounding rectangle.
     """
-    columns = [
-        np.floor(y - radius_bins) + 1,
-        np.minimum(np.ceil(y + radius_bins), n_bins),
-        np.floor(x - radius_frames) + 1,
-        np.minimum(np.ceil(x + radius_frames), n_frames),
-    ]
-    return np.stack([np.clip(c, 0, FAR) for c in columns], axis=1).astype(np.int64)
+    low = np.floor(at - reach) + 1
+    high = np.minimum(np.ceil(at + reach), (n_frames, n_bins))
+    boxes = np.empty((len(at), 4))
+    boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3] = (
+        low[:, 1],
+        high[:, 1],
+        low[:, 0],
+        high[:, 0],
+    )
+    return np.clip(boxes, 0, FAR, out=boxes).astype(np.int64)
 
 
 def mask_from_distances(
