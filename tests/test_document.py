@@ -1,6 +1,7 @@
 """The document: analysis on a device, region edits, and resynthesis by difference."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -183,23 +184,52 @@ def test_export_reports_progress_and_a_cancel_leaves_the_old_file(tmp_path):
 
 def test_an_edit_is_added_to_the_original_in_parts_on_threads_bit_for_bit(monkeypatch):
     from spectropaint.transforms import document as document_module
+    from spectropaint.transforms import ordered_threads
 
-    monkeypatch.setattr(document_module.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(ordered_threads.os, "cpu_count", lambda: 4)
     rng = np.random.default_rng(3)
-    n = 3 * document_module.ADD_PART + 17  # 3 threads, the last part shorter
+    n = 3 * document_module.HOST_PART + 17  # 3 threads, the last part shorter
     original = rng.standard_normal((2, n + 5))[:, 5:]
     near = rng.standard_normal((2, n)).astype(np.float32)
     out = np.full((2, n), np.nan)
     parts = []
-    add = np.add
+    add, copyto = np.add, np.copyto
+
+    def counting_copy(into, source):
+        parts.append(("copy", into.shape[-1], threading.current_thread().name))
+        return copyto(into, source)
 
     def counting_add(a, b, *, out):
-        parts.append((out.shape[-1], threading.current_thread() is threading.main_thread()))
+        parts.append(("add", out.shape[-1], threading.current_thread().name))
         return add(a, b, out=out)
 
+    monkeypatch.setattr(document_module.np, "copyto", counting_copy)
     monkeypatch.setattr(document_module.np, "add", counting_add)
-    document_module._add_into(out, original, near)
+    ordered_threads.finish(document_module._copy_in_parts(out, original))
+    document_module._add_in_parts(out, near)
     monkeypatch.setattr(document_module.np, "add", add)
+    monkeypatch.setattr(document_module.np, "copyto", copyto)
     np.testing.assert_array_equal(out, original + near)
     step = -(-n // 3)
-    assert sorted(parts) == [(n - 2 * step, False), (step, False), (step, False)]
+    sizes = sorted([step, step, n - 2 * step])
+    assert sorted(size for what, size, _ in parts if what == "copy") == sizes
+    assert sorted(size for what, size, _ in parts if what == "add") == sizes
+    assert all(name.startswith("spectropaint-host") for *_, name in parts)
+
+
+def test_a_short_span_is_one_part_and_an_error_in_a_part_is_raised_after_all_finished():
+    from spectropaint.transforms import ordered_threads
+
+    done = []
+
+    def work(part):
+        time.sleep(0.05 if part.start else 0)
+        done.append(part)
+        if not part.start:
+            raise ValueError("part 0")
+
+    assert len(ordered_threads.in_column_parts(done.append, 1000, 1 << 17)) == 1
+    futures = ordered_threads.in_column_parts(work, 4, 1)
+    with pytest.raises(ValueError, match="part 0"):
+        ordered_threads.finish(futures)
+    assert len(done) == 1 + len(futures)  # the slow parts had finished when the error came

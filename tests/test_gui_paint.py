@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -218,6 +221,132 @@ def test_frames_are_looked_for_faster_only_while_a_stroke_goes_on(window, qtbot)
     qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
     wait_for_fresh_frame(qtbot, canvas)
     assert scheduler_fps() == MAX_FPS
+
+
+def _pressed_gain_stroke(window, qtbot) -> tuple[float, float]:
+    """A gain stroke begun at the canvas's middle left, its first dab painted and shown."""
+    canvas = window.canvas
+    window.palette.select("gain")
+    x, y = canvas.width() * 0.3, canvas.height() * 0.5
+    left = Qt.MouseButton.LeftButton
+    send_mouse(canvas, QEvent.Type.MouseButtonPress, x, y, button=left, buttons=left)
+    qtbot.waitUntil(lambda: not canvas.painter.busy, timeout=5000)
+    wait_for_fresh_frame(qtbot, canvas)
+    return x, y
+
+
+def _record_paints(canvas) -> list:
+    painted = []
+    original = canvas.paintEvent
+    canvas.paintEvent = lambda event: (painted.append(event.region()), original(event))[1]
+    return painted
+
+
+def test_a_strokes_move_is_painted_once_by_the_frame_that_shows_its_dabs(window, qtbot):
+    """By read-back, while a stroke paints, a move's outline waits for the frame that shows the
+    move's dabs, which paints the whole widget, outline included. Painted alone first, it took the
+    window's thread 1.3 ms on the H200's host while the dabs waited for it."""
+    canvas, document = window.canvas, window.session.document
+    if canvas.present != "bitmap":
+        pytest.skip("a surface composes its marks on the GPU")
+    x, y = _pressed_gain_stroke(window, qtbot)
+    canvas._marks_timer.setInterval(60_000)  # only the frame may paint the outline here
+    before, magnitude = canvas._outline_area(), snapshot(document)[0]
+    frames, painted = canvas.frames_presented, _record_paints(canvas)
+    send_mouse(canvas, QEvent.Type.MouseMove, x + 40, y, buttons=Qt.MouseButton.LeftButton)
+    after = canvas._outline_area()
+    qtbot.waitUntil(lambda: not canvas.painter.busy, timeout=5000)
+    qtbot.waitUntil(lambda: canvas.frames_presented > frames, timeout=10000)
+    assert before != after and canvas._marks_due.isEmpty()
+    assert painted and all(region.contains(canvas.rect()) for region in painted)
+    changed = (document.blocks[0].magnitude != magnitude.to(document.device)).sum().item()
+    assert changed > 0  # the move's dabs, shown by that frame
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, x + 40, y, button=Qt.MouseButton.LeftButton)
+
+
+def test_a_strokes_move_that_stamps_no_dab_still_moves_the_outline(window, qtbot):
+    """A move shorter than the brush's spacing makes no frame: its outline is painted alone, by
+    the timer, where it now is."""
+    canvas, document = window.canvas, window.session.document
+    if canvas.present != "bitmap":
+        pytest.skip("a surface composes its marks on the GPU")
+    x, y = _pressed_gain_stroke(window, qtbot)
+    mapping = canvas.mapping()
+    step = 0.3 * canvas.tool.settings.spacing * canvas.tool.settings.radius_frames
+    dx = step * (mapping.width / mapping.to_document(mapping.width, y).frame)  # pixels
+    magnitude, painted = snapshot(document)[0], _record_paints(canvas)
+    send_mouse(
+        canvas, QEvent.Type.MouseMove, x + max(dx, 2.0), y, buttons=Qt.MouseButton.LeftButton
+    )
+    after = canvas._outline_area()
+    qtbot.waitUntil(lambda: any(region.contains(after) for region in painted), timeout=5000)
+    assert canvas._marks_due.isEmpty() or any(r.contains(canvas._marks_due) for r in painted)
+    qtbot.waitUntil(lambda: not canvas.painter.busy, timeout=5000)
+    assert torch.equal(document.blocks[0].magnitude, magnitude.to(document.device))  # no dab
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, x, y, button=Qt.MouseButton.LeftButton)
+
+
+def test_closing_right_after_a_release_ends_the_stroke_before_the_session_closes(
+    window, qtbot, monkeypatch
+):
+    """The painting thread may still be ending a stroke (and starting its settle) when the window
+    closes the document: the session closes after it, so no settle thread is left behind (nor
+    joined before it started)."""
+    from spectropaint.app.session import Session
+
+    session, canvas = window.session, window.canvas
+    assert session.settling
+    end_stroke = Session.end_stroke
+
+    def slow_end(self):
+        time.sleep(0.3)
+        return end_stroke(self)
+
+    monkeypatch.setattr(Session, "end_stroke", slow_end)
+    window.palette.select("gain")
+    left = Qt.MouseButton.LeftButton
+    points = stroke_points(canvas)
+    send_mouse(canvas, QEvent.Type.MouseButtonPress, *points[0], button=left, buttons=left)
+    for x, y in points[1:]:
+        send_mouse(canvas, QEvent.Type.MouseMove, x, y, buttons=left)
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, *points[-1], button=left)
+    assert canvas.painter.busy  # still ending the stroke
+    window.close_document()
+    assert len(session.history.undo_steps) == 1  # the stroke ended, then the session closed
+    assert session._settler is None
+    assert not any(t.name == "settle" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_strokes_frames_repaint_only_the_pixels_their_images_changed(window, qtbot):
+    """By read-back, each presented image is painted over the part of the widget where it differs
+    from the one before (its frame's scissor) and the marks, not over the whole widget."""
+    canvas = window.canvas
+    if canvas.present != "bitmap":
+        pytest.skip("a surface presents the frame itself")
+    canvas.tool.leave()
+    wait_for_fresh_frame(qtbot, canvas)
+    shown = []
+    original = canvas.paintEvent
+
+    def paint(event):
+        shown.append((event.region(), np.array(canvas._last_image[1], copy=True)))
+        original(event)
+
+    canvas.paintEvent = paint
+    window.palette.select("erase")
+    drag(qtbot, canvas, stroke_points(canvas, y_fraction=0.3))
+    canvas.tool.leave()
+    qtbot.waitUntil(lambda: canvas._damage == [], timeout=5000)
+    qtbot.wait(300)
+    partial = 0
+    for (_, before), (region, image) in itertools.pairwise(shown):
+        painted = np.zeros(image.shape[:2], dtype=bool)
+        for r in region:
+            painted[r.top() : r.bottom() + 1, r.left() : r.right() + 1] = True
+        changed = (image != before).any(axis=-1)
+        assert not (changed & ~painted).any()  # every pixel the image changed is repainted
+        partial += changed.any() and painted.mean() < 0.5
+    assert partial >= 1  # the erase stroke's frames, each over its own box
 
 
 def test_moving_the_outline_repaints_only_where_it_was_and_where_it_is(window, qtbot):

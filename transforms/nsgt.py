@@ -299,11 +299,11 @@ class NSGT(Transform):
     ) -> torch.Tensor:
         """Frames of the block's own slices only, computed :data:`CHUNK_SLICES` / 2 at a time on
         the chunk grid (bounded memory; shared between blocks within :meth:`sharing_work`)."""
-        total = self.layout(samples.shape[-1])[block].n_frames
-        if not 0 <= frame0 < frame1 <= total:
-            raise ValueError(f"frames [{frame0}, {frame1}) are outside [0, {total})")
         parity, r0, r1 = self._slice_range(block, frame0, frame1)
         m, step = self._m(block), CHUNK_SLICES // 2
+        total = self._slices_of_parity(parity, samples.shape[-1]) * m  # the block's, as layout's
+        if not 0 <= frame0 < frame1 <= total:
+            raise ValueError(f"frames [{frame0}, {frame1}) are outside [0, {total})")
         pieces = []
         for a, b in itertools.pairwise([r0, *range((r0 // step + 1) * step, r1, step), r1]):
             spectra = self._shared_spectra(samples, parity, a, b)

@@ -1,8 +1,9 @@
-"""Independent calls spread over a few threads, their results taken in order.
+"""Independent calls spread over a few threads: results taken in order, or column parts of an array.
 
 The CPU analyses (:mod:`.stft`, :mod:`.nsgt`) run chunks whose numpy and
 pocketfft work releases the GIL, so two cores analyse two chunks at once; the caller reports progress
-and may cancel between results, on its own thread.
+and may cancel between results, on its own thread. Copies and sums of samples run in column parts on
+the process's :func:`host_pool`, started once.
 """
 
 from __future__ import annotations
@@ -10,11 +11,47 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import itertools
+import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+
+HOST_THREADS = 8
+"""Threads of :func:`host_pool`: memory-bound work on the host (copies and sums of samples, whose
+new pages fault in as they are first written) scales to about this many on the H200's host."""
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def host_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool of :data:`HOST_THREADS` threads, started at its first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(HOST_THREADS, "spectropaint-host")
+        return _pool
+
+
+def in_column_parts(
+    work: Callable[[slice], object], n: int, least: int
+) -> list[concurrent.futures.Future]:
+    """Start ``work(columns)`` on :func:`host_pool` for slices that cover ``[0, n)``: one per core
+    (at most :data:`HOST_THREADS`), each of ``least`` columns or more, so that a short array is
+    one part. Returns at once; :func:`finish` waits."""
+    parts = max(1, min(HOST_THREADS, os.cpu_count() or 1, n // least))
+    step = max(1, -(-n // parts))
+    return [host_pool().submit(work, slice(first, first + step)) for first in range(0, n, step)]
+
+
+def finish(futures: Iterable[concurrent.futures.Future]) -> None:
+    """Wait for every call, then raise the first one's error, if any."""
+    futures = list(futures)
+    concurrent.futures.wait(futures)
+    for future in futures:
+        future.result()
 
 
 def results_in_order(

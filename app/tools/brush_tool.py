@@ -77,14 +77,15 @@ class BrushTool(Tool):
         return True
 
     def drag(self, pointer: Pointer) -> None:
+        """Queue the move's dabs, then move the outline: the painting thread starts on them while
+        this thread draws the outline."""
+        if self.painter.painting:
+            try:
+                self.painter.paint(self._event(pointer))
+            except BrushFailed as exc:
+                log.exception("the %s brush failed", self.name)
+                self.host.show_message(str(exc))
         self.hover(pointer)
-        if not self.painter.painting:
-            return
-        try:
-            self.painter.paint(self._event(pointer))
-        except BrushFailed as exc:
-            log.exception("the %s brush failed", self.name)
-            self.host.show_message(str(exc))
 
     def release(self, pointer: Pointer) -> None:
         if self.painter.painting:

@@ -15,13 +15,15 @@ with QPainter (rendercanvas's "bitmap" method; the log says why, once). ``SPECTR
 (``screen`` or ``bitmap``) forces one. The marks over the picture (the outline, the lane names, the
 grid: :class:`~spectropaint.app.window.canvas_overlay.CanvasOverlay`) are painted with QPainter
 either way: over the read-back pixels, or into an image that the GPU composes over the picture
-(:mod:`spectropaint.gpu.screen_frame`).
+(:mod:`spectropaint.gpu.screen_frame`). By read-back, while a stroke paints, a move's marks wait
+(up to :data:`MARKS_WAIT_MS`) for the frame that shows its dabs instead of being painted alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import time
 
@@ -82,6 +84,10 @@ MAX_FPS = 240
 """How often rendercanvas looks for a requested frame while nothing is being dragged or painted: a
 change waits for its next look (half of 1/MAX_FPS on average) before it is drawn, and frames are
 drawn only when something asked for one."""
+MARKS_WAIT_MS = 20
+"""While a stroke paints by read-back, how long a move's outline waits for the frame that shows the
+move's dabs (which paints the outline too) before it is painted alone: a move that stamps no dab
+makes no frame."""
 INTERACTING_FPS = 1000
 """The same while a stroke, a pan or a selection drag goes on (until the last dab is drawn): a
 painted change is drawn within a millisecond of reaching the window's thread instead of waiting up
@@ -140,6 +146,11 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self._damage: list[tuple[float, float, float, float]] | None = None
         """Parts of the picture (logical pixels) to draw again; None: all of it."""
         self._drawn_size: tuple[int, int] | None = None
+        self._drawn_area = QRect()
+        """By read-back: the widget's area (logical pixels) that frames drawn since the last one
+        presented changed; the presented image differs from the one shown only there."""
+        self._shown_area = QRect()
+        """The area of the image just presented, to repaint (read-back)."""
         self.partial_frames = 0
         """Frames that drew only what changed (tests and benchmarks)."""
         self.present = present_method(
@@ -158,6 +169,12 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self._stream_timer.setSingleShot(True)
         self._stream_timer.setInterval(STREAM_PAUSE_MS)
         self._stream_timer.timeout.connect(self._stream_step)
+        self._marks_due = QRect()
+        """While a stroke paints, by read-back: the area whose marks wait for the stroke's frame."""
+        self._marks_timer = QTimer(self)
+        self._marks_timer.setSingleShot(True)
+        self._marks_timer.setInterval(MARKS_WAIT_MS)
+        self._marks_timer.timeout.connect(self._paint_due_marks)
         self._attach()
         self.painter = PaintQueue(session, on_error=self.message.emit)
         """Strokes are painted on a thread of their own: this thread only queues pointer events."""
@@ -386,10 +403,23 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         if self._present_to_screen:
             self._marks_only = self._damage == []  # the picture stays: only the marks are composed
             self.request_draw()
-        elif area is None:
-            QWidget.update(self)
+            return
+        area = self.rect() if area is None else area.intersected(self.rect())
+        if self._drag is not None and self.painter.painting:
+            # a stroke's move: the frame that shows its dabs comes within a few milliseconds and
+            # paints the whole widget, marks included; painting them now as well would take this
+            # thread (and the GIL) from the stroke's dabs
+            self._marks_due = self._marks_due.united(area)
+            if not self._marks_timer.isActive():
+                self._marks_timer.start()
         elif not area.isEmpty():
             QWidget.update(self, area)
+
+    def _paint_due_marks(self) -> None:
+        """The marks of a stroke's moves that no frame painted within :data:`MARKS_WAIT_MS` (moves
+        that stamped no dab)."""
+        if not self._marks_due.isEmpty():
+            QWidget.update(self, self._marks_due)
 
     def set_selection(self, span: tuple[float, float] | None) -> None:
         geometry = self.renderer.geometry
@@ -457,6 +487,35 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         return rects
 
     def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+        """:meth:`_scissor`, its area (logical pixels) added to :attr:`_drawn_area`."""
+        scissor = self._scissor(size)
+        if scissor is None:
+            self._drawn_area = self.rect()
+        elif scissor[2] > 0:
+            scale = size[0] / max(1, self.width())
+            x0, y0 = math.floor(scissor[0] / scale), math.floor(scissor[1] / scale)
+            x1 = math.ceil((scissor[0] + scissor[2]) / scale)
+            y1 = math.ceil((scissor[1] + scissor[3]) / scale)
+            self._drawn_area = self._drawn_area.united(QRect(x0, y0, x1 - x0, y1 - y0))
+        return scissor
+
+    def _rc_present_bitmap(self, **kwargs) -> None:
+        super()._rc_present_bitmap(**kwargs)
+        self._shown_area, self._drawn_area = self._drawn_area, QRect()
+
+    def _rc_request_paint(self) -> None:
+        """By read-back, after an image is presented: repaint the part of the widget it changed
+        and the marks due, not the whole widget (rendercanvas's way): a stroke's frame on the H200
+        (offscreen) spent 1.3 ms painting all of it. rendercanvas presents one frame at a time
+        (its scheduler waits for each read-back), so each image's area is known."""
+        if self._present_to_screen:
+            super()._rc_request_paint()
+            return
+        area, self._shown_area = self._shown_area.united(self._marks_due), QRect()
+        if not area.isEmpty():
+            QWidget.update(self, area)
+
+    def _scissor(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
         """The scissor of the frame about to be drawn (``size`` physical pixels), None to draw it
         all (a new size, a new view, or nothing noted), or an empty one when only the marks changed
         (a surface frame composes them again over the kept picture)."""
@@ -551,6 +610,9 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
             painter = QPainter(self)
             self._paint_marks(painter)
             painter.end()
+            if event.rect().contains(self._marks_due):
+                self._marks_due = QRect()
+                self._marks_timer.stop()
         self.last_paint_time = time.perf_counter()
         if self.lanes.streaming and not self._stream_timer.isActive():
             self._stream_timer.start()
@@ -597,11 +659,11 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
 
     def _on_move(self, event) -> None:
         pointer = self._pointer(event)
-        self.cursor_moved.emit(pointer.point)
-        if self._drag is not None:
+        if self._drag is not None:  # first: a stroke's dabs start while the readout is written
             self._drag.drag(pointer)
         else:
             self.tool.hover(pointer)
+        self.cursor_moved.emit(pointer.point)
 
     def _on_up(self, event) -> None:
         if self._drag is None:

@@ -408,6 +408,8 @@ class MainWindow(QMainWindow):
 
     def close_document(self) -> None:
         self.when_idle.clear()
+        if self.canvas is not None:  # a stroke still being painted ends, and queues its settle,
+            self.canvas.finish_painting()  # before the session stops its settle thread
         if self.session is not None:
             self.session.close()
         self._close_views()

@@ -12,8 +12,9 @@ The NSGT (log scale, 48 bins per octave, 32.7 Hz up): SpectroPaint's torch trans
 the CPU also its CPU time, all threads, which on a shared machine says what free cores would take) and
 inverse, its round trip in dB, ``nsgt``'s own numpy forward (the unsliced ``NSGT`` on the whole
 signal; ``NSGT_sliced`` too up to 60 s, it is slow), opening a document, a one-second edit's
-resynthesis (after one untimed call; on the CPU also its CPU time; and the length of the samples it
-reaches), one brush event (an erase dab stroke of 0.1 s by 2
+resynthesis (after one untimed call; timed after every duration's document is open, one call of
+each duration per round, so that all see the machine in the same state; on the CPU also its CPU
+time; and the length of the samples it reaches), one brush event (an erase dab stroke of 0.1 s by 2
 semitones, also on the STFT; their ratio is printed), and the document's memory: stated by the
 memory budget before opening, and measured (the ``VmHWM`` of a process that only opens it, minus its
 resident memory before). The one-second edit lies in the middle of the slice hop nearest the file's
@@ -245,7 +246,11 @@ def measured_peak_bytes(path: str, device: torch.device) -> int:
     return int(result.stdout.split()[-1])
 
 
-def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -> list[dict]:
+def bench_nsgt(
+    seconds: float, device: torch.device, repeat: int, folder: str, alternated: dict
+) -> list[dict]:
+    """The NSGT rows of one duration; the resynthesis of its edits is put in ``alternated``
+    (keyed by operation and duration, its document kept) for :func:`time_alternated`."""
     samples = test_signal(seconds)
     path = os.path.join(folder, f"nsgt_{int(seconds)}s.wav")
     sf.write(path, samples.T, RATE, subtype="PCM_24")
@@ -314,15 +319,10 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
         BrushSettings(radius_seconds=0.5, radius_semitones=6.0),
     )
     octave_spans = octave.edited_sample_spans()
-    row(
-        "nsgt resynth. 1 s x 1 octave",
-        "torch",
-        timed(
-            lambda d=octave: [d.edited_between(a, b) for a, b in octave_spans], repeat, warm=True
-        ),
-    )
+    alternated[("nsgt resynth. 1 s x 1 octave", seconds)] = lambda d=octave: [
+        d.edited_between(a, b) for a, b in octave_spans
+    ]
     row("nsgt 1 octave's reach", "samples", sum(b - a for a, b in octave_spans) / RATE, "s")
-    del octave
     settings = BrushSettings(radius_seconds=0.5, radius_semitones=120.0)
     paint(document, "gain", [InputEvent(0.0, at, 1000.0)], settings)
     spans = document.edited_sample_spans()
@@ -330,7 +330,7 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     def resynthesise(d=document):
         return [d.edited_between(a, b) for a, b in spans]
 
-    row("nsgt resynthesise 1 s edit", "torch", timed(resynthesise, repeat, warm=True))
+    alternated[("nsgt resynthesise 1 s edit", seconds)] = resynthesise
     for engine, cut in (
         ("slice grid", document.transform.resynthesis_pieces),
         ("fixed 1.5 s", lambda a, b: cut_on_grid(a, b, RESYNTHESIS_PIECE, origin=a)),
@@ -348,14 +348,11 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     row("nsgt edit's reach", "samples", reach, "s")
     slices = edited_slices(document)
     row("nsgt edit's slices", "count", slices, "n")
-    costs = {"": "nsgt resynthesise 1 s edit", "CPU ": "nsgt resynthesise CPU time"}
-    for what, operation in costs.items():
-        ms = [r["ms"] for r in rows if r["operation"] == operation]
-        if ms:
-            row(f"nsgt resynth. {what}per s", "of reach", ms[0] / reach)
-            row(f"nsgt resynth. {what}per slice", "torch", ms[0] / slices)
-    row("nsgt brush event", "torch", brush_event_ms(document, repeat))
-    del document
+    painted = Document.from_file(
+        path, settings=NSGT, device=device
+    )  # the edit above stays as it is
+    row("nsgt brush event", "torch", brush_event_ms(painted, repeat))
+    del painted
     stft = Document.from_file(path, device=device)
     row("stft brush event", "torch", brush_event_ms(stft, repeat))
     del stft
@@ -365,6 +362,51 @@ def bench_nsgt(seconds: float, device: torch.device, repeat: int, folder: str) -
     row("nsgt memory measured", "VmHWM", measured_peak_bytes(path, device) / 1e6, "mb")
     os.remove(path)
     return rows
+
+
+def time_alternated(alternated: dict, repeat: int) -> list[dict]:
+    """Median times of the calls in ``alternated`` (after one untimed call each), taken in turn,
+    one call of each per round: the files of every duration see the machine in the same state.
+    Also each resynthesis per second of its reach and per slice it transforms."""
+    for function in alternated.values():
+        function()
+    times: dict = {key: [] for key in alternated}
+    for _ in range(repeat):
+        for key, function in alternated.items():
+            times[key].append(timed(function, 1))
+    return [
+        {"seconds": seconds, "operation": operation, "engine": "torch", "ms": round(median, 2)}
+        for (operation, seconds), median in (
+            (key, statistics.median(values)) for key, values in times.items()
+        )
+    ]
+
+
+def per_reach_rows(rows: list[dict]) -> list[dict]:
+    """The resynthesis of the full-band edit (and its CPU time) per second of its reach and per
+    slice, from the rows of each duration."""
+    out = []
+    by = {(r["operation"], r["seconds"]): r for r in rows}
+    costs = {"": "nsgt resynthesise 1 s edit", "CPU ": "nsgt resynthesise CPU time"}
+    for seconds in sorted({r["seconds"] for r in rows}):
+        reach = by.get(("nsgt edit's reach", seconds))
+        slices = by.get(("nsgt edit's slices", seconds))
+        for what, operation in costs.items():
+            cost = by.get((operation, seconds))
+            if reach and slices and cost:
+                for name, engine, per in (
+                    ("s", "of reach", reach["s"]),
+                    ("slice", "torch", slices["n"]),
+                ):
+                    out.append(
+                        {
+                            "seconds": seconds,
+                            "operation": f"nsgt resynth. {what}per {name}",
+                            "engine": engine,
+                            "ms": round(cost["ms"] / per, 2),
+                        }
+                    )
+    return out
 
 
 def machine(device: torch.device) -> dict:
@@ -421,11 +463,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     device = choose_device(args.device)
     rows = []
+    alternated: dict = {}
     with tempfile.TemporaryDirectory() as folder:
         for seconds in args.durations:
             if not args.no_stft:
                 rows += bench_duration(seconds, device, args.repeat, folder)
-            rows += bench_nsgt(seconds, device, args.repeat, folder)
+            rows += bench_nsgt(seconds, device, args.repeat, folder, alternated)
+    rows += time_alternated(alternated, args.repeat)
+    alternated.clear()
+    rows += per_reach_rows(rows)
     info = machine(device)
     print(
         f"# transforms, stereo {RATE} Hz, STFT n_fft 2048 hop 512, {NSGT.describe()}, "
