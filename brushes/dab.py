@@ -958,7 +958,9 @@ def _apply_stamping(
     for (member, _), member_box in zip(members, boxes, strict=True):
         coverage = member.coverage
         coverage.ensure(member_box, lambda tile: torch.zeros(tile.shape, device=document.device))
-        weights.append(torch.maximum(coverage.paste_into(torch.zeros_like(mask), member_box), mask))
+        # every cell of the box lies in a tile just ensured: the paste writes them all
+        covered = coverage.paste_into(torch.empty_like(mask), member_box)
+        weights.append(torch.maximum(covered, mask, out=covered))
         coverage.scatter(weights[-1], member_box)
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
