@@ -103,9 +103,7 @@ def clone(
         if abs(params.offset_frames) > 2048:  # keep the product exact to float32 rounding
             carried = wrap(deviation.double() * -params.offset_frames).to(torch.float32)
         else:
-            carried = deviation.mul_(
-                -params.offset_frames
-            )  # (a kept constant per offset would grow)
+            carried = deviation.mul_(-params.offset_frames)  # (not constant(): one kept a value)
         out = None if moved_phase is None else moved_phase[0]
         continued = torch.add(theta, centre, out=out).add_(carried)
         if params.phase == "continue":
