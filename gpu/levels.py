@@ -67,10 +67,11 @@ def _pool_four(cells: torch.Tensor, columns: int, out: torch.Tensor | None = Non
     return out
 
 
-def _pool_box(lower: torch.Tensor, upper: torch.Tensor, box: Rect) -> None:
+def _pool_box(lower: torch.Tensor, upper: torch.Tensor, box: Rect) -> torch.Tensor:
     """Recompute ``box`` (rows, columns) of ``upper`` from ``lower``, the level below it (both
-    ``[F, columns]``). The box and its groups of four are addressed by strides: an edit runs this
-    for every level, and on CUDA each slice or reshape costs host time as a launch does."""
+    ``[F, columns]``); the box of ``upper``, a view. The box and its groups of four are addressed
+    by strides: an edit runs this for every level, and on CUDA each slice or reshape costs host
+    time as a launch does."""
     rows, columns = box.row1 - box.row0, box.col1 - box.col0
     row_step, column_step = upper.stride()
     out = upper.as_strided(
@@ -80,15 +81,14 @@ def _pool_box(lower: torch.Tensor, upper: torch.Tensor, box: Rect) -> None:
     )
     if lower.shape[-1] < LEVEL_FACTOR * box.col1:  # the level's last column: fewer than four
         cells = lower[box.row0 : box.row1, LEVEL_FACTOR * box.col0 :]
-        _pool_four(cells, columns, out=out)
-        return
+        return _pool_four(cells, columns, out=out)
     row_step, column_step = lower.stride()
     grouped = lower.as_strided(
         (rows, columns, LEVEL_FACTOR),
         (row_step, LEVEL_FACTOR * column_step, column_step),
         lower.storage_offset() + box.row0 * row_step + LEVEL_FACTOR * box.col0 * column_step,
     )
-    torch.amax(grouped, dim=-1, out=out)
+    return torch.amax(grouped, dim=-1, out=out)
 
 
 class ReducedLevels:
@@ -112,6 +112,9 @@ class ReducedLevels:
         self.magnitude = magnitude
         self.level_widths = level_widths
         self._levels: list[torch.Tensor | None] = [magnitude] + [None] * (len(level_widths) - 1)
+        self._boxes: dict[tuple[int, Rect], torch.Tensor] = {}
+        """The boxes above level 0 that the last :meth:`update` wrote, as views of their levels:
+        :meth:`columns` of them then slices nothing."""
 
     def _level(self, level: int) -> torch.Tensor:
         if self._levels[level] is None:
@@ -124,18 +127,23 @@ class ReducedLevels:
 
     def columns(self, level: int, rect: Rect) -> torch.Tensor:
         """Rows and columns ``rect`` of ``level`` ``[rows, columns]`` (a view)."""
+        box = self._boxes.get((level, rect))
+        if box is not None:
+            return box
         return self._level(level)[rect.row0 : rect.row1, rect.col0 : rect.col1]
 
     def update(self, rect: Rect) -> list[tuple[int, Rect]]:
         """Level-0 cells ``rect`` changed: recompute the columns over them in every level made so
         far; the rectangle of each level (level 0 included) that is now to be uploaded."""
         changed = [(0, rect)]
+        self._boxes = {}
         for level in range(1, len(self.level_widths)):
             below = changed[-1][1]
             here = Rect(
                 below.row0, below.row1, below.col0 // LEVEL_FACTOR, -(-below.col1 // LEVEL_FACTOR)
             )
             if self._levels[level] is not None:
-                _pool_box(self._levels[level - 1], self._levels[level], here)
+                box = _pool_box(self._levels[level - 1], self._levels[level], here)
+                self._boxes[level, here] = box
             changed.append((level, here))
         return changed

@@ -164,6 +164,10 @@ class SpectrogramRenderer:
         Texture format of the views :meth:`render` draws into.
     """
 
+    _packed_view: ViewSettings | None = None
+    _packed_key: tuple | None = None
+    """The view and target shape whose uniforms the buffer holds (:meth:`prepare`)."""
+
     def __init__(
         self,
         device: wgpu.GPUDevice,
@@ -373,8 +377,8 @@ class SpectrogramRenderer:
         # operations, and two threads waiting on each other at each one made a 256 x 256 edit cost
         # 8 to 16 ms instead of under 1 on a 2-core machine shared with other work
         # (``bench_render.py``). Building a whole level keeps every thread.
-        small = one_thread() if magnitude.device.type == "cpu" else contextlib.nullcontext()
-        with small:
+        small = bool(rects) and magnitude.device.type == "cpu"
+        with one_thread() if small else contextlib.nullcontext():
             for rect in rects:
                 for level, box in self._levels.update(rect):
                     self._deferred[level] = add_rect(self._deferred.get(level, []), box)
@@ -542,21 +546,29 @@ class SpectrogramRenderer:
         """
         view = view or self.view
         self.stats.begin_frame()
-        values = self._uniform_values(view, full_size or (width, height), offset)
-        values["clip"] = clip or (0, 0, width, height)
-        level, scale = values["level"], LEVEL_FACTOR ** values["level"]
-        self._view_span = (
-            level,
-            max(0, math.floor(values["t0"] / scale) - 1),
-            min(self.grid.level_widths[level], math.ceil(values["t1"] / scale) + 1),
-        )
+        # the same view drawn into the same target (each frame of a stroke) writes no uniforms
+        shape = (full_size or (width, height), offset, clip or (0, 0, width, height))
+        key = (*shape, self.reference_magnitude)
+        packed = None
+        if view is not self._packed_view or key != self._packed_key:
+            values = self._uniform_values(view, shape[0], offset)
+            values["clip"] = shape[2]
+            level, scale = values["level"], LEVEL_FACTOR ** values["level"]
+            self._view_span = (
+                level,
+                max(0, math.floor(values["t0"] / scale) - 1),
+                min(self.grid.level_widths[level], math.ceil(values["t1"] / scale) + 1),
+            )
+            packed = pack_view(values)
         with gpu_errors("uploading the spectrogram to the GPU"):
             self._show_channel(view.channel)
             if view.mode == "phase":
                 self._ensure_phase()
             self._show_mask(view.overlays.mask)
             self._flush()
-            self.device.queue.write_buffer(self._uniforms, 0, pack_view(values))
+            if packed is not None:
+                self.device.queue.write_buffer(self._uniforms, 0, packed)
+                self._packed_view, self._packed_key = view, key
 
     def encode(self, render_pass: wgpu.GPURenderPassEncoder) -> None:
         """Record the draw into a pass whose target has ``target_format`` (after :meth:`prepare`)."""

@@ -15,6 +15,7 @@ Nothing here touches the GPU, so the bookkeeping is tested on its own.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -129,7 +130,9 @@ class Piece(NamedTuple):
 
 @dataclass(frozen=True)
 class TileGrid:
-    """The tiles of one block for ``n_channels`` channels and reduced levels of ``level_widths``."""
+    """The tiles of one block for ``n_channels`` channels and reduced levels of ``level_widths``.
+
+    Its derived numbers are computed once (every texture write asks for them)."""
 
     n_channels: int
     n_bins: int
@@ -153,7 +156,7 @@ class TileGrid:
             n_channels, n_bins, level_widths, width, n_bins if n_bins <= max_dim else largest
         )
 
-    @property
+    @functools.cached_property
     def level_offsets(self) -> tuple[int, ...]:
         """Virtual column where each level starts."""
         offsets, total = [], 0
@@ -162,27 +165,27 @@ class TileGrid:
             total += width
         return tuple(offsets)
 
-    @property
+    @functools.cached_property
     def column_shift(self) -> int:
         """``log2(tile_width)``: virtual column ``v`` is in tile column ``v >> column_shift``."""
         return self.tile_width.bit_length() - 1
 
-    @property
+    @functools.cached_property
     def row_shift_and_mask(self) -> tuple[int, int]:
         """Bin ``b`` is in tile row ``b >> shift``, texel row ``b & mask`` (shift 31 for one row)."""
         if self.tile_rows == 1:
             return 31, 0xFFFFFFFF
         return self.tile_height.bit_length() - 1, self.tile_height - 1
 
-    @property
+    @functools.cached_property
     def tile_cols(self) -> int:
         return -(-sum(self.level_widths) // self.tile_width)
 
-    @property
+    @functools.cached_property
     def tile_rows(self) -> int:
         return -(-self.n_bins // self.tile_height)
 
-    @property
+    @functools.cached_property
     def n_layers(self) -> int:
         return self.n_channels * self.tile_rows * self.tile_cols
 

@@ -88,19 +88,6 @@ class HostCells(NamedTuple):
             )
             stats.count(4 * width * height)
 
-    def owned(self) -> HostCells:
-        """The same cells in an array of their own (``buffer`` may be a staging buffer that the
-        next transfer overwrites)."""
-        rows, columns = self.rect.row1 - self.rect.row0, self.rect.col1 - self.rect.col0
-        cells = np.ndarray(
-            (rows, columns),
-            np.float32,
-            buffer=self.buffer,
-            offset=4 * self.start,
-            strides=(4 * self.pitch, 4),
-        )
-        return self._replace(buffer=cells.copy().reshape(-1), start=0, pitch=columns)
-
 
 def _grown(buffer: torch.Tensor | None, n: int, **where) -> torch.Tensor:
     """``buffer`` when it holds ``n`` float32, else a new one (at least twice as large, at most
@@ -119,20 +106,26 @@ class HostStaging:
         self._device: torch.Tensor | None = None
         self._host: torch.Tensor | None = None
 
-    def gather(self, cells: list[torch.Tensor]) -> list[tuple[np.ndarray, int, int]]:
+    def gather(
+        self, cells: list[torch.Tensor], keep: list[bool]
+    ) -> list[tuple[np.ndarray, int, int]]:
         """``cells`` (each ``[rows, columns]``, on one device: CUDA, where the rest of the renderer
-        uses it) on the host after one copy and one synchronisation: ``(1-D float32 array, first element, row pitch)`` for each.
+        uses it) on the host after one copy and one synchronisation: ``(1-D float32 array, first
+        element, row pitch)`` for each; those with ``keep`` in an array of their own (the staging
+        buffer is overwritten by the next transfer).
 
         Rectangles with as many rows are laid side by side, row by row, by one ``torch.cat``
         (a box at every level it reaches shares its rows): one kernel for all of them, and each
-        rectangle's row pitch is their total width.
+        rectangle's row pitch is their total width. The kept ones come first in their block, so
+        that one strided copy takes them all out of it.
         """
-        groups: dict[int, list[int]] = {}
-        for index, c in enumerate(cells):
-            groups.setdefault(c.shape[0], []).append(index)
-        total = sum(
-            rows * sum(cells[i].shape[1] for i in members) for rows, members in groups.items()
-        )
+        widths = [c.shape[1] for c in cells]
+        groups: dict[int, list[int]] = {}  # rows: the kept rectangles first, then the others
+        for first in (True, False):
+            for index, c in enumerate(cells):
+                if keep[index] == first:
+                    groups.setdefault(c.shape[0], []).append(index)
+        total = sum(rows * sum(widths[i] for i in members) for rows, members in groups.items())
         device = cells[0].device
         small = 4 * total <= STAGING_LIMIT
         if small:
@@ -140,17 +133,13 @@ class HostStaging:
             gathered = self._device
         else:
             gathered = torch.empty(total, dtype=torch.float32, device=device)
-        where: list[tuple[int, int]] = [(0, 0)] * len(cells)
+        blocks = []  # (first element, rows, width, members) of each block of rows
         offset = 0
         for rows, members in groups.items():
-            width = sum(cells[i].shape[1] for i in members)
+            width = sum(widths[i] for i in members)
             block = gathered[offset : offset + rows * width].view(rows, width)
-            parts = [cells[i].to(torch.float32) for i in members]
-            torch.cat(parts, dim=1, out=block)
-            column = 0
-            for i in members:
-                where[i] = (offset + column, width)
-                column += cells[i].shape[1]
+            torch.cat([_float32(cells[i]) for i in members], dim=1, out=block)
+            blocks.append((offset, rows, width, members))
             offset += rows * width
         if small and device.type == "cuda":
             if self._host is None:  # whole at once, never grown (see STAGING_LIMIT)
@@ -161,7 +150,30 @@ class HostStaging:
             array = host.numpy()
         else:
             array = gathered[:total].cpu().numpy()
-        return [(array, start, pitch) for start, pitch in where]
+        where: list[tuple[np.ndarray, int, int]] = [(array, 0, 0)] * len(cells)
+        for offset, rows, width, members in blocks:
+            column, kept = 0, array
+            kept_width = sum(widths[i] for i in members if keep[i])
+            if kept_width:  # the kept columns of every row, copied out at once
+                kept = _rows(array, offset, rows, kept_width, width).copy().reshape(-1)
+            for i in members:
+                where[i] = (
+                    (kept, column, kept_width) if keep[i] else (array, offset + column, width)
+                )
+                column += widths[i]
+        return where
+
+
+def _float32(cells: torch.Tensor) -> torch.Tensor:
+    return cells if cells.dtype == torch.float32 else cells.to(torch.float32)
+
+
+def _rows(buffer: np.ndarray, start: int, rows: int, columns: int, pitch: int) -> np.ndarray:
+    """The ``[rows, columns]`` view of float32 ``buffer`` whose cell ``(row, column)`` is element
+    ``start + row * pitch + column`` (no copy)."""
+    return np.ndarray(
+        (rows, columns), np.float32, buffer=buffer, offset=4 * start, strides=(4 * pitch, 4)
+    )
 
 
 class UploadBatch:
@@ -188,7 +200,8 @@ class UploadBatch:
         """Write ``cells`` ``[rect rows, rect columns]`` at ``rect`` of ``level`` of ``grid``'s tiles
         (whose first layer in ``texture`` is ``layer0``); with ``keep``, only bring them to the host
         with the others: :meth:`write` returns them, to be written later."""
-        self._items.append(_Item(texture, grid, level, rect, cells.detach(), layer0, keep))
+        cells = cells.detach() if cells.requires_grad else cells
+        self._items.append(_Item(texture, grid, level, rect, cells, layer0, keep))
 
     def add_host(self, cells: HostCells) -> None:
         """Write cells already in host memory (kept by an earlier batch)."""
@@ -210,7 +223,7 @@ class UploadBatch:
                 item.texture, item.grid, item.level, item.rect, item.layer0, buffer, start, pitch
             )
             if item.keep:
-                kept.append(cells.owned())
+                kept.append(cells)
             else:
                 cells.write(queue, stats)
         self._items.clear()
@@ -223,11 +236,23 @@ class UploadBatch:
         return device.type == "cuda"
 
     def _host(self, staging: HostStaging) -> list[tuple[np.ndarray, int, int]]:
-        """Each item's cells in host memory: (1-D float32 array, first element, row pitch)."""
+        """Each item's cells in host memory: (1-D float32 array, first element, row pitch); the
+        kept ones in arrays of their own."""
         cells = [item.cells for item in self._items]
-        if not self.transfers(cells[0].device):
-            return [_in_place(c) for c in cells]
-        return staging.gather(cells)
+        keep = [item.keep for item in self._items]
+        if self.transfers(cells[0].device):
+            return staging.gather(cells, keep)
+        found = []
+        for c, kept in zip(cells, keep, strict=True):
+            array, start, pitch = _in_place(c)
+            if kept:  # the level's own storage changes with the next edit
+                array, start, pitch = (
+                    _rows(array, start, *c.shape, pitch).copy().reshape(-1),
+                    0,
+                    c.shape[1],
+                )
+            found.append((array, start, pitch))
+        return found
 
 
 def _in_place(cells: torch.Tensor) -> tuple[np.ndarray, int, int]:
