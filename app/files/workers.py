@@ -103,6 +103,9 @@ class Job(QObject):
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
         self.dialog.canceled.connect(self.cancel)  # on this thread: the worker's is busy working
+        # Escape reaches the Cancel button's shortcut only once the dialog is the active window;
+        # before, it rejects the dialog, which hid it and left the work going on
+        self.dialog.rejected.connect(self.cancel)
         self._on_success, self._on_failure, self._on_cancel = on_success, on_failure, on_cancel
         # bound slots of this GUI-thread object: Qt queues the worker's signals onto the GUI thread
         self.worker.progressed.connect(self._show_progress)
