@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
-from spectropaint.brushes.kernels.phase import atan2
+from spectropaint.brushes.kernels.phase import constant
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -218,38 +219,6 @@ def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:
     return torch.where(index >= n, 2 * n - 1 - index, index)
 
 
-def blend(
-    base: torch.Tensor,
-    magnitude: torch.Tensor,
-    phase: torch.Tensor,
-    weight: torch.Tensor,
-    *,
-    keeps_phase: bool,
-    angle=torch.atan2,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``base`` (``[2, C, B, T]``) moved towards the kernel's result by ``weight`` ``[B, T]``.
-
-    Magnitude-only kernels blend magnitude linearly and keep ``base``'s phase; the others blend the
-    complex coefficients (a crossfade, as mixing the two sounds would), in real arithmetic (torch's
-    complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
-    keep ``base``'s values exactly. ``angle`` computes the phase (``atan2``; warp's dabs take
-    :func:`~.kernels.phase.atan2`, whose result does not depend on the tensor's size).
-    """
-    old_magnitude, old_phase = base[0], base[1]
-    touched = weight > 0
-    if keeps_phase:
-        return select(
-            touched, torch.lerp(old_magnitude, magnitude, weight), old_magnitude
-        ), old_phase
-    old_real, old_imag = old_magnitude * torch.cos(old_phase), old_magnitude * torch.sin(old_phase)
-    real = old_real + (magnitude * torch.cos(phase) - old_real) * weight
-    imag = old_imag + (magnitude * torch.sin(phase) - old_imag) * weight
-    return (
-        select(touched, torch.sqrt(real * real + imag * imag), old_magnitude),
-        select(touched, angle(imag, real), old_phase),
-    )
-
-
 def _read(
     state: StrokeState, index: int, box: Region, *, original: bool, fresh: frozenset = frozenset()
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -418,10 +387,10 @@ class _EventDabs:
     def of(cls, state: StrokeState, dabs: Dabs) -> _EventDabs:
         settings = state.settings
         size = settings.size_at(dabs.pressure)
-        reach = np.stack((state.plane.radius[0] * size, state.plane.radius[1] * size), axis=1)
+        reach = _columns(state.plane.radius[0] * size, state.plane.radius[1] * size)
         weight = np.broadcast_to(settings.weight_at(dabs.pressure), len(dabs))
-        at = np.stack((dabs.x, dabs.y), axis=1)
-        return cls(at, reach, np.stack((dabs.step_x, dabs.step_y), axis=1), weight)
+        at = _columns(dabs.x, dabs.y)
+        return cls(at, reach, _columns(dabs.step_x, dabs.step_y), weight)
 
     def __len__(self) -> int:
         return len(self.at)
@@ -429,6 +398,13 @@ class _EventDabs:
     def rows(self, keep: np.ndarray) -> _EventDabs:
         """The dabs that ``keep`` (bool ``[K]``) marks."""
         return _EventDabs(self.at[keep], self.reach[keep], self.step[keep], self.weight[keep])
+
+
+def _columns(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``np.stack((x, y), axis=1)`` in a third of the time on a few."""
+    out = np.empty((len(x), 2))
+    out[:, 0], out[:, 1] = x, y
+    return out
 
 
 def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _EventDabs):
@@ -441,14 +417,7 @@ def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _Event
     grids = [state.document.blocks[stroke.index] for stroke in strokes]
     if axes.identity:  # the stroke's plane is this block's cells (a family of one)
         (stroke,), (block,) = strokes, grids
-        boxes = dab_boxes(
-            at[:, 0],
-            at[:, 1],
-            reach[:, 0],
-            reach[:, 1],
-            n_bins=block.n_bins,
-            n_frames=block.n_frames,
-        )
+        boxes = dab_boxes(at, reach, n_bins=block.n_bins, n_frames=block.n_frames)
         keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
         radius = np.broadcast_to(np.asarray(state.plane.radius, dtype=np.float64), at.shape)
         fields = (boxes, at, reach, weight, radius, dabs.step, at, None)
@@ -813,16 +782,20 @@ def _cells(group: _BlockDabs, box: Region, *, windows: bool = False) -> _Cells:
     """Where ``group``'s dabs lie in their joint ``box`` (see :class:`_Cells`)."""
     n_bins, n_frames = box.shape
     spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
-    width = int((spans[:, 1] - spans[:, 0]).max())
-    height = int((spans[:, 3] - spans[:, 2]).max())
+    widths, heights = spans[:, 1] - spans[:, 0], spans[:, 3] - spans[:, 2]
+    width, height = int(widths.max()), int(heights.max())
     first_column, first_row = spans[:, :1], spans[:, 2:3]
+    steps_across, steps_down = np.arange(width), np.arange(height)
     if windows:  # the block lies in the joint box, and holds the dab's box
         first_column = np.minimum(first_column, n_frames - width)
         first_row = np.minimum(first_row, n_bins - height)
-    columns = first_column + np.arange(width)  # [K, W]
-    rows = first_row + np.arange(height)  # [K, H]
-    in_columns = (columns >= spans[:, :1]) & (columns < spans[:, 1:2])
-    in_rows = (rows >= spans[:, 2:3]) & (rows < spans[:, 3:4])
+    columns = first_column + steps_across  # [K, W]
+    rows = first_row + steps_down  # [K, H]
+    if windows:
+        in_columns = (columns >= spans[:, :1]) & (columns < spans[:, 1:2])
+        in_rows = (rows >= spans[:, 2:3]) & (rows < spans[:, 3:4])
+    else:  # the block begins where the box does
+        in_columns, in_rows = steps_across < widths[:, None], steps_down < heights[:, None]
     columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
     return _Cells(spans, columns, rows, in_columns, in_rows)
 
@@ -844,29 +817,21 @@ def _distances(
     at, reach = group.at, group.reach
     cells = _cells(group, box, windows=windows)
     columns, rows, in_columns, in_rows = cells.columns, cells.rows, cells.in_columns, cells.in_rows
-    width, height = columns.shape[1], rows.shape[1]
     frame_x = axes.x_offset + axes.x_scale * (box.frame0 + columns).astype(np.float64)
     band_y = np.asarray(axes.y, dtype=np.float64)[box.bin0 + rows]
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
     u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
-    n_dabs = len(group)
-    sizes = np.cumsum([0, u.size, v.size, columns.size, rows.size, n_dabs])
-    packed = to_device(
-        np.concatenate((u.ravel(), v.ravel(), columns.ravel(), rows.ravel(), group.weight)).astype(
-            np.float32
-        ),
-        device,
-    )
-    u_d, v_d, columns_d, rows_d, weight_d = (packed[a:b] for a, b in itertools.pairwise(sizes))
-    return (
-        u_d.view(n_dabs, width),
-        v_d.view(n_dabs, height),
-        columns_d.view(n_dabs, width),
-        rows_d.view(n_dabs, height),
-        weight_d,
-        cells,
-    )
+    return (*_upload([u, v, columns, rows, group.weight], device, np.float32), cells)
+
+
+def _upload(parts: list[np.ndarray], device: torch.device, dtype=None) -> list[torch.Tensor]:
+    """Host arrays on ``device`` (as ``dtype`` where given), each of its own shape, copied there
+    in one piece (one copy instead of one an array)."""
+    sizes = itertools.pairwise(itertools.accumulate((part.size for part in parts), initial=0))
+    packed = np.concatenate([part.ravel() for part in parts])
+    packed = to_device(packed if dtype is None else packed.astype(dtype), device)
+    return [packed[a:b].view(part.shape) for (a, b), part in zip(sizes, parts, strict=True)]
 
 
 def _nearest_weight(
@@ -889,10 +854,15 @@ def _nearest_weight(
     n_dabs, width = u.shape
     height = v.shape[1]
     squared = v.view(n_dabs, height, 1) ** 2 + u.view(n_dabs, 1, width) ** 2
-    cells = rows.view(n_dabs, height, 1).long() * n_frames + columns.view(n_dabs, 1, width).long()
-    nearest = torch.full((n_bins * n_frames,), 4.0, device=u.device).scatter_reduce_(
-        0, cells.flatten(), squared.flatten(), "amin"
-    )  # 4: 2 radii, weight 0, in cells no dab's box holds
+    if n_dabs == 1:  # its box is the joint box, and holds each cell once (under 2 radii**2)
+        nearest = squared
+    else:
+        cells = (
+            rows.view(n_dabs, height, 1).long() * n_frames + columns.view(n_dabs, 1, width).long()
+        )
+        nearest = torch.full((n_bins * n_frames,), 4.0, device=u.device).scatter_reduce_(
+            0, cells.flatten(), squared.flatten(), "amin"
+        )  # 4: 2 radii, weight 0, in cells no dab's box holds
     return mask_from_radius(
         torch.sqrt(nearest).view(n_bins, n_frames),
         hardness=state.settings.hardness,
@@ -988,7 +958,9 @@ def _apply_stamping(
     for (member, _), member_box in zip(members, boxes, strict=True):
         coverage = member.coverage
         coverage.ensure(member_box, lambda tile: torch.zeros(tile.shape, device=document.device))
-        weights.append(torch.maximum(coverage.paste_into(torch.zeros_like(mask), member_box), mask))
+        # every cell of the box lies in a tile just ensured: the paste writes them all
+        covered = coverage.paste_into(torch.empty_like(mask), member_box)
+        weights.append(torch.maximum(covered, mask, out=covered))
         coverage.scatter(weights[-1], member_box)
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
@@ -1134,10 +1106,10 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
         mask = masks.own(index, own_box)
         params = group.params(state.params, index)
         magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
-        base = values[(slice(None), slice(None), *_within(own_box, own))]
-        new = blend(base, magnitude, phase, mask, keeps_phase=kind.keeps_phase, angle=atan2)
-        at = (slice(None), *_within(own_box, inside))
-        current[0][at], current[1][at] = new
+        window = current[(slice(None), slice(None), *_within(own_box, inside))]
+        WindowBlend(magnitude.shape, device=magnitude.device)(
+            window, magnitude, phase, mask, mask > constant(0.0, mask)
+        )
 
 
 PLAN_CELLS = 1 << 16
@@ -1189,46 +1161,34 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     ]
     high = np.stack([(spans[:, 1] - spans[:, 0]) + 2 * margin_frames - 1,
                      (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
-    floats = [dest[1], dest[0], high]
-    sizes = np.cumsum([0, *(part.size for part in floats)])
-    packed = to_device(np.concatenate([part.ravel() for part in floats]).astype(np.float32), device)
-    dest_columns, dest_rows, high_d = (
-        packed[a:b].view(part.shape)
-        for (a, b), part in zip(itertools.pairwise(sizes), floats, strict=True)
-    )
-    integers = [maps[0], maps[1], rows + margin_bins, columns + margin_frames]
-    sizes = np.cumsum([0, *(part.size for part in integers)])
-    packed = to_device(np.concatenate([part.ravel() for part in integers]), device)
-    row_maps, column_maps, window_rows, window_columns = (
-        packed[a:b].view(part.shape)
-        for (a, b), part in zip(itertools.pairwise(sizes), integers, strict=True)
-    )
-    in_box = to_device(cells.in_rows[:, :, None] & cells.in_columns[:, None, :], device)
+    dest_columns, dest_rows, high_d = _upload([dest[1], dest[0], high], device, np.float32)
+    window_cells = (rows + margin_bins)[:, :, None] * original.shape[-1] + (
+        columns + margin_frames
+    )[:, None, :]
+    row_maps, column_maps, window_cells = _upload([maps[0], maps[1], window_cells], device)
+    outside = to_device(~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]), device)
     dabs = DragDabs(
         mask=masks,
-        in_box=in_box,
+        outside=outside,
         step=to_device(group.step, device),
         dest_columns=dest_columns,
         dest_rows=dest_rows,
         high=high_d,
         columns=column_maps,
         rows=row_maps,
-        window_columns=window_columns,
-        window_rows=window_rows,
+        window_cells=window_cells,
     )
     plan = kind.plan(original, prepared, dabs, group.params(state.params), width=current.shape[-1])
     held = current.view(2 * current.shape[1], -1)
     first_rows = rows[:, 0] + box.bin0 - inside.bin0
     first_columns = columns[:, 0] + box.frame0 - inside.frame0
-    each = masks.unbind(0)
+    each, touched = masks.unbind(0), (masks > constant(0.0, masks)).unbind(0)
+    blender = WindowBlend((current.shape[1], height, width), device=device)
     for index in range(n_dabs):
         row, column = int(first_rows[index]), int(first_columns[index])
         window = current[:, :, row : row + height, column : column + width]
-        magnitude, phase = plan.dab(index, held)
-        new = blend(
-            window, magnitude, phase, each[index], keeps_phase=kind.keeps_phase, angle=atan2
-        )
-        window[0], window[1] = new
+        magnitude, phase = plan.dab(index, held, out=blender.phase)
+        blender(window, magnitude, phase, each[index], touched[index])
 
 
 def _own_cells(first, stop, n, offset, held, size) -> np.ndarray:

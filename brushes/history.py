@@ -133,7 +133,13 @@ class OpenStep:
         :meth:`record` just gave, before the box is written), read from the document.
         """
         tiles = self._tiles(box.block)
-        return tiles.paste_into(read_stacked(self.document, box), box, skip=fresh)
+        if box.empty or any(key in fresh or key not in tiles.tiles for key in tiles.keys(box)):
+            values = read_stacked(self.document, box)
+        else:  # kept tiles cover the box: the paste writes every cell
+            like = self.document.blocks[box.block].magnitude
+            shape = (2, len(box.channels), *box.shape)
+            values = torch.empty(shape, dtype=like.dtype, device=like.device)
+        return tiles.paste_into(values, box, skip=fresh)
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""

@@ -11,27 +11,30 @@ import math
 import numpy as np
 import torch
 
+from spectropaint.brushes.kernels.phase import constant
+
 FAR = float(1 << 40)
 """Cell indices are clipped to this before they become integers (positions may reach ``1e308``)."""
 
 
-def dab_boxes(
-    x: np.ndarray, y: np.ndarray, radius_frames, radius_bins, *, n_bins: int, n_frames: int
-) -> np.ndarray:
-    """The grid cells the ellipses centred on frames ``x``, bins ``y`` can cover, clipped (never
-    wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0, frame1`` (empty where ``bin0 >= bin1`` or
-    ``frame0 >= frame1``).
+def dab_boxes(at: np.ndarray, reach: np.ndarray, *, n_bins: int, n_frames: int) -> np.ndarray:
+    """The grid cells the ellipses centred on ``at`` ``[K, 2]`` (frames, bins) with radii ``reach``
+    ``[K, 2]`` can cover, clipped (never wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0,
+    frame1`` (empty where ``bin0 >= bin1`` or ``frame0 >= frame1``).
 
     Cells are at integer positions; a cell is in the box when it lies strictly inside the ellipse's
     bounding rectangle.
     """
-    columns = [
-        np.floor(y - radius_bins) + 1,
-        np.minimum(np.ceil(y + radius_bins), n_bins),
-        np.floor(x - radius_frames) + 1,
-        np.minimum(np.ceil(x + radius_frames), n_frames),
-    ]
-    return np.stack([np.clip(c, 0, FAR) for c in columns], axis=1).astype(np.int64)
+    low = np.floor(at - reach) + 1
+    high = np.minimum(np.ceil(at + reach), (n_frames, n_bins))
+    boxes = np.empty((len(at), 4))
+    boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3] = (
+        low[:, 1],
+        high[:, 1],
+        low[:, 0],
+        high[:, 0],
+    )
+    return np.clip(boxes, 0, FAR, out=boxes).astype(np.int64)
 
 
 def mask_from_distances(
@@ -55,9 +58,8 @@ def mask_from_distances(
     -------
     torch.Tensor [shape=(..., bins, frames)], float32
     """
-    return mask_from_radius(
-        torch.sqrt(v[..., :, None] ** 2 + u[..., None, :] ** 2), hardness=hardness, weight=weight
-    )
+    v, u = v[..., :, None], u[..., None, :]
+    return mask_from_radius(torch.add(v * v, u * u).sqrt_(), hardness=hardness, weight=weight)
 
 
 def mask_from_radius(
@@ -65,10 +67,12 @@ def mask_from_radius(
 ) -> torch.Tensor:
     """The dab's weight at normalised elliptical distances ``r`` (float32, any shape): see
     :func:`mask_from_distances`. It never rises with ``r``."""
+    one = constant(1.0, r)
     if hardness >= 1.0:
-        shape = (r < 1.0).to(torch.float32)
+        shape = (r < one).to(torch.float32)
     else:  # in place where it can be: a dab's mask is small, its cost the operations
-        ramp = (r - hardness).div_(1.0 - hardness).clamp_(0.0, 1.0)
-        shape = torch.cos(ramp.mul_(math.pi)).mul_(0.5).add_(0.5)
-        shape.masked_fill_(r >= 1.0, 0.0)
+        ramp = (r - constant(hardness, r)).div_(constant(1.0 - hardness, r)).clamp_(0.0, 1.0)
+        half = constant(0.5, r)
+        shape = ramp.mul_(constant(math.pi, r)).cos_().mul_(half).add_(half)
+        shape.masked_fill_(r >= one, 0.0)
     return shape * weight

@@ -18,8 +18,8 @@ from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import (
     CONTEXT_FRAMES,
     PHASE_MODES,
+    Continuation,
     blend_phase,
-    continuation,
     phase_ramp,
     wrap,
 )
@@ -85,9 +85,12 @@ def clone(
     rows, columns = context.inner
     hop, rate = context.hop, context.sample_rate
     shift = context.bin_hz[rows] - source.bin_hz
-    theta = source.phase[..., 1:] + phase_ramp(shift, context.frames, hop=hop, sample_rate=rate).to(
-        torch.float32
-    )
+    after = source.phase[..., 1:]
+    ramp = phase_ramp(shift, context.frames, hop=hop, sample_rate=rate).to(torch.float32)
+    moved_phase = None  # auto: the continued and the shifted phase side by side
+    if params.phase == "auto":
+        moved_phase = torch.empty((2, *after.shape), device=after.device)
+    theta = torch.add(after, ramp, out=None if moved_phase is None else moved_phase[1])
     if params.phase != "shift":
         # carried forward over -offset_frames at the measured advance: the bin centre's part
         # (exact, per row; its advance over one frame from the same call) plus the deviation
@@ -96,19 +99,21 @@ def clone(
         frames[:1].fill_(-params.offset_frames)  # (item assignment copies a host scalar up)
         ramps = phase_ramp(source.bin_hz, frames, hop=hop, sample_rate=rate).to(torch.float32)
         centre, omega = ramps[:, :1], ramps[:, 1:]
-        deviation = wrap(source.phase[..., 1:] - source.phase[..., :-1] - omega)
+        deviation = wrap((after - source.phase[..., :-1]).sub_(omega))
         if abs(params.offset_frames) > 2048:  # keep the product exact to float32 rounding
             carried = wrap(deviation.double() * -params.offset_frames).to(torch.float32)
         else:
-            carried = deviation * -params.offset_frames
-        continued = theta + centre + carried
+            carried = deviation.mul_(-params.offset_frames)  # (not constant(): one kept a value)
+        out = None if moved_phase is None else moved_phase[0]
+        continued = torch.add(theta, centre, out=out).add_(carried)
         if params.phase == "continue":
             theta = continued
         else:  # auto: continue only where the destination already holds what is carried there
-            moved = source.magnitude[..., 1:]
             here = (slice(None), rows)
-            sure = continuation(magnitude[here], phase[here], moved, continued, theta)
-            theta = blend_phase(theta, continued, sure)
+            sure = Continuation(after.shape, device=after.device)(
+                magnitude[here], phase[here], source.magnitude[..., 1:], moved_phase
+            )
+            theta = blend_phase(theta, continued, sure, spare=continued)
     box = (slice(None), slice(None), columns)
     inner = (slice(None), rows, columns)
     copied = source.magnitude[..., 1:][box], wrap(theta[box])

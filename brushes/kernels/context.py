@@ -130,8 +130,8 @@ class DragDabs:
     ----------
     mask : torch.Tensor [shape=(K, H, W)], float32
         Each dab's weight on its window (0 outside its box).
-    in_box : torch.Tensor [shape=(K, H, W)], bool
-        The cells of the window inside the dab's box.
+    outside : torch.Tensor [shape=(K, H, W)], bool
+        The cells of the window outside the dab's box.
     step : torch.Tensor [shape=(K, 2)], float64
         Motion (frames, bins) since the previous dab.
     dest_columns, dest_rows : torch.Tensor [shape=(K, W) and (K, H)], float32
@@ -142,22 +142,21 @@ class DragDabs:
         For each own-region column (row; padded to the widest): its column in the group's region
         (``[0]``) and in the values held, the joint box's cells clipped to the grid (``[1]``),
         reflected past the grid as the dab alone would be.
-    window_columns, window_rows : torch.Tensor [shape=(K, W) and (K, H)], int64
-        The group's region column and row of each window column and row.
+    window_cells : torch.Tensor [shape=(K, H, W)], int64
+        The group's region cell of each window cell, as a place in its flattened ``[Bm, Tm]``.
     alone : tuple of slice, or None
         One dab on its own region (``K`` 1), which the values held are: its window is its box,
-        at these (bins, frames) slices of the region, and ``in_box``, ``columns``, ``rows`` and
-        the ``window_*`` maps are None.
+        at these (bins, frames) slices of the region, and ``outside``, ``columns``, ``rows`` and
+        ``window_cells`` are None.
     """
 
     mask: torch.Tensor
-    in_box: torch.Tensor | None
+    outside: torch.Tensor | None
     step: torch.Tensor
     dest_columns: torch.Tensor
     dest_rows: torch.Tensor
     high: torch.Tensor
     columns: torch.Tensor | None
     rows: torch.Tensor | None
-    window_columns: torch.Tensor | None
-    window_rows: torch.Tensor | None
+    window_cells: torch.Tensor | None
     alone: tuple[slice, slice] | None = None

@@ -56,11 +56,12 @@ def clear_constants() -> None:
     _number.cache_clear()
 
 
-def wrap(angle: torch.Tensor) -> torch.Tensor:
+def wrap(angle: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
     """Angles reduced to ``[-pi, pi]``: less the nearest whole number of turns (twice as fast as
-    ``remainder`` on a dab's box on a CPU, measured here)."""
-    turns = torch.round(angle * constant(1 / (2 * math.pi), angle))
-    return angle - turns * constant(2 * math.pi, angle)
+    ``remainder`` on a dab's box on a CPU, measured here). ``out``: a tensor of ``angle``'s shape
+    (not ``angle`` itself) to compute in and return."""
+    turns = torch.mul(angle, constant(1 / (2 * math.pi), angle), out=out).round_()
+    return torch.sub(angle, turns.mul_(constant(2 * math.pi, angle)), out=turns)
 
 
 ATAN2_BLOCK = 64
@@ -69,7 +70,7 @@ THREADED_CELLS = 32768
 """From this many elements torch shares an operation between its CPU threads (its grain size)."""
 
 
-def atan2(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def atan2(y: torch.Tensor, x: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
     """``torch.atan2(y, x)`` whose result at an element does not depend on the tensor's size.
 
     On CPUs torch computes the last few elements of a tensor (what is left over after the
@@ -78,14 +79,18 @@ def atan2(y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     routine, like all the others (on one thread: with several, each thread's part of a large
     tensor would have a tail of its own). The planned warp (:class:`~.warp.WarpPlan`) relies on it to
     equal the kernel dab by dab: its windows are larger than the dabs' boxes, and auto phase's
-    decision amplifies a last-bit difference a thousandfold along a stroke.
+    decision amplifies a last-bit difference a thousandfold along a stroke. ``out``: a contiguous
+    tensor of the result's shape to write into (and return).
     """
     if y.device.type != "cpu":
-        return torch.atan2(y, x)
+        return torch.atan2(y, x, out=out)
     if torch.get_num_threads() > 1 and max(y.numel(), x.numel()) > THREADED_CELLS:
         with one_thread():  # several threads would each take a part, each part with a tail
-            return atan2(y, x)
-    out = torch.atan2(y, x)
+            return atan2(y, x, out=out)
+    if out is not None and out.numel() < ATAN2_BLOCK:
+        out.copy_(atan2(y, x))
+        return out
+    out = torch.atan2(y, x, out=out)
     n = out.numel()
     if n % ATAN2_BLOCK == 0:
         return out
@@ -116,11 +121,12 @@ def phase_ramp(
     -------
     torch.Tensor [shape=(B, T)], float64, radians in ``[0, 2 pi)``.
     """
-    rate = bin_hz.to(torch.float64) * (hop / sample_rate)
+    rate = bin_hz.to(torch.float64)
+    rate = rate * constant(hop / sample_rate, rate)
     if rate.dim() == 1:
         rate = rate[:, None]
     cycles = rate * frames.to(torch.float64)[None, :]
-    return 2 * math.pi * (cycles - torch.floor(cycles))
+    return cycles.sub_(torch.floor(cycles)).mul_(constant(2 * math.pi, cycles))
 
 
 def continuation(
@@ -173,8 +179,14 @@ class Continuation:
         ]
         self._sums = torch.empty((3, *shape), device=device)
         self._aligned_sums, self._weight_sum = self._sums[1:], self._sums[0]
-        self._alignment = torch.empty((2, *shape), device=device)
-        self._along, self._against = self._alignment.unbind(0)
+        # the alignments along and against, after the lower threshold: what each is compared with
+        low, high = ALIGNMENT
+        self._alignment = torch.full((3, *shape), low, device=device)
+        self._along, self._levels = self._alignment[1:2], self._alignment[0::2]
+        self._scales = torch.full((2, 1, 1, 1), high - low, device=device)
+        self._scales[1].fill_(MARGIN)  # filled there: torch.tensor would copy from the host
+        self._sure = torch.empty((2, *shape), device=device)
+        self._sure_along, self._sure_margin = self._sure.unbind(0)
 
     def __call__(
         self,
@@ -184,22 +196,29 @@ class Continuation:
         moved_phase: torch.Tensor,
     ) -> torch.Tensor:
         """:func:`continuation` of the destination (``magnitude``, ``phase``) and the moved content
-        (``moved_magnitude``, and ``moved_phase`` ``[2, C, B, T]``: carried, then shifted)."""
+        (``moved_magnitude``, and ``moved_phase`` ``[2, C, B, T]``: carried, then shifted), in a
+        buffer of its own valid until the next call."""
         torch.mul(magnitude, moved_magnitude, out=self._weight)
         aligned = torch.sub(phase, moved_phase, out=self._aligned)
         torch.cos(aligned, out=aligned).mul_(self._weight)
         sums = torch.add(self._terms[0], self._terms[1], out=self._sums)
         for term in self._terms[2:]:
             sums.add_(term)
-        torch.div(self._aligned_sums, self._weight_sum.clamp_min(1e-30), out=self._alignment)
-        along, against = self._along, self._against
-        low, high = ALIGNMENT
-        sure_along = ((along - constant(low, along)) / constant(high - low, along)).clamp_(0.0, 1.0)
-        return sure_along.mul_(((along - against) / constant(MARGIN, along)).clamp_(0.0, 1.0))
+        torch.div(self._aligned_sums, self._weight_sum.clamp_min_(1e-30), out=self._alignment[1:])
+        # (along - low) / (high - low) and (along - against) / MARGIN, each clamped to 0..1
+        torch.sub(self._along, self._levels, out=self._sure).div_(self._scales).clamp_(0.0, 1.0)
+        return self._sure_along.mul_(self._sure_margin)
 
 
 def blend_phase(
-    shift: torch.Tensor, carried: torch.Tensor, confidence: torch.Tensor
+    shift: torch.Tensor,
+    carried: torch.Tensor,
+    confidence: torch.Tensor,
+    *,
+    out: torch.Tensor | None = None,
+    spare: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """``shift`` moved towards ``carried`` by ``confidence`` (0..1), along the shorter way round."""
-    return shift + confidence * wrap(carried - shift)
+    """``shift`` moved towards ``carried`` by ``confidence`` (0..1), along the shorter way round.
+    ``out`` and ``spare``: two tensors of the result's shape to compute in (``out`` is returned)."""
+    moved = wrap(torch.sub(carried, shift, out=spare), out=out).mul_(confidence)
+    return moved.add_(shift)

@@ -87,7 +87,7 @@ def warp(
         original = torch.stack((magnitude, phase))
     dabs = DragDabs(
         mask=mask[None],
-        in_box=None,
+        outside=None,
         step=_row(context.step, torch.float64, device),
         dest_columns=torch.arange(columns.start, columns.stop, dtype=torch.float32, device=device)[
             None
@@ -96,8 +96,7 @@ def warp(
         high=_row((n_t - 1, n_b - 1), torch.float32, device),
         columns=None,
         rows=None,
-        window_columns=None,
-        window_rows=None,
+        window_cells=None,
         alone=context.inner,
     )
     plan = WarpPlan(original, prepared, dabs, params, width=n_t)
@@ -196,40 +195,40 @@ class WarpPlan:
         shift = (params.amount * dabs.step).to(torch.float32)  # [K, 2] (frames, bins)
         high = dabs.high[:, :, None, None]
         dest_t = dabs.dest_columns[:, None, :]
-        dest_b = dabs.dest_rows[:, :, None]
-        source_t = torch.minimum((dest_t - shift[:, :1, None] * mask).clamp_min(0), high[:, 0])
-        source_b = torch.minimum((dest_b - shift[:, 1:, None] * mask).clamp_min(0), high[:, 1])
+        # each window cell's own-region column and row, the point it samples, the cells below
+        # it and its distances from them, [K, 2, H, W]: (frames, bins) as ``shift``
+        size = (n_dabs, height, window)
+        dest = torch.stack((dest_t.expand(size), dabs.dest_rows[:, :, None].expand(size)), dim=1)
+        source = torch.sub(dest, shift[:, :, None, None] * mask[:, None]).clamp_min_(0)
+        source = torch.minimum(source, high)
         one = constant(1.0, mask)
-        low_t = torch.minimum(source_t.floor(), high[:, 0] - one)
-        low_b = torch.minimum(source_b.floor(), high[:, 1] - one)
-        frac_t, frac_b = source_t - low_t, source_b - low_b
-        # the two rows and the two columns around each source point, [K, 2, H, W]: their
+        low = torch.minimum(source.floor(), high - one)
+        frac = source - low
+        # the two columns and the two rows around each source point, [K, 2, H, W] each: their
         # (flat) places in the group's region and in the values held, and their weights; the
         # four neighbours (db, dt) go in the order (0, 0), (0, 1), (1, 0), (1, 1)
+        around = torch.stack((low, low + one), dim=2)  # [K, 2, 2, H, W]: (frames, bins) x 2
+        columns_2, rows_2 = around.unbind(1)
+        whole_columns, whole_rows = around.long().unbind(1)
         ramp = prepared["ramp"]
-        rows_2 = torch.stack((low_b, low_b + one), dim=1)
-        columns_2 = torch.stack((low_t, low_t + one), dim=1)
         omega = prepared["omega"][:, 0] if "shift" in self.modes else None  # advance per frame
         if dabs.alone is None:
             tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
             if omega is not None:  # each row's (past a shorter dab's rows: any)
                 rows = dabs.rows[0].clamp_max(len(omega) - 1)
                 tables.append(omega.index_select(0, rows.flatten()).view(rows.shape))
-            region_rows, held_rows, *omega = _look_up(tables, rows_2)
-            region_columns, held_columns = _look_up(dabs.columns, columns_2)
+            region_rows, held_rows, *omega = _look_up(tables, whole_rows)
+            region_columns, held_columns = _look_up(dabs.columns, whole_columns)
             region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
             held = held_rows[:, :, None] + held_columns[:, None]
         else:  # the values held are the dab's own region
-            rows_2 = rows_2.long()
-            held = (rows_2 * width)[:, :, None] + columns_2.long()[:, None]
+            held = (whole_rows * width)[:, :, None] + whole_columns[:, None]
             region = held.view(-1)
             if omega is not None:
-                omega = [omega.index_select(0, rows_2.view(-1)).view(rows_2.shape)]
+                omega = [omega.index_select(0, whole_rows.flatten()).view(whole_rows.shape)]
         shape = (n_dabs, 4, height, window)
-        weights = (
-            torch.stack((one - frac_b, frac_b), dim=1)[:, :, None]
-            * torch.stack((one - frac_t, frac_t), dim=1)[:, None]
-        )
+        pair_weights = torch.stack((one - frac, frac), dim=2)  # [K, 2, 2, H, W]
+        weights = pair_weights[:, 1, :, None] * pair_weights[:, 0, None]
         # the phase each neighbour is carried by in each mode: [K, M, C, 2, 2, H, W]
         split = (n_dabs, channels, 2, 2, height, window)
         offsets = torch.empty((n_dabs, len(self.modes), *split[1:]), device=mask.device)
@@ -240,7 +239,7 @@ class WarpPlan:
                 torch.mul(drift, (dest_t[:, None, None] - columns_2[:, None])[:, None],
                           out=offsets[:, m])  # fmt: skip
             else:
-                term = omega[0] * (source_t - dest_t)[:, None]
+                term = omega[0] * (source[:, 0] - dest[:, 0])[:, None]
                 offsets[:, m].copy_(term[:, None, :, None])
         self._index = held.view(n_dabs, -1)  # [K, 4 H W]
         self._offsets = offsets.view(n_dabs, len(self.modes), channels, *shape[1:])
@@ -252,33 +251,47 @@ class WarpPlan:
             if self.auto:
                 self._start = original[(slice(None), slice(None), *dabs.alone)][None]
         else:
-            cells = dabs.window_rows[:, :, None] * ramp.shape[-1] + dabs.window_columns[:, None, :]
-            cells = cells.flatten()
+            cells = dabs.window_cells.view(-1)
             self._ramp = ramp.flatten().index_select(0, cells).view(n_dabs, height, window)
             if self.auto:  # the destination as the stroke began, magnitude 0 outside the box
                 start = original.reshape(2 * channels, -1).index_select(1, cells)
                 start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)
-                start[:, 0] = torch.where(dabs.in_box[:, None], start[:, 0], 0.0)
+                start[:, 0].masked_fill_(dabs.outside[:, None], 0.0)
                 self._start = start  # [K, 2, C, H, W]
         self._work = _work(len(self.modes), channels, height, window, mask.device)
+        # each dab's own, taken apart once (a dab's look-ups are then list items, not operations)
+        self._index, self._offsets, self._ramp_source, self._weights, self._ramp = (
+            tensor.unbind(0)
+            for tensor in (self._index, self._offsets, self._ramp_source, self._weights, self._ramp)
+        )
+        if self._start is not None:  # (magnitude, phase) of each
+            self._start = list(
+                zip(*(part.unbind(0) for part in self._start.unbind(1)), strict=True)
+            )
 
-    def dab(self, index: int, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def dab(
+        self, index: int, values: torch.Tensor, *, out: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Dab ``index``'s result on its window ``[C, H, W]`` (magnitude, and phase in
-        ``[-pi, pi]``) from ``values``, the values held ``[2 C, N]``. The magnitude is a buffer
-        of the thread's, valid until the next dab on a window of this shape."""
+        ``[-pi, pi]``, written into ``out`` where given) from ``values``, the values held ``[2 C,
+        N]``. The magnitude is a buffer of the thread's, valid until the next dab on a window of
+        this shape."""
         work = self._work
         torch.index_select(values, 1, self._index[index], out=work.found)
-        torch.add(work.phases - self._ramp_source[index], self._offsets[index], out=work.theta)
+        torch.sub(work.phases, self._ramp_source[index], out=work.deviation)
+        torch.add(work.deviation, self._offsets[index], out=work.theta)
         torch.cos(work.theta, out=work.cos)
         torch.sin(work.theta, out=work.sin)
         torch.sum(work.taps.mul_(self._weights[index]), dim=2, out=work.sums)
-        angle = atan2(work.imag, work.real)[:, : work.plane].view(work.moved.shape)
-        moved = torch.add(angle, self._ramp[index], out=work.moved)
+        atan2(work.imag, work.real, out=work.angle)
+        moved = torch.add(work.angles, self._ramp[index], out=work.moved)
+        phase = torch.empty_like(work.spare) if out is None else out
         if not self.auto:
-            return work.magnitude, wrap(work.each_mode[0])
+            return work.magnitude, wrap(work.each_mode[0], out=phase)
         sure = work.continuation(*self._start[index], work.magnitude, moved)
         carried, shifted = work.each_mode
-        return work.magnitude, wrap(blend_phase(shifted, carried, sure))
+        blend_phase(shifted, carried, sure, out=work.spare, spare=phase)
+        return work.magnitude, wrap(work.spare, out=phase)
 
 
 class _Work:
@@ -296,13 +309,17 @@ class _Work:
         taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
         self.taps, self.found = taps, taps[:2].view(2 * channels, -1)
         self.phases, self.cos, self.sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
+        self.deviation = torch.empty((channels, 4, height, window), device=device)
         self.theta = torch.empty((modes, channels, 4, height, window), device=device)
         self.plane = plane = channels * height * window
         row = -(-plane * modes // ATAN2_BLOCK) * ATAN2_BLOCK // modes
         sums = torch.zeros((1 + 2 * modes, row), device=device)
         self.sums = sums[:, :plane].view(1 + 2 * modes, channels, height, window)
         self.magnitude, self.real, self.imag = self.sums[0], sums[1 : 1 + modes], sums[1 + modes :]
+        self.angle = torch.empty((modes, row), device=device)
+        self.angles = self.angle[:, :plane].view(modes, channels, height, window)
         self.moved = torch.empty((modes, channels, height, window), device=device)
+        self.spare = torch.empty((channels, height, window), device=device)
         self.each_mode = self.moved.unbind(0)  # continue, shift (auto)
         self.continuation = Continuation((channels, height, window), device=device)
 
