@@ -178,9 +178,10 @@ def _synthesise(transform, n_samples: int, pieces, change) -> tuple[int, torch.T
     """The samples of ``change`` ``[C, cells]`` on the imposed cells of ``pieces``:
     ``(first, [C, n])``."""
     parts, offset = [], 0
+    layout = transform.layout(n_samples)
     for block, bin0, frame0, mask in pieces:
         count = int(mask.sum())
-        bins = transform.layout(n_samples)[block].n_bins
+        bins = layout[block].n_bins
         part = change.new_zeros((change.shape[0], bins, mask.shape[1]))
         part[:, bin0 : bin0 + mask.shape[0]][:, mask] = change[:, offset : offset + count]
         offset += count
