@@ -209,11 +209,27 @@ def resynthesise(
         magnitude, phase = run.magnitude.to(transform.device), run.phase.to(transform.device)
         delta = edited_minus_original(magnitude, phase, reference, run.edited)
         pieces.append((block, run.frame0, delta))
-    s0, contribution = transform.synthesise_many(pieces, n)
-    contribution = contribution.double().cpu().numpy()
-    a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
-    out[:, a - start : b - start] += contribution[:, a - s0 : b - s0]
+    found = _near_on_host(*transform.synthesise_many(pieces, n), start, stop)
+    if found is not None:
+        a, near = found
+        out[:, a : a + near.shape[-1]] += near
     return out
+
+
+def _near_on_host(
+    s0: int, contribution: torch.Tensor, start: int, stop: int
+) -> tuple[int, np.ndarray] | None:
+    """The part of ``contribution`` ``[C, n]`` (samples from ``s0`` on) within ``[start, stop)``,
+    on the host: ``(offset from start, [C, m])``, or None when none is. From a GPU as float64
+    (exact; a float64 sum on the host is then 2.4 times faster than float64 + float32: 1.15
+    against 2.76 ms on one core here), through pinned memory."""
+    a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
+    if b <= a:
+        return None
+    near = contribution[:, a - s0 : b - s0]
+    if near.device.type != "cpu":
+        near = near.double()
+    return a - start, to_host(near)
 
 
 def _copy_in_parts(out: np.ndarray, original: np.ndarray) -> list[Future]:
@@ -662,14 +678,7 @@ class Document:
                 pieces.append((index, first, self._difference(index, first, last)))
         if not pieces:
             return None
-        s0, contribution = self.transform.synthesise_many(pieces, n)
-        a, b = max(start, s0), min(stop, s0 + contribution.shape[-1])
-        if b <= a:
-            return None
-        near = contribution[:, a - s0 : b - s0]
-        if near.device.type != "cpu":  # exact; a float64 sum on the host is then 2.4 times faster
-            near = near.double()  # than float64 + float32 (1.15 against 2.76 ms on one core here)
-        return a - start, to_host(near)
+        return _near_on_host(*self.transform.synthesise_many(pieces, n), start, stop)
 
     def edited_sample_spans(self) -> list[tuple[int, int]]:
         """Merged half-open sample spans where the edited signal may differ from the original."""

@@ -407,8 +407,8 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         area = self.rect() if area is None else area.intersected(self.rect())
         if self._drag is not None and self.painter.painting:
             # a stroke's move: the frame that shows its dabs comes within a few milliseconds and
-            # paints the whole widget, marks included; painting them now as well would take this
-            # thread (and the GIL) from the stroke's dabs
+            # repaints its area and the marks due (_rc_request_paint); painting them now as well
+            # would take this thread (and the GIL) from the stroke's dabs
             self._marks_due = self._marks_due.united(area)
             if not self._marks_timer.isActive():
                 self._marks_timer.start()
