@@ -122,7 +122,8 @@ class BandGroup:
     regular : np.ndarray [shape=(B,)], bool
         Bins ``[start, start + m)`` all lie in ``[0, N/2]``: the row is a slice of the rfft.
     index : np.ndarray [shape=(B, m)], int64
-        The rfft bin at each column, mirrored into ``[0, N/2]`` (0 where the window is not).
+        The rfft bin at each column, mirrored into ``[0, N/2]``; where the window is not (both
+        weights 0), a different bin for each such column, in turn.
     conjugate : np.ndarray [shape=(K,)], int64
         Flat positions (into ``B * m``) whose bin is mirrored, hence read conjugated.
     analysis : np.ndarray [shape=(B, m)], float64
@@ -273,12 +274,18 @@ def _group(bands: slice, m: int, taps: list, n: int) -> BandGroup:
     conjugate = np.zeros((count, m), dtype=bool)
     analysis = np.zeros((count, m))
     synthesis = np.zeros((count, m))
+    window = np.zeros((count, m), dtype=bool)
     for row, (_, bins, negative, weights, duals) in enumerate(taps):
         length = len(bins)
+        window[row, :length] = True
         index[row, :length] = bins
         conjugate[row, :length] = negative
         analysis[row, :length] = weights
         synthesis[row, :length] = duals
+    # a column outside the window weighs 0 either way: spread those over the bins, so that adding a
+    # group's rows into a spectrum (the synthesis) does not pile them all on bin 0, where a GPU's
+    # atomic additions of a slice's 10^5 such columns wait on one another
+    index[~window] = np.arange(np.count_nonzero(~window)) % (n // 2 + 1)
     regular = (start >= 0) & (start + m <= n // 2 + 1)
     return BandGroup(
         bands, m, start, regular, index, np.flatnonzero(conjugate.ravel()), analysis, synthesis

@@ -152,7 +152,7 @@ class SliceModel:
         row.source = (offsets[row.piece] + cells[band, frame]).to(self.device)
         row.target = (band * m + frame + row.f0).to(self.device)
         index, analysis, synthesis = self._taps(row.group, row.b0, row.b1)
-        row.taps = ((index - lo).clamp(0, hi - lo - 1), analysis, synthesis)
+        row.taps = ((index - lo) % (hi - lo), analysis, synthesis)
 
     def _taps(self, group: int, b0: int, b1: int):
         """The rfft bin, analysis and synthesis weights of bands ``[b0, b1)`` of a group,
