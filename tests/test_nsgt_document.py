@@ -7,7 +7,7 @@ import soundfile as sf
 import torch
 
 from spectropaint.transforms.analysis import make_transform
-from spectropaint.transforms.document import Document
+from spectropaint.transforms.document import Document, _near_on_host
 from spectropaint.transforms.errors import AudioFileError, SettingsError
 from spectropaint.transforms.files.project_file import load_project, save_project
 from spectropaint.transforms.memory_budget import document_bytes
@@ -15,6 +15,7 @@ from spectropaint.transforms.nsgt_design import NSGTSettings
 from spectropaint.transforms.reanalyse import reanalyse
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
+from spectropaint.transforms.torch_device import to_host
 
 RATE = 22050
 SETTINGS = NSGTSettings(bins_per_octave=24, fmin=55.0)
@@ -198,3 +199,51 @@ def test_resyntheses_on_two_threads_at_once_agree(document):
         thread.join()
     assert not errors
     assert len(results) == 9 and all(np.array_equal(r, expected) for r in results)
+
+
+def pcm24(samples: np.ndarray) -> np.ndarray:
+    """``samples`` as a 24-bit file would give them back."""
+    return np.round(samples * 2**23) / 2**23
+
+
+def test_an_edit_added_to_the_device_samples_is_the_hosts_sum_bit_for_bit():
+    """On CUDA the document adds an edit's samples to its float32 copy of the original when that
+    copy is exact; the sum must be the host's (original plus the edit in float64), whatever the
+    edit's extent against the span asked for."""
+    document = Document.from_samples(pcm24(tones()), RATE, settings=SETTINGS, device="cpu")
+    before = document.audio.samples.copy()
+    rng = np.random.default_rng(5)
+    for s0, length, start, stop in ((1000, 5000, 2000, 9000), (3000, 2000, 1000, 8000)):
+        contribution = torch.from_numpy(rng.standard_normal((2, length)).astype(np.float32))
+        summed = document._added_on_device(start, stop, s0, contribution).numpy()
+        expected = document.audio.samples[:, start:stop].copy()
+        a, near = _near_on_host(s0, contribution, start, stop)
+        expected[:, a : a + near.shape[-1]] += near
+        assert summed.dtype == np.float64 and np.array_equal(summed, expected)
+    assert np.array_equal(document.audio.samples, before)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("source", ["24-bit", "float64"])
+def test_on_cuda_an_edit_is_added_on_the_device_only_where_its_samples_are_exact(
+    source, monkeypatch
+):
+    samples = pcm24(tones()) if source == "24-bit" else tones()
+    document = Document.from_samples(samples, RATE, settings=SETTINGS, device="cuda")
+    erase_band_between(document, 440.0, 3.0, 5.0)
+    ((start, stop),) = document.edited_sample_spans()
+    exact = source == "24-bit"
+    assert document._samples_exact() == exact
+    found = document._edit_synthesis(start, stop)
+    summed = document._added_on_device(start, stop, *found)
+    on_device = to_host(summed)
+    a, near = _near_on_host(*found, start, stop)
+    on_host = samples[:, start:stop].copy()
+    on_host[:, a : a + near.shape[-1]] += near
+    assert np.array_equal(on_device, on_host) == exact  # float32 samples of float64 audio differ
+    added = []
+    monkeypatch.setattr(document, "_added_on_device", lambda *args: added.append(args) or summed)
+    ours = document.edited_between(start, stop)
+    assert len(added) == exact
+    assert np.allclose(ours, on_host, rtol=0, atol=1e-6)  # the GPU's sums vary in order
+    assert np.abs(ours - samples[:, start:stop]).max() > 0.1  # the 440 Hz tone is erased

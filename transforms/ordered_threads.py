@@ -46,12 +46,11 @@ def in_column_parts(
     return [host_pool().submit(work, slice(first, first + step)) for first in range(0, n, step)]
 
 
-def finish(futures: Iterable[concurrent.futures.Future]) -> None:
-    """Wait for every call, then raise the first one's error, if any."""
+def finish(futures: Iterable[concurrent.futures.Future]) -> list:
+    """Wait for every call, then raise the first one's error, if any: their results, in order."""
     futures = list(futures)
     concurrent.futures.wait(futures)
-    for future in futures:
-        future.result()
+    return [future.result() for future in futures]
 
 
 def results_in_order(
