@@ -11,6 +11,7 @@ without Qt (:mod:`spectropaint.app.tools.footprint`, :mod:`spectropaint.gpu.axis
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 
@@ -32,6 +33,10 @@ def channel_names(count: int) -> list[str]:
     return ["L", "R"] if count == 2 else [str(index + 1) for index in range(count)]
 
 
+OUTLINES_KEPT = 8
+"""Outlines :class:`CanvasOverlay` keeps, by footprint and lane view: a pointer move asks for the
+old outline's area, the new one's, and paints the new one (once per lane)."""
+
 HALO_MARGIN = 3.0
 """Logical pixels around the outline's points that its halo (3 pixels wide) and antialiasing may
 touch."""
@@ -51,6 +56,18 @@ class CanvasOverlay:
         self.clone_source: tuple[float, float] | None = None
         """``(frame, bin)`` of the clone brush's source."""
         self.grid = False
+        self._outlines: dict[tuple[Footprint, ViewMapping], np.ndarray] = {}
+
+    def outline(self, footprint: Footprint, mapping: ViewMapping) -> np.ndarray:
+        """:func:`~spectropaint.app.tools.footprint.outline_polygon` of ``footprint`` in a lane
+        seen through ``mapping``, computed once while it is among the last few asked for."""
+        key = (footprint, mapping)
+        points = self._outlines.get(key)
+        if points is None:
+            if len(self._outlines) >= OUTLINES_KEPT:
+                del self._outlines[next(iter(self._outlines))]
+            points = self._outlines[key] = outline_polygon(footprint, mapping)
+        return points
 
     def paint(
         self, painter: QPainter, mapping: ViewMapping, channel: int | None = None, name: str = ""
@@ -65,7 +82,7 @@ class CanvasOverlay:
             self._paint_grid(painter, mapping)
         here = self.footprint is None or self.footprint.channel in (None, channel)
         if self.footprint is not None and here:
-            points = outline_polygon(self.footprint, mapping)
+            points = self.outline(self.footprint, mapping)
             if len(points):
                 polygon = QPolygonF([QPointF(x, y) for x, y in points])
                 painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -85,7 +102,7 @@ class CanvasOverlay:
         footprint = self.footprint
         if footprint is None or footprint.channel not in (None, channel):
             return None
-        points = outline_polygon(footprint, mapping)
+        points = self.outline(footprint, mapping)
         if not len(points):
             return None
         (left, top), (right, bottom) = points.min(axis=0), points.max(axis=0)
