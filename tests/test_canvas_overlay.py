@@ -51,3 +51,13 @@ def test_an_outline_is_computed_once_per_footprint_and_view_while_kept(monkeypat
     assert computed == []
     overlay.outline(path[0], views[0])
     assert computed == [(path[0], views[0])]
+
+
+def test_the_polygon_qt_draws_is_the_outline_and_made_once():
+    overlay = CanvasOverlay()
+    view = ViewMapping(GEOMETRY, ViewSettings(freq_scale="log"), 800, 500)
+    footprint = Footprint(frame=200.0, bin=30.0, radius_frames=12.0, radius_bins=40.0)
+    polygon = overlay._polygon(footprint, view)
+    drawn = np.array([(point.x(), point.y()) for point in polygon])
+    assert np.array_equal(drawn, outline_polygon(footprint, view))
+    assert overlay._polygon(footprint, view) is polygon

@@ -56,18 +56,29 @@ class CanvasOverlay:
         self.clone_source: tuple[float, float] | None = None
         """``(frame, bin)`` of the clone brush's source."""
         self.grid = False
-        self._outlines: dict[tuple[Footprint, ViewMapping], np.ndarray] = {}
+        self._outlines: dict[tuple[Footprint, ViewMapping], list] = {}
+        """Kept outlines: ``[points, QPolygonF or None]`` by footprint and lane view."""
 
     def outline(self, footprint: Footprint, mapping: ViewMapping) -> np.ndarray:
         """:func:`~spectropaint.app.tools.footprint.outline_polygon` of ``footprint`` in a lane
         seen through ``mapping``, computed once while it is among the last few asked for."""
+        return self._kept(footprint, mapping)[0]
+
+    def _polygon(self, footprint: Footprint, mapping: ViewMapping) -> QPolygonF:
+        """The same outline as Qt draws it (made once too: 96 points take 0.1 ms)."""
+        kept = self._kept(footprint, mapping)
+        if kept[1] is None:
+            kept[1] = QPolygonF([QPointF(x, y) for x, y in kept[0]])
+        return kept[1]
+
+    def _kept(self, footprint: Footprint, mapping: ViewMapping) -> list:
         key = (footprint, mapping)
-        points = self._outlines.get(key)
-        if points is None:
+        kept = self._outlines.get(key)
+        if kept is None:
             if len(self._outlines) >= OUTLINES_KEPT:
                 del self._outlines[next(iter(self._outlines))]
-            points = self._outlines[key] = outline_polygon(footprint, mapping)
-        return points
+            kept = self._outlines[key] = [outline_polygon(footprint, mapping), None]
+        return kept
 
     def paint(
         self, painter: QPainter, mapping: ViewMapping, channel: int | None = None, name: str = ""
@@ -82,9 +93,8 @@ class CanvasOverlay:
             self._paint_grid(painter, mapping)
         here = self.footprint is None or self.footprint.channel in (None, channel)
         if self.footprint is not None and here:
-            points = self.outline(self.footprint, mapping)
-            if len(points):
-                polygon = QPolygonF([QPointF(x, y) for x, y in points])
+            polygon = self._polygon(self.footprint, mapping)
+            if not polygon.isEmpty():
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.setPen(_pen(HALO_RGB, 3.0))
                 painter.drawPolygon(polygon)
