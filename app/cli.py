@@ -140,7 +140,19 @@ def render_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--freq-scale", choices=FREQ_SCALES, default="linear")
     parser.add_argument("--axes", action="store_true", help="draw time/frequency axes and a dB bar")
-    parser.add_argument("--transform", choices=("stft", "nsgt"), default="stft")
+    _add_analysis_arguments(parser)
+    parser.add_argument("--device", help="torch device: cpu, cuda, cuda:1, mps (default: best)")
+    return parser
+
+
+def _add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """The transform a sound is analysed and edited in (see :func:`analysis_settings`)."""
+    parser.add_argument(
+        "--transform",
+        choices=("stft", "nsgt"),
+        default="stft",
+        help="what the sound is analysed and edited in (default stft; nsgt: constant-Q)",
+    )
     parser.add_argument("--n-fft", type=int, default=2048, help="STFT size")
     parser.add_argument("--hop", type=int, default=512, help="STFT hop")
     parser.add_argument("--window", default="hann", help="STFT window")
@@ -151,8 +163,30 @@ def render_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fmax", type=float, metavar="HZ", help="NSGT (default: as high as the rate allows)"
     )
-    parser.add_argument("--device", help="torch device: cpu, cuda, cuda:1, mps (default: best)")
-    return parser
+
+
+def stft_settings(args: argparse.Namespace):
+    """The STFT of the command line's ``--n-fft``, ``--hop``, ``--window`` and ``--engine``."""
+    from spectropaint.transforms.stft import STFTSettings
+
+    return STFTSettings(n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine)
+
+
+def analysis_settings(args: argparse.Namespace):
+    """The analysis the command line asks for: ``--transform`` with its settings.
+
+    Raises
+    ------
+    SettingsError
+        A setting out of its range, with the reason.
+    """
+    from spectropaint.transforms.nsgt_design import NSGTSettings
+
+    if args.transform == "nsgt":
+        return NSGTSettings(
+            scale=args.scale, bins_per_octave=args.bins_per_octave, fmin=args.fmin, fmax=args.fmax
+        )
+    return stft_settings(args)
 
 
 def _image_size(path: str) -> tuple[int, int]:
@@ -207,14 +241,13 @@ def gui_parser() -> argparse.ArgumentParser:
         "file", nargs="?", help="sound or project (.spp) to open (default: the demo sound)"
     )
     parser.add_argument("--device", help="torch device: cpu, cuda, cuda:1, mps (default: best)")
+    _add_analysis_arguments(parser)
     return parser
 
 
 def render(args: argparse.Namespace) -> int:
     from spectropaint.transforms.document import Document
     from spectropaint.transforms.files.project_file import is_project, load_project, save_project
-    from spectropaint.transforms.nsgt_design import NSGTSettings
-    from spectropaint.transforms.stft import STFTSettings
 
     outputs = {
         name: path
@@ -232,26 +265,16 @@ def render(args: argparse.Namespace) -> int:
     recorded = _read_strokes(args.strokes)
 
     strokes: list[dict] = []
-    settings = STFTSettings(n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine)
     image = args.image
     if is_project(args.input):
         project = load_project(args.input, device=args.device)
         document, strokes = project.document, list(project.strokes)
     elif args.input.lower().endswith(IMAGE_SUFFIXES):
-        image, document = args.input, _silence_for_image(args, settings)
+        image, document = args.input, _silence_for_image(args, stft_settings(args))
     else:
-        if args.transform == "nsgt":
-            settings = NSGTSettings(
-                scale=args.scale,
-                bins_per_octave=args.bins_per_octave,
-                fmin=args.fmin,
-                fmax=args.fmax,
-            )
-        else:
-            settings = STFTSettings(
-                n_fft=args.n_fft, hop=args.hop, window=args.window, engine=args.engine
-            )
-        document = Document.from_file(args.input, settings=settings, device=args.device)
+        document = Document.from_file(
+            args.input, settings=analysis_settings(args), device=args.device
+        )
     document.notices.connect(lambda text: _say(f"spectropaint: {text}", error=True))
     from spectropaint.brushes.actions import apply_entries
     from spectropaint.brushes.operations import Clipboard
@@ -334,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         args = gui_parser().parse_args(argv)
         from spectropaint.app.gui_main import run_gui
 
-        return run_gui(args.file, device=args.device)
+        return run_gui(args.file, device=args.device, analysis=analysis_settings(args))
     except SpectroPaintError as exc:
         _say(f"spectropaint: {exc}", error=True)
         return 1

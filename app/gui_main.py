@@ -46,7 +46,7 @@ def qt_reference_problem() -> str | None:
     )
 
 
-def run_gui(path: str | None, *, device: str | None = None) -> int:
+def run_gui(path: str | None, *, device: str | None = None, analysis=None) -> int:
     """Open the main window on ``path`` (the built-in demo sound when None) and run until it closes.
 
     When earlier sessions left autosaves behind, a dialog first offers to restore them; restoring
@@ -60,6 +60,9 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
     device : str, optional
         The torch device (``cpu``, ``cuda``, ``cuda:1``, ``mps``); checked before the window opens,
         so a device that is not there is a :class:`SettingsError` the command line reports.
+    analysis : STFTSettings or NSGTSettings, optional
+        What sounds are analysed in when opened (the STFT's defaults when None); a project keeps
+        its own.
 
     Returns
     -------
@@ -99,7 +102,7 @@ def run_gui(path: str | None, *, device: str | None = None) -> int:
         QMessageBox.critical(None, "SpectroPaint cannot draw", f"No usable GPU adapter:\n\n{exc}")
         raise  # the command line prints it too and exits with status 1
     folder = recovery_folder()
-    window = MainWindow(torch_device=device, recovery_folder=folder)
+    window = MainWindow(torch_device=device, recovery_folder=folder, analysis=analysis)
     sweep_save_folders(window.store, folder)
     window.show()
     offer_recovery(window, folder, otherwise=lambda: window.open_path(path))

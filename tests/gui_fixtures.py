@@ -97,11 +97,18 @@ FIRST_FRAME_TIMEOUT_MS = 60_000
 
 
 def open_window(
-    qtbot, tmp_path, path, *, output_device: OutputDevice = NO_OUTPUT, recovery_folder=None
+    qtbot,
+    tmp_path,
+    path,
+    *,
+    output_device: OutputDevice = NO_OUTPUT,
+    recovery_folder=None,
+    analysis=None,
 ):
     """A shown MainWindow with its own settings file, ``path`` open and drawn once.
 
-    With ``recovery_folder`` the window autosaves there (no autosave otherwise).
+    With ``recovery_folder`` the window autosaves there (no autosave otherwise); ``analysis`` is
+    what it opens sounds in (as the command line's ``--transform`` and its settings).
     """
     from PySide6.QtCore import QSettings
 
@@ -113,6 +120,7 @@ def open_window(
         settings=store,
         output_device=output_device,
         recovery_folder=None if recovery_folder is None else str(recovery_folder),
+        analysis=analysis,
     )
     qtbot.addWidget(window, before_close_func=_forget_edits)
     window.resize(1100, 700)

@@ -120,16 +120,20 @@ def window_reserve(window: MainWindow):
 
 
 def start_open(window: MainWindow, path: str | None) -> Job:
-    """Load and analyse ``path`` (the demo sound when None), then show it."""
+    """Load and analyse ``path`` (the demo sound when None) in the window's analysis, then show
+    it."""
     from spectropaint.transforms.document import Document
+    from spectropaint.transforms.stft import STFTSettings
 
-    device = window.torch_device
+    device, analysis = window.torch_device, window.analysis
     if path is None:
 
         def work(progress):
             from spectropaint.transforms.files.demo_sound import demo_samples
 
-            return Document.from_samples(demo_samples(DEMO_RATE), DEMO_RATE, device=device)
+            return Document.from_samples(
+                demo_samples(DEMO_RATE), DEMO_RATE, settings=analysis, device=device
+            )
 
         label = "Making the demo sound..."
     else:
@@ -148,7 +152,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
                 from spectropaint.transforms.files.coarse_read import read_coarse
 
                 try:
-                    found = read_coarse(path, columns)
+                    found = read_coarse(path, columns, analysis)
                 except Exception:  # a coarse picture must never stop the file from opening
                     log.exception("no coarse picture of %s", path)
                     return
@@ -156,10 +160,11 @@ def start_open(window: MainWindow, path: str | None) -> Job:
                     if found is not None and not state["opened"]:
                         coarse.ready.emit(found)
 
-            threading.Thread(target=coarse_picture, name="coarse picture", daemon=True).start()
+            if analysis is None or isinstance(analysis, STFTSettings):  # what it is edited in
+                threading.Thread(target=coarse_picture, name="coarse picture", daemon=True).start()
             try:
                 return Document.from_file(
-                    path, device=device, progress=progress, reserve_bytes=reserve
+                    path, settings=analysis, device=device, progress=progress, reserve_bytes=reserve
                 )
             finally:
                 with opened:

@@ -58,6 +58,7 @@ from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.gpu.errors import GPUUnavailableError
 from spectropaint.gpu.view import Overlays, ViewSettings, view_from_values, view_values
+from spectropaint.transforms.analysis import AnalysisSettings
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.files.project_file import is_project
 
@@ -75,6 +76,9 @@ class MainWindow(QMainWindow):
         Where playback goes; by default PortAudio's default output (or none, with a reason).
     recovery_folder : str, optional
         Where autosaves go (``autosave.recovery_folder()`` for the app); None: no autosave.
+    analysis : STFTSettings or NSGTSettings, optional
+        What sounds (and the demo sound) are analysed in when opened: the command line's choice;
+        the STFT's defaults when None. View > Analysis... changes a document's afterwards.
     """
 
     document_loaded = Signal()
@@ -86,11 +90,13 @@ class MainWindow(QMainWindow):
         torch_device: str | None = None,
         output_device: OutputDevice | None = None,
         recovery_folder: str | None = None,
+        analysis: AnalysisSettings | None = None,
     ):
         super().__init__()
         self.setStatusBar(StatusLine(self))
         self.store = settings or SettingsStore()
         self.torch_device = torch_device
+        self.analysis = analysis
         self.output_device = output_device if output_device is not None else find_output_device()
         self.session: Session | None = None
         self.bridge: SessionBridge | None = None
