@@ -13,6 +13,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from spectropaint.app.panels.analysis_dialog import AnalysisDialog
+from spectropaint.app.panels.reference_view import HINT, STALE
 from spectropaint.gpu.bands_renderer import BandsRenderer
 from spectropaint.transforms.nsgt_design import NSGTSettings
 from spectropaint.transforms.stft import STFTSettings
@@ -151,3 +152,15 @@ def test_a_change_of_analysis_keeps_the_seconds_and_hz_shown(window, qtbot):
     assert mapping.geometry.step_seconds == pytest.approx(128 / window.session.document.sample_rate)
     assert mapping.seconds_span == pytest.approx((1.2, 1.8), abs=1e-6)
     assert mapping.view.freq_range == pytest.approx((200.0, 4000.0))
+
+
+def test_the_reference_picture_says_when_a_stroke_changed_the_audio_since(window, qtbot):
+    reference = window.reference_view
+    assert reference.analyse() is not None
+    shown = reference.info.text()
+    canvas = window.canvas
+    width, height = canvas.width(), canvas.height()
+    drag(qtbot, canvas, [(width * 0.3, height * 0.5), (width * 0.6, height * 0.5)])
+    assert reference.info.text() == shown + STALE
+    choose(window, qtbot, 1)  # another document: its picture is not analysed yet
+    assert window.reference_view.info.text() == HINT

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from spectropaint.app.panels.reference_view import RANGE_DB, ReferenceView, picture
+from spectropaint.app.panels.reference_view import HINT, RANGE_DB, STALE, ReferenceView, picture
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.reference import constant_q
@@ -52,3 +52,21 @@ def test_the_dock_analyses_the_documents_edited_audio(qtbot):
     assert abs(result.band_hz[loudest] - 220.0) < 10.0
     assert not view.image.pixmap().isNull()
     assert "VQT" in view.info.text() and "cpu" in view.info.text()
+
+
+def test_the_dock_says_when_its_picture_is_of_audio_since_edited_or_replaced(qtbot):
+    document = Document.from_samples(np.stack([tone(440.0), tone(220.0)]), RATE, device="cpu")
+    view = ReferenceView()
+    qtbot.addWidget(view)
+    view.audio_changed()  # nothing shown: nothing to say
+    assert view.info.text() == HINT
+    view.set_document(document)
+    view.analyse()
+    shown = view.info.text()
+    view.audio_changed()
+    view.audio_changed()
+    assert view.info.text() == shown + STALE
+    view.analyse()
+    assert view.info.text().startswith("CQT") and not view.info.text().endswith(STALE)
+    view.set_document(Document.from_samples(tone(110.0)[None], RATE, device="cpu"))
+    assert view.image.pixmap().isNull() and view.info.text() == HINT

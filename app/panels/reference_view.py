@@ -39,6 +39,10 @@ def picture(result: ConstantQ, colormap: str = "magma") -> np.ndarray:
     return np.round(table[np.round(level[::-1] * 255).astype(int)] * 255).astype(np.uint8)
 
 
+HINT = "CQT or VQT of the shown channel (nnAudio), not editable"
+STALE = "; edited since: Analyse again to see the edits"
+
+
 class ReferenceView(QWidget):
     """Kind (CQT or VQT), bins per octave, lowest band, an Analyse button and the picture."""
 
@@ -59,7 +63,7 @@ class ReferenceView(QWidget):
         self.image = QLabel()
         self.image.setMinimumHeight(160)
         self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.info = QLabel("CQT or VQT of the shown channel (nnAudio), not editable")
+        self.info = QLabel(HINT)
         self.info.setWordWrap(True)
         form.addRow("Reference", self.kind)
         form.addRow("Bins per octave", self.bins_per_octave)
@@ -74,6 +78,13 @@ class ReferenceView(QWidget):
     def set_document(self, document, channel: int = 0) -> None:
         self.document, self.channel, self.result = document, channel, None
         self.image.clear()
+        self.info.setText(HINT)
+
+    def audio_changed(self) -> None:
+        """The document's audio changed (an edit, an undo or a redo): a picture shown is of the
+        audio before, and says so until analysed again."""
+        if self.result is not None and not self.info.text().endswith(STALE):
+            self.info.setText(self.info.text() + STALE)
 
     def analyse(self) -> ConstantQ | None:
         """Analyse the document's audio now and show it; the result (None without a document)."""

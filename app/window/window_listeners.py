@@ -62,6 +62,8 @@ class WindowListeners:
         elif self._pointer is not None and not change.region.empty and change.kind != "paint":
             # while painting, cursor_moved shows it: a readout per paint event waited for the GPU
             self.show_readout(self._pointer)
+        if change.completes_edit and change.kind != "document":
+            self.window.reference_view.audio_changed()
         if change.completes_edit or change.kind == "saved":
             self.update_title()
             session = self.window.session
