@@ -32,6 +32,7 @@ import torch
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
+from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
@@ -1107,9 +1108,8 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
         params = group.params(state.params, index)
         magnitude, phase = kind.kernel(values[0], values[1], mask, params, context)
         window = current[(slice(None), slice(None), *_within(own_box, inside))]
-        WindowBlend(magnitude.shape, device=magnitude.device)(
-            window, magnitude, phase, mask, mask > constant(0.0, mask)
-        )
+        blender = kept(WindowBlend, magnitude.shape, magnitude.device, cells=mask.numel())
+        blender(window, magnitude, phase, mask, mask > constant(0.0, mask))
 
 
 PLAN_CELLS = 1 << 16
@@ -1165,7 +1165,9 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     window_cells = (rows + margin_bins)[:, :, None] * original.shape[-1] + (
         columns + margin_frames
     )[:, None, :]
-    row_maps, column_maps, window_cells = _upload([maps[0], maps[1], window_cells], device)
+    row_maps, column_maps, window_cells = _upload(
+        [maps[0], maps[1], window_cells], device, np.int32
+    )
     outside = to_device(~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]), device)
     dabs = DragDabs(
         mask=masks,
@@ -1183,7 +1185,7 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     first_rows = rows[:, 0] + box.bin0 - inside.bin0
     first_columns = columns[:, 0] + box.frame0 - inside.frame0
     each, touched = masks.unbind(0), (masks > constant(0.0, masks)).unbind(0)
-    blender = WindowBlend((current.shape[1], height, width), device=device)
+    blender = kept(WindowBlend, (current.shape[1], height, width), device, cells=height * width)
     for index in range(n_dabs):
         row, column = int(first_rows[index]), int(first_columns[index])
         window = current[:, :, row : row + height, column : column + width]
