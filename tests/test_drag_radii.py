@@ -70,7 +70,7 @@ def test_strokes_through_kept_buffers_equal_dab_by_dab_and_fresh_buffers(brush):
             turn = torch.remainder(fused[1] - one_by_one[1] + np.pi, 2 * np.pi) - np.pi
             assert float(turn[energetic].abs().max()) < 1e-6
         painted.setdefault(radius, []).append(fused)
-    for radius, strokes in painted.items():  # the same stroke, with other shapes kept between
+    for strokes in painted.values():  # the same stroke, with other shapes kept between
         assert all(torch.equal(strokes[0], again) for again in strokes[1:])
     clear_kept_work()
     for radius in (8, 32):
