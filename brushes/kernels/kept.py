@@ -20,8 +20,10 @@ KEPT_WORK = 16
 """Objects of so many keys are kept, per thread (dabs of one brush at one size have a few shapes,
 a box one cell larger or smaller with the dab's fractional centre; warp keeps two kinds)."""
 KEPT_WORK_CELLS = 6144
-"""Windows of up to this many cells (rows times columns) keep their buffers (some 1.5 MB at
-stereo for warp's); on larger ones making them costs little beside the work."""
+"""Windows of up to this many cells (rows times columns) keep their buffers: clone's regions at
+radius 32 (64 x 68) are, warp's at 64 x 64. Warp's buffers of such a window take some 2.5 MB at
+stereo, so a thread keeps 40 MB at the very most, a few MB in practice; on larger windows making
+them costs little beside the work."""
 
 _kept = threading.local()
 _every_kept: weakref.WeakSet = weakref.WeakSet()
