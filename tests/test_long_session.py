@@ -28,9 +28,9 @@ from brush_fixtures import small_document
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels.fft import clear_transfers
+from spectropaint.brushes.kernels.kept import clear_kept_work
 from spectropaint.brushes.kernels.phase import clear_constants
 from spectropaint.brushes.kernels.spectral_filter import MODES
-from spectropaint.brushes.kernels.warp import clear_kept_work
 from spectropaint.brushes.recorded import RecordedStroke
 from spectropaint.brushes.registry import BRUSHES, brush_kind
 from spectropaint.brushes.settings import BrushSettings
@@ -266,7 +266,7 @@ def test_thousands_of_operations_keep_the_history_within_its_budget():
         session.check_budget()
         if operation % 200 == 0 or counts["stroke"] in (500, STROKES):
             clear_transfers()  # the kernels' few kept constants are no part of the history
-            clear_kept_work()  # nor are warp's kept buffers, or the kept numbers
+            clear_kept_work()  # nor are the kernels' kept buffers, or the kept numbers
             clear_constants()
             live = live_bytes_except(baseline | session.snapshots.pointers())
             assert live == history.bytes_used

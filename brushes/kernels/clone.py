@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
+from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import (
     CONTEXT_FRAMES,
     PHASE_MODES,
@@ -110,9 +111,8 @@ def clone(
             theta = continued
         else:  # auto: continue only where the destination already holds what is carried there
             here = (slice(None), rows)
-            sure = Continuation(after.shape, device=after.device)(
-                magnitude[here], phase[here], source.magnitude[..., 1:], moved_phase
-            )
+            judge = kept(Continuation, after.shape, after.device, cells=after[0].numel())
+            sure = judge(magnitude[here], phase[here], source.magnitude[..., 1:], moved_phase)
             theta = blend_phase(theta, continued, sure, spare=continued)
     box = (slice(None), slice(None), columns)
     inner = (slice(None), rows, columns)

@@ -138,11 +138,11 @@ class DragDabs:
         The own region's column and row of each window column and row.
     high : torch.Tensor [shape=(K, 2)], float32
         The own region's last column and row.
-    columns, rows : torch.Tensor [shape=(2, K, Tm) and (2, K, Bm)], int64
+    columns, rows : torch.Tensor [shape=(2, K, Tm) and (2, K, Bm)], int32
         For each own-region column (row; padded to the widest): its column in the group's region
         (``[0]``) and in the values held, the joint box's cells clipped to the grid (``[1]``),
         reflected past the grid as the dab alone would be.
-    window_cells : torch.Tensor [shape=(K, H, W)], int64
+    window_cells : torch.Tensor [shape=(K, H, W)], int32
         The group's region cell of each window cell, as a place in its flattened ``[Bm, Tm]``.
     alone : tuple of slice, or None
         One dab on its own region (``K`` 1), which the values held are: its window is its box,

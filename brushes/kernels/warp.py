@@ -13,13 +13,12 @@ accumulates.
 from __future__ import annotations
 
 import math
-import threading
-import weakref
 from dataclasses import dataclass
 
 import torch
 
 from spectropaint.brushes.kernels.context import DabContext, DragDabs
+from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import (
     ATAN2_BLOCK,
     PHASE_MODES,
@@ -209,10 +208,12 @@ class WarpPlan:
         # four neighbours (db, dt) go in the order (0, 0), (0, 1), (1, 0), (1, 1)
         around = torch.stack((low, low + one), dim=2)  # [K, 2, 2, H, W]: (frames, bins) x 2
         columns_2, rows_2 = around.unbind(1)
-        whole_columns, whole_rows = around.long().unbind(1)
         ramp = prepared["ramp"]
         omega = prepared["omega"][:, 0] if "shift" in self.modes else None  # advance per frame
+        # places are int32 (exact: a region holds under 2**24 cells), whose arithmetic costs a
+        # third of int64's on CPUs; gather's index alone must be int64
         if dabs.alone is None:
+            whole_columns, whole_rows = around.long().unbind(1)
             tables = [dabs.rows[0] * ramp.shape[-1], dabs.rows[1] * width]
             if omega is not None:  # each row's (past a shorter dab's rows: any)
                 rows = dabs.rows[0].clamp_max(len(omega) - 1)
@@ -222,6 +223,7 @@ class WarpPlan:
             region = (region_rows[:, :, None] + region_columns[:, None]).view(-1)
             held = held_rows[:, :, None] + held_columns[:, None]
         else:  # the values held are the dab's own region
+            whole_columns, whole_rows = around.int().unbind(1)
             held = (whole_rows * width)[:, :, None] + whole_columns[:, None]
             region = held.view(-1)
             if omega is not None:
@@ -258,7 +260,9 @@ class WarpPlan:
                 start = start.view(2, channels, n_dabs, height, window).movedim(2, 0)
                 start[:, 0].masked_fill_(dabs.outside[:, None], 0.0)
                 self._start = start  # [K, 2, C, H, W]
-        self._work = _work(len(self.modes), channels, height, window, mask.device)
+        self._work = kept(
+            _Work, (len(self.modes), channels, height, window), mask.device, cells=height * window
+        )
         # each dab's own, taken apart once (a dab's look-ups are then list items, not operations)
         self._index, self._offsets, self._ramp_source, self._weights, self._ramp = (
             tensor.unbind(0)
@@ -295,8 +299,9 @@ class WarpPlan:
 
 
 class _Work:
-    """The buffers a dab of ``modes`` phase modes on a ``[C, H, W]`` window works in, and views of
-    them made once (a dab at radius 8 is some fifty operations, each view one more).
+    """The buffers a dab of ``modes`` phase modes on a ``[C, H, W]`` window works in (``shape``:
+    ``(modes, C, H, W)``), and views of them made once (a dab at radius 8 is some fifty
+    operations, each view one more; kept between dabs, :mod:`.kept`).
 
     Each dab's neighbours' magnitude and phase are gathered into the first two rows of ``taps``
     ``[1 + 2 M, C, 4, H, W]``; the cosines and sines of their carried phases then take the second
@@ -305,7 +310,8 @@ class _Work:
     then comes from the vector routine in one call (see :func:`.phase.atan2`).
     """
 
-    def __init__(self, modes: int, channels: int, height: int, window: int, device):
+    def __init__(self, shape: tuple[int, int, int, int], *, device):
+        modes, channels, height, window = shape
         taps = torch.empty((1 + 2 * modes, channels, 4, height, window), device=device)
         self.taps, self.found = taps, taps[:2].view(2 * channels, -1)
         self.phases, self.cos, self.sin = taps[1], taps[1 : 1 + modes], taps[1 + modes :]
@@ -324,55 +330,8 @@ class _Work:
         self.continuation = Continuation((channels, height, window), device=device)
 
 
-KEPT_WORK = 8
-"""Windows of so many shapes keep their buffers, per thread (dabs of one brush at one size have a
-few, a box one cell larger or smaller with the dab's fractional centre)."""
-KEPT_WORK_CELLS = 4096
-"""Windows of up to this many cells keep their buffers (some 1.5 MB at stereo); on larger ones
-making them costs little beside the work."""
-_kept = threading.local()
-_every_kept: weakref.WeakSet = weakref.WeakSet()
-_kept_lock = threading.Lock()
-
-
-class _Kept:
-    """A thread's kept :class:`_Work`, by sizes, the most recently used last."""
-
-    __slots__ = ("works", "__weakref__")
-
-    def __init__(self):
-        self.works: dict[tuple, _Work] = {}
-
-
-def _work(modes: int, channels: int, height: int, window: int, device) -> _Work:
-    """A :class:`_Work` for these sizes: the thread's kept one, or a new one."""
-    if height * window > KEPT_WORK_CELLS:
-        return _Work(modes, channels, height, window, device)
-    kept = getattr(_kept, "work", None)
-    key = (modes, channels, height, window, device)
-    with _kept_lock:
-        if kept is None:
-            kept = _kept.work = _Kept()
-            _every_kept.add(kept)
-        works = kept.works
-        work = works.pop(key, None)
-        if work is None:
-            work = _Work(*key)
-            while len(works) >= KEPT_WORK:
-                del works[next(iter(works))]
-        works[key] = work
-    return work
-
-
-def clear_kept_work() -> None:
-    """Forget every thread's kept buffers."""
-    with _kept_lock:
-        for kept in list(_every_kept):
-            kept.works.clear()
-
-
 def _look_up(tables, at: torch.Tensor) -> list[torch.Tensor]:
-    """``table[k, at[k]]`` for each dab ``k`` and each ``[K, S]`` table: ``at`` ``[K, ...]`` (whole
-    numbers as floats); ``[K, ...]`` each."""
-    index = at.long().view(at.shape[0], -1)
+    """``table[k, at[k]]`` for each dab ``k`` and each ``[K, S]`` table: ``at`` ``[K, ...]``
+    (int64); ``[K, ...]`` each, of the table's type."""
+    index = at.view(at.shape[0], -1)
     return [table.gather(1, index).view(at.shape) for table in tables]
