@@ -366,8 +366,7 @@ class Document:
             return self.transform.analyse_polar(self._samples, progress=rising)
 
         self._exactness: list[Future] | None = None
-        if self.device.type == "cuda":  # for resynthesis (see _samples_exact), asked meanwhile
-            self._exactness = _exact_in_float32(audio.samples)
+        """Whether the device's samples are the audio exactly, once asked (:meth:`_samples_exact`)."""
         polar = self.on_cpu_after_oom("analysing the audio", analyse)
         layouts = self.transform.layout(n, audio.format.sample_rate)
         self.blocks = [
@@ -689,8 +688,9 @@ class Document:
         return out
 
     def _samples_exact(self) -> bool:
-        """Whether the device's float32 samples are the audio exactly, asked once (on the host
-        threads, from the document's opening on: 19 ms for ten minutes of stereo on the H200)."""
+        """Whether the device's float32 samples are the audio exactly, asked once, at the first
+        resynthesis (on the host threads: 19 ms for ten minutes of stereo on the H200; not while
+        the document opens, where those threads would compete with the analysis)."""
         if self._exactness is None:
             self._exactness = _exact_in_float32(self.audio.samples)
         return all(finish(self._exactness))
