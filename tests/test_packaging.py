@@ -32,17 +32,18 @@ def test_every_python_folder_is_a_listed_package():
 
 
 def test_every_data_file_matches_a_package_data_pattern():
+    """Each data file matches a pattern of the package whose folder holds it (setuptools warns of
+    a data folder that is not a package, on every install)."""
     patterns = CONFIG["package-data"]
-    for package, folder in (
-        ("spectropaint.shaders", "shaders"),
-        ("spectropaint.resources", "resources"),
-    ):
+    packages = {package_folder(package): package for package in CONFIG["packages"]}
+    for folder in ("shaders", "resources"):
         for path in (ROOT / folder).rglob("*"):
             if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
                 continue
-            relative = path.relative_to(ROOT / folder)
-            if relative.name == "screenshot.png":  # the README's picture, not read by the program
+            if path.name == "screenshot.png":  # the README's picture, not read by the program
                 continue
-            assert any(relative.match(pattern) for pattern in patterns[package]), (
-                f"{folder}/{relative} is not installed by package-data"
+            assert path.parent in packages, f"{path.parent.relative_to(ROOT)} is not a package"
+            package = packages[path.parent]
+            assert any(Path(path.name).match(pattern) for pattern in patterns.get(package, ())), (
+                f"{path.relative_to(ROOT)} is not installed by package-data"
             )

@@ -1,0 +1,1 @@
+"""The tool palette's SVG icons (data, read through importlib.resources)."""

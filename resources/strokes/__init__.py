@@ -1,0 +1,1 @@
+"""Example recorded strokes files (data, read through importlib.resources)."""
