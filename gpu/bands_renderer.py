@@ -23,7 +23,7 @@ import torch
 import wgpu
 
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
-from spectropaint.gpu.geometry import BlockGeometry
+from spectropaint.gpu.geometry import reference_geometry
 from spectropaint.gpu.levels import pooled_columns
 from spectropaint.gpu.renderer import MASK_BINDING, SpectrogramRenderer, pipeline
 from spectropaint.gpu.tiles import MAX_LEVELS, DirtyRects, Rect, TileGrid, level_widths, merge_rects
@@ -31,23 +31,8 @@ from spectropaint.gpu.uniforms import VIEW_SIZE
 from spectropaint.gpu.upload_batch import HostStaging, UploadBatch, UploadStats
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.transforms.regions import Region
-from spectropaint.transforms.stft import STFTSettings
 
 GROUP_FORMAT = "<ffIIffIIIIII16I16I"
-
-
-def reference_geometry(document) -> BlockGeometry:
-    """The view's axes for an NSGT document: frames and bins of the default STFT at its rate."""
-    stft = STFTSettings()
-    rate = document.sample_rate
-    return BlockGeometry(
-        n_frames=1 + document.n_samples // stft.hop,
-        n_bins=stft.n_fft // 2 + 1,
-        first_hz=0.0,
-        step_hz=rate / stft.n_fft,
-        first_seconds=0.0,
-        step_seconds=stft.hop / rate,
-    )
 
 
 def band_edges(centres: np.ndarray, nyquist: float) -> np.ndarray:

@@ -90,3 +90,19 @@ class BlockGeometry:
             return self.low_edge_hz, self.high_edge_hz
         first_positive = self.first_hz if self.first_hz > 0 else self.first_hz + self.step_hz
         return max(LOG_LOW_HZ, first_positive), self.high_edge_hz
+
+
+def reference_geometry(document) -> BlockGeometry:
+    """The view's axes for an NSGT document: frames and bins of the default STFT at its rate."""
+    from spectropaint.transforms.stft import STFTSettings  # torch, which this module needs not
+
+    stft = STFTSettings()
+    rate = document.sample_rate
+    return BlockGeometry(
+        n_frames=1 + document.n_samples // stft.hop,
+        n_bins=stft.n_fft // 2 + 1,
+        first_hz=0.0,
+        step_hz=rate / stft.n_fft,
+        first_seconds=0.0,
+        step_seconds=stft.hop / rate,
+    )

@@ -4,7 +4,10 @@ The renderer keeps :attr:`SelectionMask.weights` in a small texture and the shad
 (``shaders/overlay.wgsl``) looks it up at every pixel's frame and bin, so the outline follows any
 frequency axis and any zoom without re-sampling; only a new selection uploads anything. A
 selection wider than :data:`MAX_COLUMNS` frames or :data:`MAX_ROWS` bins is sampled every few
-cells (its outline is then that coarse).
+cells (its outline is then that coarse). An NSGT document's canvas draws on the frames of the
+default STFT (:func:`~spectropaint.gpu.geometry.reference_geometry`) and counts its rows in Hz:
+its selection is sampled on those frames, and on rows of a few Hz or less, since its bands are
+narrower than an STFT bin below a few hundred Hz.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spectropaint.gpu.geometry import reference_geometry
 from spectropaint.transforms.selection import Selection, bounds_region, main_lobe_bins
 from spectropaint.transforms.shapes import CellGrid
 
@@ -30,16 +34,20 @@ class SelectionMask:
     weights: np.ndarray
     frame0: int
     frame_step: int
-    bin0: int
-    bin_step: int
+    bin0: float
+    bin_step: float
+    """(For an NSGT document's canvas, whose cells are Hz: ``bin0`` and ``bin_step`` in Hz.)"""
 
 
 def selection_mask(
     selection: Selection | None, document, *, block: int = 0
 ) -> SelectionMask | None:
-    """``selection`` (resolved) sampled for display on ``block``; None when it selects nothing."""
+    """``selection`` (resolved) sampled for display on ``block`` (on an NSGT document's canvas,
+    see :func:`_reference_mask`); None when it selects nothing."""
     if selection is None or selection.empty:
         return None
+    if document.transform.name == "nsgt":
+        return _reference_mask(selection, document)
     region = bounds_region(document, selection.bounds(), channels=(0,), block=block)
     if region.empty:
         return None
@@ -67,4 +75,40 @@ def selection_mask(
         frame_step,
         region.bin0,
         bin_step,
+    )
+
+
+def _reference_mask(selection: Selection, document) -> SelectionMask | None:
+    """``selection`` sampled for an NSGT document's canvas: on the frames of its view and on rows
+    counted in Hz (the bands renderer's cells), half its finest band spacing apart or as many as
+    :data:`MAX_ROWS`, each cell taking the document's main lobe at its frequency."""
+    geometry = reference_geometry(document)
+    t0, t1, f0, f1 = selection.bounds()
+    t0, t1 = max(t0, 0.0), min(t1, document.n_samples / document.sample_rate)
+    f0, f1 = max(f0, 0.0), min(f1, document.sample_rate / 2)
+    if not (t0 < t1 and f0 < f1):
+        return None
+    position = (np.array([t0, t1]) - geometry.first_seconds) / geometry.step_seconds
+    frame0 = max(0, math.floor(position[0]) - 1)
+    frame1 = min(geometry.n_frames, math.ceil(position[1]) + 2)
+    frame_step = math.ceil((frame1 - frame0) / MAX_COLUMNS)
+    columns = np.arange(frame0, frame1, frame_step)
+    middle = np.minimum(columns + frame_step // 2, geometry.n_frames - 1)
+    bands = np.unique(np.concatenate([np.asarray(b.band_hz, np.float64) for b in document.blocks]))
+    spacing = np.abs(np.gradient(bands))
+    hz_step = max(0.5 * float(np.interp(f0, bands, spacing)), (f1 - f0) / (MAX_ROWS - 4))
+    low = max(0.0, f0 - 2 * hz_step)
+    hz = low + (np.arange(math.ceil((f1 + 2 * hz_step - low) / hz_step)) + 0.5) * hz_step
+    grid = CellGrid(
+        seconds=geometry.first_seconds + middle * geometry.step_seconds,
+        hz=hz,
+        step_seconds=frame_step * geometry.step_seconds,
+        spacing_hz=np.full(len(hz), hz_step),
+        lobe_hz=main_lobe_bins(document) * np.interp(hz, bands, spacing),
+    )
+    weights = selection.weights(grid)
+    if not weights.any():
+        return None
+    return SelectionMask(
+        np.ascontiguousarray(weights, dtype=np.float32), frame0, frame_step, low, hz_step
     )

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMessageBox
 from test_image_import import text_image
 
 from spectropaint.brushes.image_import import ImagePlacement
+from spectropaint.transforms.nsgt_design import NSGTSettings
 from spectropaint.transforms.selection import rasterise
 from spectropaint.transforms.shapes import Range, Rectangle
 
@@ -63,6 +64,31 @@ def test_a_rectangle_drawn_on_the_canvas_is_outlined_healed_and_undone(qtbot, wi
     assert torch.equal(grids(session.document), before)
     window.selection_ui.actions["select_none"].trigger()
     assert session.selection.empty and canvas.view.overlays.mask is None
+
+
+def test_a_rectangle_on_an_nsgt_document_is_outlined_where_it_was_drawn(qtbot, tmp_path):
+    """The NSGT's canvas draws on the default STFT's frames and bins: its selection is sampled
+    there (finer than those bins, where its bands are), not on its own first block."""
+    path = tmp_path / "tones.wav"
+    write_test_sound(path)
+    window = open_window(
+        qtbot, tmp_path, path, analysis=NSGTSettings(bins_per_octave=24, fmin=55.0)
+    )
+    canvas = window.canvas
+    choose(window, "select_rect")
+    before_pixels = canvas_pixels(canvas)
+    w, h = canvas.width(), canvas.height()
+    drag(qtbot, canvas, [(0.3 * w, 0.1 * h), (0.5 * w, 0.2 * h), (0.6 * w, 0.3 * h)])
+    qtbot.waitUntil(lambda: canvas.view.overlays.mask is not None, timeout=5000)
+    (term,) = window.session.selection.terms
+    wait_for_fresh_frame(qtbot, canvas)
+    changed = np.any(canvas_pixels(canvas) != before_pixels, axis=-1)
+    rows, columns = np.nonzero(changed)
+    assert 0.27 * w < columns.min() < 0.33 * w and 0.57 * w < columns.max() < 0.63 * w
+    lane = window.canvas.lane_mapping(0)
+    top, bottom = lane.y_of_hz(term.shape.f1), lane.y_of_hz(term.shape.f0)
+    first = rows[rows < window.canvas.bands()[0][1]]  # in the first lane
+    assert abs(first.min() - top) < 3 and abs(first.max() - bottom) < 3
 
 
 def test_the_menu_gain_uses_the_panel_and_a_refusal_goes_to_the_status_bar(qtbot, window):

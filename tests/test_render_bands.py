@@ -19,7 +19,8 @@ from spectropaint.brushes.engine import paint
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.gpu.adapter import shared_device
-from spectropaint.gpu.bands_renderer import BandsRenderer, band_edges, reference_geometry
+from spectropaint.gpu.bands_renderer import BandsRenderer, band_edges
+from spectropaint.gpu.geometry import reference_geometry
 from spectropaint.gpu.png_export import export_png
 from spectropaint.gpu.renderer_choice import renderer_for
 from spectropaint.gpu.view import ViewSettings
