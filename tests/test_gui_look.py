@@ -220,3 +220,22 @@ def test_the_readout_follows_an_edit_under_a_still_pointer(window, qtbot):
     qtbot.waitUntil(lambda: "< -150 dB" in window.readout.text(), timeout=5000)
     session.undo()
     qtbot.waitUntil(lambda: window.readout.text() == before, timeout=5000)
+
+
+def test_a_zoom_under_a_still_pointer_moves_the_readout_and_the_outline_with_it(window, qtbot):
+    """Ctrl+= zooms about the view's centre: what lies under a pointer that does not move changes,
+    and the readout and brush outline say what lies there now, not what did."""
+    canvas = window.canvas
+    x, y = canvas.width() * 0.25, canvas.height() * 0.25
+    hover(qtbot, canvas, x, y)
+    before = window.readout.text()
+    footprint = canvas.overlay.footprint
+    with qtbot.waitSignal(canvas.cursor_moved, timeout=5000):
+        window.actions_by_name["zoom_in"].trigger()
+    point = canvas.mapping().to_document(x, y)
+    (seconds, _, hz, _), was = window.readout.text().split()[:4], before.split()[0]
+    assert float(seconds) == pytest.approx(point.seconds, abs=2e-3)
+    assert float(hz) == pytest.approx(point.hz, rel=1e-3)
+    assert abs(float(seconds) - float(was)) > 0.1  # a quarter in, the zoom moved it
+    assert canvas.overlay.footprint.frame == pytest.approx(point.frame, abs=0.1)
+    assert canvas.overlay.footprint.frame != pytest.approx(footprint.frame)

@@ -183,6 +183,8 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self._pan = PanTool(self)
         self._drag: Tool | None = None
         """The tool holding the drag in progress (the active one, or the pan tool)."""
+        self._over: dict | None = None
+        """The last pointer move over the canvas (None: the pointer is elsewhere)."""
         self._space_held = False
         self._space_pan_used = False
         self._count_frames()
@@ -330,10 +332,13 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
 
     def set_view(self, view: ViewSettings) -> None:
         """Show ``view`` (uniforms only: nothing is uploaded, unless a lane shows another channel)."""
+        moved = view != self.view
         self.lanes.show(view, self.lanes.stacked)
         self._damage = None
         self.request_draw()
         self.view_changed.emit()
+        if moved:
+            self._view_moved_under_pointer()
 
     def set_stacked(self, stacked: bool) -> None:
         """Every channel in a lane of its own (L above R), or the view's channel alone. Raises
@@ -348,6 +353,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
             self._damage = None
             self.request_draw()
             self.view_changed.emit()
+            self._view_moved_under_pointer()
 
     def update_view(self, **fields) -> None:
         self.set_view(dataclasses.replace(self.view, **fields))
@@ -658,6 +664,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
                 self._show_cursor("closed_hand")
 
     def _on_move(self, event) -> None:
+        self._over = event
         pointer = self._pointer(event)
         if self._drag is not None:  # first: a stroke's dabs start while the readout is written
             self._drag.drag(pointer)
@@ -696,8 +703,17 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self.set_view(view)
 
     def _on_leave(self, event) -> None:
+        self._over = None
         self.tool.leave()
         self.cursor_moved.emit(None)
+
+    def _view_moved_under_pointer(self) -> None:
+        """A zoom, pan or change of lanes under a still pointer: the outline and the readout follow
+        what lies under it now (not a drag's: its tool placed it)."""
+        if self._over is not None and self._drag is None:
+            pointer = self._pointer(self._over)
+            self.tool.hover(pointer)
+            self.cursor_moved.emit(pointer.point)
 
     def _on_key(self, event) -> None:
         if event["key"] == "Escape":
