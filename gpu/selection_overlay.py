@@ -88,7 +88,7 @@ def _reference_mask(selection: Selection, document) -> SelectionMask | None:
     f0, f1 = max(f0, 0.0), min(f1, document.sample_rate / 2)
     if not (t0 < t1 and f0 < f1):
         return None
-    position = (np.array([t0, t1]) - geometry.first_seconds) / geometry.step_seconds
+    position = geometry.frame_position([t0, t1]) - 0.5  # fractional frames
     frame0 = max(0, math.floor(position[0]) - 1)
     frame1 = min(geometry.n_frames, math.ceil(position[1]) + 2)
     frame_step = math.ceil((frame1 - frame0) / MAX_COLUMNS)
@@ -100,7 +100,7 @@ def _reference_mask(selection: Selection, document) -> SelectionMask | None:
     low = max(0.0, f0 - 2 * hz_step)
     hz = low + (np.arange(math.ceil((f1 + 2 * hz_step - low) / hz_step)) + 0.5) * hz_step
     grid = CellGrid(
-        seconds=geometry.first_seconds + middle * geometry.step_seconds,
+        seconds=geometry.seconds_at(middle + 0.5),
         hz=hz,
         step_seconds=frame_step * geometry.step_seconds,
         spacing_hz=np.full(len(hz), hz_step),

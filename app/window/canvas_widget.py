@@ -711,9 +711,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         """A zoom, pan or change of lanes under a still pointer: the outline and the readout follow
         what lies under it now (not a drag's: its tool placed it)."""
         if self._over is not None and self._drag is None:
-            pointer = self._pointer(self._over)
-            self.tool.hover(pointer)
-            self.cursor_moved.emit(pointer.point)
+            self._on_move(self._over)
 
     def _on_key(self, event) -> None:
         if event["key"] == "Escape":
