@@ -31,6 +31,7 @@ import torch
 
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
+from spectropaint.brushes.kernels import warp_fused
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant
@@ -1182,11 +1183,24 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
         window_cells=window_cells,
     )
     plan = kind.plan(original, prepared, dabs, group.params(state.params), width=current.shape[-1])
-    held = current.view(2 * current.shape[1], -1)
     first_rows = rows[:, 0] + box.bin0 - inside.bin0
     first_columns = columns[:, 0] + box.frame0 - inside.frame0
+    if warp_fused.available(device):  # every dab in one launch
+        warp_fused.apply(plan, current, masks, first_rows, first_columns)
+    else:
+        drag_windows(plan, current, masks, first_rows, first_columns)
+
+
+def drag_windows(plan, current, masks, first_rows, first_columns) -> None:
+    """The dabs of ``plan`` one after another on their windows of ``current`` ``[2, C, R, S]``
+    (dab ``k``'s is ``masks[k]``'s size ``[H, W]`` from row ``first_rows[k]`` and column
+    ``first_columns[k]``), each blended in place through its mask: torch's path, which
+    :func:`.kernels.warp_fused.apply` computes in one launch."""
+    n_dabs, height, width = masks.shape
+    held = current.view(2 * current.shape[1], -1)
     each, touched = masks.unbind(0), (masks > constant(0.0, masks)).unbind(0)
-    blender = kept(WindowBlend, (current.shape[1], height, width), device, cells=height * width)
+    blender = kept(WindowBlend, (current.shape[1], height, width), current.device,
+                   cells=height * width)  # fmt: skip
     for index in range(n_dabs):
         row, column = int(first_rows[index]), int(first_columns[index])
         window = current[:, :, row : row + height, column : column + width]
