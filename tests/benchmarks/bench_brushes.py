@@ -22,7 +22,9 @@ README's "Architecture"), under 1 ms at one thread and under 0.3 ms on an H200 (
 10-minute figures within 20 % of the 10-second ones. Wide brushes dab only every ``spacing * radius``
 cells, so many of their events apply no dab: the table also gives the median of the events that did
 ("med(dab)", also what the two documents are compared on) and the mean time per dab, fused and one
-by one ("per dab", "1by1/dab").
+by one ("per dab", "1by1/dab"). Where warp's dabs go through the fused kernel (CUDA with Triton,
+:mod:`spectropaint.brushes.kernels.warp_fused`), warp is measured again through torch operation by
+operation (``SPECTROPAINT_FUSED_WARP=0``): the rows ``warp/torch``.
 
     --brushes gain,warp --radii 8,16 --documents "10 s"   measure a part
 """
@@ -43,6 +45,7 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import warp_fused
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import DabSpacer, InputEvent
 from spectropaint.transforms.document import Document
@@ -140,59 +143,71 @@ def bench(
     rows = []
     for brush in brushes:
         for radius in radii:
-            found = {
-                label: {"times": [], "dabs": [], "undo": [], "redo": [], "mib": 0.0, "one": []}
-                for label in documents
+            rows += _measure(documents, events, brush, radius, repeat=repeat)
+            devices = [document.device for document in documents.values()]
+            if brush == "warp" and all(map(warp_fused.available, devices)):
+                # the alternative in the same run: the same dabs through torch, op by op
+                os.environ[warp_fused.FUSED_ENV] = "0"
+                try:
+                    rows += _measure(documents, events, brush, radius, repeat=repeat,
+                                     name="warp/torch")  # fmt: skip
+                finally:
+                    del os.environ[warp_fused.FUSED_ENV]
+    return rows
+
+
+def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dict]:
+    """One brush at one radius on every document (interleaved), as rows of the table."""
+    rows = []
+    found = {
+        label: {"times": [], "dabs": [], "undo": [], "redo": [], "mib": 0.0, "one": []}
+        for label in documents
+    }
+    for label, document in documents.items():  # warm-up
+        history = History(document)
+        replay(document, history, brush, radius, events[label][:20])
+        history.undo()
+    for _ in range(repeat):
+        for label, document in documents.items():
+            history = History(document)
+            times, dabs = replay(document, history, brush, radius, events[label])
+            found[label]["times"] += times
+            found[label]["dabs"] += dabs
+            found[label]["mib"] = history.bytes_used / 2**20
+            found[label]["undo"].append(timed(history.undo, document.device))
+            found[label]["redo"].append(timed(history.redo, document.device))
+            history.undo()
+    for label, document in documents.items():  # the alternative: dab by dab
+        history = History(document)
+        found[label]["one"] = replay(document, history, brush, radius, events[label], fuse=False)[0]
+        history.undo()
+    for label, f in found.items():
+        times, dabs = f["times"], f["dabs"]
+        with_dabs = [t for t, d in zip(times, dabs, strict=True) if d]
+        rows.append(
+            {
+                "document": label,
+                "brush": name or brush,
+                "radius": radius,
+                "events": len(times),
+                "dabs_per_event": round(sum(dabs) / len(dabs), 2),
+                "median_ms": round(statistics.median(times), 3),
+                "p99_ms": round(percentile(times, 99), 3),
+                "median_dab_events_ms": round(statistics.median(with_dabs), 3),
+                "median_one_by_one_ms": round(statistics.median(f["one"]), 3),
+                "ms_per_dab": round(sum(times) / max(1, sum(dabs)), 3),
+                "ms_per_dab_one_by_one": round(sum(f["one"]) / max(1, sum(dabs) / repeat), 3),
+                "undo_ms": round(statistics.median(f["undo"]), 2),
+                "redo_ms": round(statistics.median(f["redo"]), 2),
+                "step_mib": round(f["mib"], 2),
             }
-            for label, document in documents.items():  # warm-up
-                history = History(document)
-                replay(document, history, brush, radius, events[label][:20])
-                history.undo()
-            for _ in range(repeat):
-                for label, document in documents.items():
-                    history = History(document)
-                    times, dabs = replay(document, history, brush, radius, events[label])
-                    found[label]["times"] += times
-                    found[label]["dabs"] += dabs
-                    found[label]["mib"] = history.bytes_used / 2**20
-                    found[label]["undo"].append(timed(history.undo, document.device))
-                    found[label]["redo"].append(timed(history.redo, document.device))
-                    history.undo()
-            for label, document in documents.items():  # the alternative: dab by dab
-                history = History(document)
-                found[label]["one"] = replay(
-                    document, history, brush, radius, events[label], fuse=False
-                )[0]
-                history.undo()
-            for label, f in found.items():
-                times, dabs = f["times"], f["dabs"]
-                with_dabs = [t for t, d in zip(times, dabs, strict=True) if d]
-                rows.append(
-                    {
-                        "document": label,
-                        "brush": brush,
-                        "radius": radius,
-                        "events": len(times),
-                        "dabs_per_event": round(sum(dabs) / len(dabs), 2),
-                        "median_ms": round(statistics.median(times), 3),
-                        "p99_ms": round(percentile(times, 99), 3),
-                        "median_dab_events_ms": round(statistics.median(with_dabs), 3),
-                        "median_one_by_one_ms": round(statistics.median(f["one"]), 3),
-                        "ms_per_dab": round(sum(times) / max(1, sum(dabs)), 3),
-                        "ms_per_dab_one_by_one": round(
-                            sum(f["one"]) / max(1, sum(dabs) / repeat), 3
-                        ),
-                        "undo_ms": round(statistics.median(f["undo"]), 2),
-                        "redo_ms": round(statistics.median(f["redo"]), 2),
-                        "step_mib": round(f["mib"], 2),
-                    }
-                )
-                print(format_row(rows[-1]), flush=True)
+        )
+        print(format_row(rows[-1]), flush=True)
     return rows
 
 
 HEADER = (
-    f"{'document':>9} {'brush':>6} {'radius':>6} {'dabs/ev':>7} {'median':>8} {'p99':>8} "
+    f"{'document':>9} {'brush':>10} {'radius':>6} {'dabs/ev':>7} {'median':>8} {'p99':>8} "
     f"{'med(dab)':>8} {'per dab':>8} {'undo':>7} {'redo':>7} {'1by1':>8} {'fused':>6} "
     f"{'1by1/dab':>8}"
 )
@@ -200,7 +215,7 @@ HEADER = (
 
 def format_row(row: dict) -> str:
     return (
-        f"{row['document']:>9} {row['brush']:>6} {row['radius']:>6} {row['dabs_per_event']:>7} "
+        f"{row['document']:>9} {row['brush']:>10} {row['radius']:>6} {row['dabs_per_event']:>7} "
         f"{row['median_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['median_dab_events_ms']:>8.3f} "
         f"{row['ms_per_dab']:>8.3f} {row['undo_ms']:>7.2f} {row['redo_ms']:>7.2f} "
         f"{row['median_one_by_one_ms']:>8.3f} "
