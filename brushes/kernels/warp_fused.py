@@ -22,7 +22,7 @@ each is carried by) are computed as before, by :class:`~.warp.WarpPlan`.
 
 Used on CUDA where Triton imports (it comes with torch's CUDA builds on Linux);
 ``SPECTROPAINT_FUSED_WARP=0`` turns it off. The tests run it through Triton's interpreter on the
-CPU (``TRITON_INTERPRET=1`` before this module is imported).
+CPU (``TRITON_INTERPRET=1`` before Triton is first imported).
 """
 
 from __future__ import annotations
@@ -80,9 +80,10 @@ def apply(
     start = plan.stacked_start if plan.auto else scratch
     tensors = (plan.stacked_index, plan.stacked_weights, plan.stacked_ramp_source,
                plan.stacked_offsets, plan.stacked_ramp, start, masks)  # fmt: skip
+    plane, row_length = current.shape[-2] * current.shape[-1], current.shape[-1]
     _kernel()[(1,)](
-        current, *(tensor.contiguous() for tensor in tensors), corners, scratch, n_dabs, current.shape[-2] * current.shape[-1], current.shape[-1],
-        low, 1.0 / (high - low), 1.0 / MARGIN, height, width,
+        current, *(tensor.contiguous() for tensor in tensors), corners, scratch, n_dabs, plane,
+        row_length, low, 1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, AUTO=plan.auto, CONTEXT=CONTEXT_FRAMES, BLOCK=BLOCK,
     )  # fmt: skip
 
