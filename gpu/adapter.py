@@ -4,11 +4,19 @@ A discrete GPU is preferred, then an integrated one, then anything else, and a C
 (lavapipe, llvmpipe) last; native back ends (Vulkan, Metal, D3D12) beat OpenGL. The environment
 variable ``SPECTROPAINT_ADAPTER`` forces a choice: ``cpu`` for a software adapter, or any part of an
 adapter's name (``nvidia``, ``intel``, ``opengl``...), matched case-insensitively.
+
+Before wgpu looks for adapters, Triton's library is loaded where Triton is installed (torch's CUDA
+builds bring it): Mesa's drivers (lavapipe among them) load the system's LLVM, and a Triton loaded
+after them registers its own LLVM's options into that one's and crashes the process (seen with
+lavapipe and LLVM 15: a segmentation fault in ``llvm::cl::Option::addArgument``, whether Triton
+came for warp's fused kernel or through ``torch._dynamo``). Loaded first, each keeps its own.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import importlib.util
 import os
 from collections.abc import Sequence
 
@@ -72,8 +80,21 @@ def choose_adapter(
 
 def request_adapter(forced: str | None = None) -> wgpu.GPUAdapter:
     """The adapter to render with: ``forced``, else ``$SPECTROPAINT_ADAPTER``, else the best."""
+    _load_triton_first()
     forced = forced if forced is not None else os.environ.get(ENV_VAR) or None
     return choose_adapter(wgpu.gpu.enumerate_adapters_sync(), forced)
+
+
+@functools.cache
+def _load_triton_first() -> None:
+    """Triton's library loaded (not its Python package: some 20 ms, and Triton's settings are read
+    only when the package is imported), where Triton is installed; see the module's docstring."""
+    spec = importlib.util.find_spec("triton")
+    if spec is None or spec.origin is None:
+        return
+    library = os.path.join(os.path.dirname(spec.origin), "_C", "libtriton.so")
+    if os.path.exists(library):
+        ctypes.CDLL(library)
 
 
 def request_device(adapter: wgpu.GPUAdapter | None = None) -> wgpu.GPUDevice:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -59,3 +61,20 @@ def test_the_environment_variable_forces_the_software_adapter(monkeypatch):
     assert adapter.info["adapter_type"] == "CPU"
     device = request_device(adapter)
     assert device.limits["max-texture-dimension-2d"] == adapter.limits["max-texture-dimension-2d"]
+
+
+@pytest.mark.gpu
+def test_triton_imported_after_the_adapter_does_not_crash_the_process():
+    """Mesa's drivers load the system's LLVM; Triton's LLVM loaded after it crashed the process
+    (a segmentation fault) until the adapter loaded Triton's library first."""
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
+    script = (
+        "from spectropaint.gpu.adapter import request_adapter\n"
+        "request_adapter()\n"
+        "import triton, torch._dynamo\n"
+        "print('imported')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "imported" in done.stdout
