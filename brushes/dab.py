@@ -31,7 +31,7 @@ import torch
 
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
-from spectropaint.brushes.kernels import warp_fused
+from spectropaint.brushes.kernels import warp_compiled, warp_fused
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant
@@ -1079,7 +1079,10 @@ def _apply_dragging(
                 sample_rate=document.sample_rate,
             )  # fmt: skip
         original = original[..., 1:]
-        if planned and kind.plan is not None and len(group) > 1:
+        # a dab alone takes the brush's kernel on its own region, which costs less than a plan,
+        # unless the group is compiled whole (:mod:`.kernels.warp_compiled`)
+        alone = len(group) == 1 and not warp_compiled.available(document.device)
+        if planned and kind.plan is not None and not alone:
             _drag_planned(state, stroke, group, box, inside, current, original, prepared)
         else:
             _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
@@ -1163,32 +1166,78 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     ]
     high = np.stack([(spans[:, 1] - spans[:, 0]) + 2 * margin_frames - 1,
                      (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
-    dest_columns, dest_rows, high_d = _upload([dest[1], dest[0], high], device, np.float32)
     window_cells = (rows + margin_bins)[:, :, None] * original.shape[-1] + (
         columns + margin_frames
     )[:, None, :]
-    row_maps, column_maps, window_cells = _upload(
-        [maps[0], maps[1], window_cells], device, np.int32
+    windows = DragWindows(
+        masks=masks,
+        corners=np.stack(
+            (rows[:, 0] + box.bin0 - inside.bin0, columns[:, 0] + box.frame0 - inside.frame0)
+        ),  # fmt: skip
+        step=group.step,
+        dest_columns=dest[1],
+        dest_rows=dest[0],
+        high=high,
+        column_maps=maps[1],
+        row_maps=maps[0],
+        window_cells=window_cells,
+        outside=~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]),
     )
-    outside = to_device(~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]), device)
+    params = group.params(state.params)
+    if warp_compiled.available(device):  # planned and applied in one compiled call
+        warp_compiled.apply(current, windows, original, prepared, params)
+    else:
+        drag_planned(kind.plan, current, windows, original, prepared, params)
+
+
+@dataclass(frozen=True)
+class DragWindows:
+    """A planned group's dabs on their windows, as the host computed them (see
+    :class:`~.kernels.context.DragDabs`, which is made from this on the device): ``masks`` ``[K,
+    H, W]`` (a tensor); ``corners`` ``[2, K]``: each window's first row and column in the values
+    held; ``step`` ``[K, 2]``; and :class:`~.kernels.context.DragDabs`'s ``dest_columns``,
+    ``dest_rows``, ``high``, ``column_maps`` (its ``columns``), ``row_maps`` (its ``rows``),
+    ``window_cells`` and ``outside``."""
+
+    masks: torch.Tensor
+    corners: np.ndarray
+    step: np.ndarray
+    dest_columns: np.ndarray
+    dest_rows: np.ndarray
+    high: np.ndarray
+    column_maps: np.ndarray
+    row_maps: np.ndarray
+    window_cells: np.ndarray
+    outside: np.ndarray
+
+
+def drag_planned(plan_kind, current, windows: DragWindows, original, prepared, params) -> None:
+    """A group's dabs through the brush's ``plan`` (``plan_kind``) on ``current`` ``[2, C, R, S]``,
+    in place: dab after dab in torch operations (:func:`drag_windows`), or in one launch on a GPU
+    (:mod:`.kernels.warp_fused`)."""
+    device = current.device
+    dest_columns, dest_rows, high = _upload(
+        [windows.dest_columns, windows.dest_rows, windows.high], device, np.float32
+    )
+    row_maps, column_maps, window_cells = _upload(
+        [windows.row_maps, windows.column_maps, windows.window_cells], device, np.int32
+    )
     dabs = DragDabs(
-        mask=masks,
-        outside=outside,
-        step=to_device(group.step, device),
+        mask=windows.masks,
+        outside=to_device(windows.outside, device),
+        step=to_device(windows.step, device),
         dest_columns=dest_columns,
         dest_rows=dest_rows,
-        high=high_d,
+        high=high,
         columns=column_maps,
         rows=row_maps,
         window_cells=window_cells,
     )
-    plan = kind.plan(original, prepared, dabs, group.params(state.params), width=current.shape[-1])
-    first_rows = rows[:, 0] + box.bin0 - inside.bin0
-    first_columns = columns[:, 0] + box.frame0 - inside.frame0
+    plan = plan_kind(original, prepared, dabs, params, width=current.shape[-1])
     if warp_fused.available(device):  # every dab in one launch
-        warp_fused.apply(plan, current, masks, first_rows, first_columns)
+        warp_fused.apply(plan, current, windows.masks, *windows.corners)
     else:
-        drag_windows(plan, current, masks, first_rows, first_columns)
+        drag_windows(plan, current, windows.masks, *windows.corners)
 
 
 def drag_windows(plan, current, masks, first_rows, first_columns) -> None:

@@ -8,6 +8,10 @@ paints a short stroke of every brush on a scratch document and runs the blur's F
 it uses, on a thread of its own, once per device; the window starts it when a document's
 first frame shows (not sooner: kernel loading holds the device, and the first picture waits). It
 also measures the document's full scale, which the first stroke otherwise waits for.
+
+On the CPU only warp's compiled kernel (:mod:`.kernels.warp_compiled`) needs this: Numba compiles
+it at its first use (some 5 s on a 2-core machine, 0.6 s when its cache on disk is loaded), so a
+warp stroke is painted on the scratch document instead, on the same thread.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.kernels import warp_compiled
 from spectropaint.brushes.kernels.fft import warm_lengths
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
@@ -36,9 +41,12 @@ _warm: set[str] = set()
 _lock = threading.Lock()
 
 
-def warm_up(device: torch.device | str, *, every_device: bool = False) -> list[str]:
-    """Paint a two-move stroke of every brush on a scratch stereo document on ``device`` (once per
-    device; only CUDA loads kernels lazily, unless ``every_device``); the brushes painted.
+def warm_up(
+    device: torch.device | str, *, every_device: bool = False, brushes=tuple(BRUSHES)
+) -> list[str]:
+    """Paint a two-move stroke of each of ``brushes`` (every brush unless given) on a scratch
+    stereo document on ``device`` (once per device; only CUDA loads kernels lazily, unless
+    ``every_device``); the brushes painted.
 
     A brush that fails is logged and skipped: warming up never stops the app.
     """
@@ -51,7 +59,7 @@ def warm_up(device: torch.device | str, *, every_device: bool = False) -> list[s
     scratch = Document.from_samples(0.1 * noise, SCRATCH_RATE, device=device)
     middle = SCRATCH_SECONDS / 2
     painted = []
-    for name in BRUSHES:
+    for name in brushes:
         try:
             stroke = StrokeSession(scratch, name, BrushSettings(), params=PARAMS.get(name))
             stroke.add_events([InputEvent(0.0, middle, 1000.0)])
@@ -66,15 +74,19 @@ def warm_up(device: torch.device | str, *, every_device: bool = False) -> list[s
 
 
 def warm_up_later(document) -> threading.Thread | None:
-    """:func:`warm_up` for ``document``'s device, and its full scale measured, on a daemon thread
-    (None on a device that needs neither: the CPU)."""
-    if document.device.type != "cuda":
+    """:func:`warm_up` for ``document``'s device, and its full scale measured, on a daemon thread;
+    on the CPU warp's compiled kernel alone (None where there is none to compile)."""
+    device = document.device
+    if device.type != "cuda" and not warp_compiled.available(device):
         return None
 
     def work() -> None:
         try:
-            document.full_scale  # noqa: B018 - measured once, then kept by the document
-            warm_up(document.device)
+            if device.type == "cuda":
+                document.full_scale  # noqa: B018 - measured once, then kept by the document
+                warm_up(device)
+            else:
+                warm_up(device, every_device=True, brushes=("warp",))
         except Exception:
             log.exception("warming up the brushes failed")
 

@@ -21,6 +21,7 @@ from brush_fixtures import RATE, small_document
 
 from spectropaint.brushes.engine import paint
 from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import warp_compiled
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -87,7 +88,9 @@ def test_a_stroke_moves_its_state_only_when_the_document_changed_device(monkeypa
 
 
 @pytest.mark.parametrize("brush", sorted(BRUSHES))
-def test_a_dab_that_runs_out_of_memory_is_applied_again_bit_for_bit(brush):
+def test_a_dab_that_runs_out_of_memory_is_applied_again_bit_for_bit(monkeypatch, brush):
+    # a dragging brush's plan fails here: torch's plan, not the CPU's compiled kernel
+    monkeypatch.setenv(warp_compiled.FUSED_ENV, "0")
     reference = small_document()
     original = grids(reference)
     paint(reference, brush, line(), SETTINGS)

@@ -20,6 +20,7 @@ from spectropaint.brushes.dab import (
 )
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import warp_compiled
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dabs, InputEvent
@@ -27,6 +28,14 @@ from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import EMPTY
 
 PARAMS = {"clone": {"offset_frames": -30, "offset_bins": 5}, "pen": {"level_db": -20}}
+
+
+@pytest.fixture(autouse=True)
+def torch_plan(monkeypatch):
+    """Warp's groups through torch's plan, which these tests hold to the dab-by-dab kernel (bit
+    for bit); the CPU's compiled kernel is held to that plan group by group in
+    ``tests/test_warp_fused.py``."""
+    monkeypatch.setenv(warp_compiled.FUSED_ENV, "0")
 
 
 def grids(document):

@@ -1,9 +1,11 @@
-"""Warp's fused kernel (:mod:`spectropaint.brushes.kernels.warp_fused`): a group's dabs in one
-Triton launch, against the torch path dab by dab (:func:`spectropaint.brushes.dab.drag_windows`)
-on the same plan and values, group after group of real strokes in each phase mode.
+"""Warp's fused kernels, a group's dabs in one call: on the GPU in one Triton launch
+(:mod:`spectropaint.brushes.kernels.warp_fused`), on the CPU compiled by Numba
+(:mod:`spectropaint.brushes.kernels.warp_compiled`, which also plans the dabs); each against the
+torch path dab by dab (:func:`spectropaint.brushes.dab.drag_windows`) on the same plan and values,
+group after group of real strokes in each phase mode.
 
-On a machine without CUDA the kernel runs through Triton's interpreter on CPU tensors (the same
-program, each operation done by numpy); with CUDA, compiled, on the GPU.
+On a machine without CUDA the Triton kernel runs through Triton's interpreter on CPU tensors (the
+same program, each operation done by numpy); with CUDA, compiled, on the GPU.
 """
 
 import os
@@ -18,13 +20,12 @@ if not torch.cuda.is_available():  # before Triton is imported: its interpreter,
 from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import warp_fused
+from spectropaint.brushes.kernels import warp_compiled, warp_fused
+from spectropaint.brushes.kernels.warp import WarpPlan
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
-
-triton = pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 RATE = 22050
@@ -32,23 +33,34 @@ RATE = 22050
 
 @pytest.fixture
 def fused(monkeypatch):
-    """The fused kernel on for :data:`DEVICE` (interpreted on the CPU), compiled afresh."""
+    """The Triton kernel on for :data:`DEVICE` (interpreted on the CPU, where the compiled CPU
+    kernel is then off), compiled afresh."""
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
     monkeypatch.delenv(warp_fused.FUSED_ENV, raising=False)
     if DEVICE == "cpu":
         monkeypatch.setattr(warp_fused, "INTERPRETED", True)
+        monkeypatch.setattr(warp_compiled, "available", lambda device: False)
     warp_fused._kernel.cache_clear()
     yield
     warp_fused._kernel.cache_clear()
 
 
-def tonal_document() -> Document:
+@pytest.fixture
+def compiled(monkeypatch):
+    """The CPU's compiled kernel on (its documents on the CPU)."""
+    monkeypatch.delenv(warp_compiled.FUSED_ENV, raising=False)
+    if not warp_compiled.available(torch.device("cpu")):
+        pytest.fail("Numba is a dependency (pyproject.toml): the compiled kernel must be there")
+
+
+def tonal_document(device: str = DEVICE) -> Document:
     """Two seconds of steady tones (which auto phase carries on) in a little noise, stereo."""
     rng = np.random.default_rng(4)
     t = np.arange(2 * RATE) / RATE
     tones = sum(0.05 * np.sin(2 * np.pi * f * t) for f in (220.0, 440.0, 1230.0, 3000.0))
     samples = np.stack([tones + 0.01 * rng.standard_normal(len(t)) for _ in range(2)])
     return Document.from_samples(
-        samples, RATE, settings=STFTSettings(n_fft=512, hop=128), device=DEVICE
+        samples, RATE, settings=STFTSettings(n_fft=512, hop=128), device=device
     )
 
 
@@ -64,37 +76,27 @@ def complex_values(values: torch.Tensor) -> torch.Tensor:
     return torch.polar(values[0].double(), values[1].double())
 
 
-@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
-@pytest.mark.parametrize("radius", [3, 6])
-def test_each_group_equals_the_torch_path(fused, monkeypatch, phase, radius):
-    """Every planned group of a stroke, given the same plan and values, gives what the torch path
-    gives dab by dab: within 2e-6 of the window's peak in complex value, the magnitude within
-    1e-6; every cell no dab touched bit-identical. The torch result is kept, so each group
-    starts from the same values both ways."""
-    compared, fused_apply = [], warp_fused.apply
+def compare(current, reference, masks, corners) -> tuple[float, float, float, bool]:
+    """A group's result against the torch path's: the largest and the RMS complex error and the
+    largest magnitude error, each of the window's peak, and whether a cell outside every dab's
+    mask changed."""
+    peak = float(reference[0].abs().max())
+    errors = (complex_values(current) - complex_values(reference)).abs()
+    magnitude_error = (current[0] - reference[0]).abs().max()
+    changed = (reference != current).any(dim=0)
+    written = torch.zeros_like(changed)
+    height, width = masks.shape[1:]
+    for k, (row, column) in enumerate(zip(*corners, strict=True)):
+        window = written[:, row : row + height, column : column + width]
+        window |= (masks[k] > 0)[None]
+    rms = errors[written].pow(2).mean().sqrt()
+    return (float(errors.max()) / peak, float(rms) / peak, float(magnitude_error) / peak,
+            bool((changed & ~written).any()))  # fmt: skip
 
-    def both(plan, current, masks, first_rows, first_columns):
-        reference = current.clone()
-        dab.drag_windows(plan, reference, masks, first_rows, first_columns)
-        fused_apply(plan, current, masks, first_rows, first_columns)
-        peak = float(reference[0].abs().max())
-        errors = (complex_values(current) - complex_values(reference)).abs()
-        magnitude_error = (current[0] - reference[0]).abs().max()
-        changed = (reference != current).any(dim=0)
-        written = torch.zeros_like(changed)
-        height, width = masks.shape[1:]
-        for k, (row, column) in enumerate(zip(first_rows, first_columns, strict=True)):
-            window = written[:, row : row + height, column : column + width]
-            window |= (masks[k] > 0)[None]
-        rms = errors[written].pow(2).mean().sqrt()
-        compared.append(
-            (float(errors.max()) / peak, float(rms) / peak, float(magnitude_error) / peak,
-             bool((changed & ~written).any()))
-        )  # fmt: skip
-        current.copy_(reference)
 
-    monkeypatch.setattr(warp_fused, "apply", both)
-    document = tonal_document()
+def paint_and_compare(phase, radius, document, compared) -> None:
+    """A stroke in ``phase`` mode at ``radius``, its groups compared as they are painted (into
+    ``compared``); the thresholds every group meets."""
     before = document.blocks[0].magnitude.clone()
     settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
     params = {"amount": 1.0, "phase": phase}
@@ -111,10 +113,53 @@ def test_each_group_equals_the_torch_path(fused, monkeypatch, phase, radius):
     assert not outside
 
 
-def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(fused):
-    """Painted through the kernel, a stroke moves content inside the boxes its events reported,
-    leaves every other cell bit-identical, and its undo restores the document exactly."""
-    document = tonal_document()
+@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
+@pytest.mark.parametrize("radius", [3, 6])
+def test_each_group_equals_the_torch_path(fused, monkeypatch, phase, radius):
+    """Every planned group of a stroke, given the same plan and values, gives what the torch path
+    gives dab by dab: within 1e-4 of the window's peak in complex value (3e-6 RMS), the magnitude
+    within 1e-5; every cell no dab touched bit-identical. The torch result is kept, so each group
+    starts from the same values both ways."""
+    compared, fused_apply = [], warp_fused.apply
+
+    def both(plan, current, masks, first_rows, first_columns):
+        reference = current.clone()
+        dab.drag_windows(plan, reference, masks, first_rows, first_columns)
+        fused_apply(plan, current, masks, first_rows, first_columns)
+        compared.append(compare(current, reference, masks, (first_rows, first_columns)))
+        current.copy_(reference)
+
+    monkeypatch.setattr(warp_fused, "apply", both)
+    paint_and_compare(phase, radius, tonal_document(), compared)
+
+
+@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
+@pytest.mark.parametrize("radius", [3, 6])
+def test_each_compiled_group_equals_the_torch_path(compiled, monkeypatch, phase, radius):
+    """The CPU's compiled kernel, which also plans the dabs, against the torch plan and path on
+    the same windows and values (groups of one dab included), to the same thresholds."""
+    compared, sizes, compiled_apply = [], [], warp_compiled.apply
+
+    def both(current, windows, original, prepared, params):
+        sizes.append(len(windows.masks))
+        reference = current.clone()
+        dab.drag_planned(WarpPlan, reference, windows, original, prepared, params)
+        compiled_apply(current, windows, original, prepared, params)
+        compared.append(compare(current, reference, windows.masks, windows.corners))
+        current.copy_(reference)
+
+    monkeypatch.setattr(warp_compiled, "apply", both)
+    paint_and_compare(phase, radius, tonal_document("cpu"), compared)
+    assert 1 in sizes and max(sizes) > 1  # a dab alone and planned groups
+
+
+@pytest.mark.parametrize("kernel", ["fused", "compiled"])
+def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(request, kernel):
+    """Painted through either kernel, a stroke moves content inside the boxes its events
+    reported, leaves every other cell bit-identical, and its undo restores the document
+    exactly."""
+    request.getfixturevalue(kernel)
+    document = tonal_document(DEVICE if kernel == "fused" else "cpu")
     block = document.blocks[0]
     before = torch.stack((block.magnitude, block.phase)).clone()
     history = History(document)
@@ -137,9 +182,17 @@ def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(fused):
 
 
 def test_the_kernel_is_off_where_asked_or_off_the_gpu(monkeypatch):
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
     monkeypatch.setattr(warp_fused, "INTERPRETED", False)
     assert not warp_fused.available(torch.device("cpu"))
     monkeypatch.setenv(warp_fused.FUSED_ENV, "0")
     assert not warp_fused.available(torch.device("cuda"))
     monkeypatch.delenv(warp_fused.FUSED_ENV)
     assert warp_fused.available(torch.device("cuda"))
+
+
+def test_the_compiled_kernel_is_for_the_cpu_and_off_where_asked(compiled, monkeypatch):
+    assert warp_compiled.available(torch.device("cpu"))
+    assert not warp_compiled.available(torch.device("cuda"))
+    monkeypatch.setenv(warp_compiled.FUSED_ENV, "0")
+    assert not warp_compiled.available(torch.device("cpu"))

@@ -24,7 +24,8 @@ cells, so many of their events apply no dab: the table also gives the median of 
 ("med(dab)", also what the two documents are compared on) and the mean time per dab, fused and one
 by one ("per dab", "1by1/dab"). Where warp's dabs go through the fused kernel (CUDA with Triton,
 :mod:`spectropaint.brushes.kernels.warp_fused`), warp is measured again through torch operation by
-operation (``SPECTROPAINT_FUSED_WARP=0``): the rows ``warp/torch``.
+operation (``SPECTROPAINT_FUSED_WARP=0``): the rows ``warp/torch``; so is warp on the CPU, whose
+dabs go through a kernel compiled by Numba (:mod:`spectropaint.brushes.kernels.warp_compiled`).
 
     --brushes gain,warp --radii 8,16 --documents "10 s"   measure a part
 """
@@ -45,7 +46,7 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import warp_fused
+from spectropaint.brushes.kernels import warp_compiled, warp_fused
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import DabSpacer, InputEvent
 from spectropaint.transforms.document import Document
@@ -145,7 +146,8 @@ def bench(
         for radius in radii:
             rows += _measure(documents, events, brush, radius, repeat=repeat)
             devices = [document.device for document in documents.values()]
-            if brush == "warp" and all(map(warp_fused.available, devices)):
+            fused = [warp_fused.available(d) or warp_compiled.available(d) for d in devices]
+            if brush == "warp" and all(fused):
                 # the alternative in the same run: the same dabs through torch, op by op
                 os.environ[warp_fused.FUSED_ENV] = "0"
                 try:
