@@ -77,7 +77,7 @@ def warm_up_later(document) -> threading.Thread | None:
     """:func:`warm_up` for ``document``'s device, and its full scale measured, on a daemon thread;
     on the CPU warp's compiled kernel alone (None where there is none to compile)."""
     device = document.device
-    if device.type != "cuda" and not warp_compiled.available(device):
+    if device.type != "cuda" and not warp_compiled.wanted(device):  # (Numba imported later)
         return None
 
     def work() -> None:

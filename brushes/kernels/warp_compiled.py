@@ -30,6 +30,7 @@ GPU's). Compiled at its first use (a few seconds), then loaded from Numba's cach
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import math
 import os
@@ -52,10 +53,17 @@ CHECK_OPTIONS = (
 
 
 def available(device: torch.device) -> bool:
-    """Whether a group's dabs on ``device`` go through the compiled kernel."""
-    if os.environ.get(FUSED_ENV, "").strip() == "0":
+    """Whether a group's dabs on ``device`` go through the compiled kernel (the first call imports
+    Numba: some 0.3 s)."""
+    return wanted(device) and _kernel() is not None
+
+
+def wanted(device: torch.device) -> bool:
+    """Whether the compiled kernel is for ``device`` and not turned off, and Numba is installed;
+    without importing it."""
+    if os.environ.get(FUSED_ENV, "").strip() == "0" or device.type != "cpu":
         return False
-    return device.type == "cpu" and _kernel() is not None
+    return importlib.util.find_spec("numba") is not None
 
 
 def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict, params) -> None:
