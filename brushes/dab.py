@@ -1071,18 +1071,19 @@ def _apply_dragging(
     before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
     original, bins, frames = _read(state, stroke.index, before, original=True)
     frames = frames[1:]
+    # a group compiled whole (:mod:`.kernels.warp_compiled`), its preparation too; otherwise a dab
+    # alone takes the brush's kernel on its own region, which costs less than a plan
+    compiled = planned and kind.plan is not None and warp_compiled.available(document.device)
     with torch.inference_mode():  # a dab is dozens of small operations: a third less dispatch
         prepared = None
         if kind.prepare is not None:
-            prepared = kind.prepare(
+            prepare = warp_compiled.prepare if compiled else kind.prepare
+            prepared = prepare(
                 original, stroke.band_hz[bins], frames, group.params(state.params), hop=grid.hop,
                 sample_rate=document.sample_rate,
             )  # fmt: skip
         original = original[..., 1:]
-        # a dab alone takes the brush's kernel on its own region, which costs less than a plan,
-        # unless the group is compiled whole (:mod:`.kernels.warp_compiled`)
-        alone = len(group) == 1 and not warp_compiled.available(document.device)
-        if planned and kind.plan is not None and not alone:
+        if compiled or (planned and kind.plan is not None and len(group) > 1):
             _drag_planned(state, stroke, group, box, inside, current, original, prepared)
         else:
             _drag_each(state, stroke, group, box, inside, current, original, bins, frames,

@@ -21,7 +21,7 @@ from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import warp_compiled, warp_fused
-from spectropaint.brushes.kernels.warp import WarpPlan
+from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp_prepare
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
@@ -196,3 +196,21 @@ def test_the_compiled_kernel_is_for_the_cpu_and_off_where_asked(compiled, monkey
     assert not warp_compiled.available(torch.device("cuda"))
     monkeypatch.setenv(warp_compiled.FUSED_ENV, "0")
     assert not warp_compiled.available(torch.device("cpu"))
+
+
+@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
+def test_the_compiled_preparation_is_torch_s_bit_for_bit(compiled, phase):
+    """The ramps, drift and advances the compiled path prepares a region with are
+    :func:`~spectropaint.brushes.kernels.warp.warp_prepare`'s, bit for bit, on a region of real
+    phases far into a file (large frame numbers)."""
+    block = tonal_document("cpu").blocks[0]
+    original = torch.stack((block.magnitude, block.phase))[:, :, 20:60, 100:171]
+    bin_hz = torch.linspace(0.0, RATE / 2, block.n_bins, dtype=torch.float64)[20:60]
+    frames = torch.arange(40_000, 40_070, dtype=torch.float64)
+    params = WarpParams(phase=phase)
+    expected = warp_prepare(original, bin_hz, frames, params, hop=128, sample_rate=RATE)
+    found = warp_compiled.prepare(original, bin_hz, frames, params, hop=128, sample_rate=RATE)
+    assert sorted(found) == sorted(expected)
+    for name, tensor in expected.items():
+        assert found[name].shape == tensor.shape and found[name].dtype == tensor.dtype
+        assert torch.equal(found[name], tensor), name
