@@ -257,15 +257,14 @@ def _warp_group(
     one, zero = f32(1.0), f32(0.0)
     auto = carry and move
     pad = CONTEXT_FRAMES
-    # Each window row is computed in loops over its cells, the arithmetic's without branches, on
-    # two C-contiguous buffers, one read and one written (rows of values by cell): every further
-    # array such a loop touches would add a run-time check that it does not overlap the written
-    # ones, and past eight checks the compiler no longer vectorises the loop.
+    # Each window row is computed in loops over its cells: the look-ups by index in plain loops,
+    # the arithmetic in loops without branches over C-contiguous rows of values by cell (a view
+    # with strides of its own would need gathers, which the compiler avoids here):
     #   ``row_in``: 0-3 the neighbours' weights, 4-7 their magnitudes, 8-11 their phases less
     #   their ramps, 12-15 the continue mode's carry, 16-17 the shift's (by row), 18 the cell's
     #   ramp, 19-20 its magnitude and phase as the stroke began (0 outside the dab's box)
-    #   ``row_out``: magnitude, moved phase (continue, shift), the continuation's terms (weight,
-    #   along, against), padded with zeros either side for the sums over columns
+    #   ``moved[c, y]``: magnitude, moved phase (continue, shift), the continuation's terms
+    #   (weight, along, against), padded with zeros either side for the sums over columns
     row_in = np.empty((21, window), dtype=np.float32)
     moved = np.zeros((channels, height, 6, window + 2 * pad), dtype=np.float32)
     # the neighbours' places in the values held and in the region, their ramps, the columns moved
