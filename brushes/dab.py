@@ -1071,19 +1071,21 @@ def _apply_dragging(
     before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
     original, bins, frames = _read(state, stroke.index, before, original=True)
     frames = frames[1:]
-    # a group compiled whole (:mod:`.kernels.warp_compiled`), its preparation too; otherwise a dab
-    # alone takes the brush's kernel on its own region, which costs less than a plan
-    compiled = planned and kind.plan is not None and warp_compiled.available(document.device)
+    # a group planned and applied in one call (:func:`_whole_group`), a dab alone too; otherwise
+    # a dab alone takes the brush's kernel on its own region, which costs less than a plan
+    whole = _whole_group(document.device) if planned and kind.plan is not None else None
+    if whole is warp_fused and len(group) == 1 and math.prod(region.shape) > warp_fused.ALONE_CELLS:
+        whole = None  # (one program on a wide window is slower than torch's kernel)
     with torch.inference_mode():  # a dab is dozens of small operations: a third less dispatch
         prepared = None
         if kind.prepare is not None:
-            prepare = warp_compiled.prepare if compiled else kind.prepare
+            prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
             prepared = prepare(
                 original, stroke.band_hz[bins], frames, group.params(state.params), hop=grid.hop,
                 sample_rate=document.sample_rate,
             )  # fmt: skip
         original = original[..., 1:]
-        if compiled or (planned and kind.plan is not None and len(group) > 1):
+        if whole is not None or (planned and kind.plan is not None and len(group) > 1):
             _drag_planned(state, stroke, group, box, inside, current, original, prepared)
         else:
             _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
@@ -1185,10 +1187,21 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
         outside=~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]),
     )
     params = group.params(state.params)
-    if warp_compiled.available(device):  # planned and applied in one compiled call
-        warp_compiled.apply(current, windows, original, prepared, params)
+    whole = _whole_group(device)
+    if whole is not None:
+        whole.apply(current, windows, original, prepared, params)
     else:
         drag_planned(kind.plan, current, windows, original, prepared, params)
+
+
+def _whole_group(device: torch.device):
+    """The kernel that plans and applies a warp group in one call on ``device`` (compiled by
+    Numba on the CPU, :mod:`.kernels.warp_compiled`; a Triton launch on CUDA,
+    :mod:`.kernels.warp_fused`), or None: torch's plan, dab after dab."""
+    for kernel in (warp_compiled, warp_fused):
+        if kernel.available(device):
+            return kernel
+    return None
 
 
 @dataclass(frozen=True)
@@ -1214,8 +1227,7 @@ class DragWindows:
 
 def drag_planned(plan_kind, current, windows: DragWindows, original, prepared, params) -> None:
     """A group's dabs through the brush's ``plan`` (``plan_kind``) on ``current`` ``[2, C, R, S]``,
-    in place: dab after dab in torch operations (:func:`drag_windows`), or in one launch on a GPU
-    (:mod:`.kernels.warp_fused`)."""
+    in place, dab after dab in torch operations (:func:`drag_windows`)."""
     device = current.device
     dest_columns, dest_rows, high = _upload(
         [windows.dest_columns, windows.dest_rows, windows.high], device, np.float32
@@ -1235,10 +1247,7 @@ def drag_planned(plan_kind, current, windows: DragWindows, original, prepared, p
         window_cells=window_cells,
     )
     plan = plan_kind(original, prepared, dabs, params, width=current.shape[-1])
-    if warp_fused.available(device):  # every dab in one launch
-        warp_fused.apply(plan, current, windows.masks, *windows.corners)
-    else:
-        drag_windows(plan, current, windows.masks, *windows.corners)
+    drag_windows(plan, current, windows.masks, *windows.corners)
 
 
 def drag_windows(plan, current, masks, first_rows, first_columns) -> None:

@@ -115,41 +115,28 @@ def paint_and_compare(phase, radius, document, compared) -> None:
 
 @pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
 @pytest.mark.parametrize("radius", [3, 6])
-def test_each_group_equals_the_torch_path(fused, monkeypatch, phase, radius):
-    """Every planned group of a stroke, given the same plan and values, gives what the torch path
-    gives dab by dab: within 1e-4 of the window's peak in complex value (3e-6 RMS), the magnitude
-    within 1e-5; every cell no dab touched bit-identical. The torch result is kept, so each group
-    starts from the same values both ways."""
-    compared, fused_apply = [], warp_fused.apply
-
-    def both(plan, current, masks, first_rows, first_columns):
-        reference = current.clone()
-        dab.drag_windows(plan, reference, masks, first_rows, first_columns)
-        fused_apply(plan, current, masks, first_rows, first_columns)
-        compared.append(compare(current, reference, masks, (first_rows, first_columns)))
-        current.copy_(reference)
-
-    monkeypatch.setattr(warp_fused, "apply", both)
-    paint_and_compare(phase, radius, tonal_document(), compared)
-
-
-@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
-@pytest.mark.parametrize("radius", [3, 6])
-def test_each_compiled_group_equals_the_torch_path(compiled, monkeypatch, phase, radius):
-    """The CPU's compiled kernel, which also plans the dabs, against the torch plan and path on
-    the same windows and values (groups of one dab included), to the same thresholds."""
-    compared, sizes, compiled_apply = [], [], warp_compiled.apply
+@pytest.mark.parametrize("kernel", ["fused", "compiled"])
+def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, radius):
+    """Every group of a stroke (a dab alone too), planned and applied by the kernel, gives what
+    torch's plan gives dab by dab on the same windows and values: within 1e-4 of the window's
+    peak in complex value (3e-6 RMS), the magnitude within 1e-5; every cell no dab touched
+    bit-identical. The torch result is kept, so each group starts from the same values both
+    ways."""
+    request.getfixturevalue(kernel)
+    module = warp_fused if kernel == "fused" else warp_compiled
+    compared, sizes, kernel_apply = [], [], module.apply
 
     def both(current, windows, original, prepared, params):
         sizes.append(len(windows.masks))
         reference = current.clone()
         dab.drag_planned(WarpPlan, reference, windows, original, prepared, params)
-        compiled_apply(current, windows, original, prepared, params)
+        kernel_apply(current, windows, original, prepared, params)
         compared.append(compare(current, reference, windows.masks, windows.corners))
         current.copy_(reference)
 
-    monkeypatch.setattr(warp_compiled, "apply", both)
-    paint_and_compare(phase, radius, tonal_document("cpu"), compared)
+    monkeypatch.setattr(module, "apply", both)
+    paint_and_compare(phase, radius, tonal_document(DEVICE if kernel == "fused" else "cpu"),
+                      compared)  # fmt: skip
     assert 1 in sizes and max(sizes) > 1  # a dab alone and planned groups
 
 

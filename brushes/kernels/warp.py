@@ -263,10 +263,6 @@ class WarpPlan:
         self._work = kept(
             _Work, (len(self.modes), channels, height, window), mask.device, cells=height * window
         )
-        # all dabs' at once, for the fused kernel (:mod:`.warp_fused`)
-        self.stacked_index, self.stacked_offsets = self._index, self._offsets
-        self.stacked_ramp_source, self.stacked_weights = self._ramp_source, self._weights
-        self.stacked_ramp, self.stacked_start = self._ramp, self._start
         # each dab's own, taken apart once (a dab's look-ups are then list items, not operations)
         self._index, self._offsets, self._ramp_source, self._weights, self._ramp = (
             tensor.unbind(0)

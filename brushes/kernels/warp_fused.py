@@ -1,28 +1,32 @@
-"""Warp's dabs of one group in one GPU launch (Triton): what :meth:`.warp.WarpPlan.dab` and
-:class:`~spectropaint.brushes.blend.WindowBlend` compute dab after dab, in one program.
+"""Warp's dabs of one group in one GPU launch (Triton): what :class:`.warp.WarpPlan` plans and
+:func:`~spectropaint.brushes.dab.drag_windows` computes dab after dab, in one program.
 
-On CUDA a planned group's dabs otherwise cost some fifty kernel launches each (gather, phases,
-their cosines and sines, bilinear sums, atan2, the continuation's alignment, the phase blend, the
-crossfade into the window): a warp event at radius 8 was 4 ms on an H200, nearly all of it
-launches. Here one program (one block of threads) takes the group's dabs in order, each in two
-passes over its window separated by a barrier, so that a dab reads what the previous one left:
+On CUDA the torch path costs some hundred kernel launches to plan a group and fifty a dab
+(gather, phases, their cosines and sines, bilinear sums, atan2, the continuation's alignment, the
+phase blend, the crossfade into the window): a warp event at radius 8 was 4 ms on an H200, nearly
+all of it launches. Here one program (one block of threads) takes the group's dabs in order, each
+in two passes over its window separated by a barrier, so that a dab reads what the previous one
+left:
 
-1. every window cell gathers its four neighbours' magnitude and phase from the values held,
-   carries their phases in each mode by the plan's offsets, and sums the bilinear phasors into a
-   magnitude and one moved phase per mode (and, for ``auto``, the terms of the continuation's
-   alignment), kept in a scratch buffer;
+1. every window cell finds the point it samples (``amount * weight * step`` behind it, clamped to
+   the dab's own region), its four neighbours in the values held (reflected past the grid as the
+   maps say) and their bilinear weights, gathers their magnitude and phase, carries their phases
+   in each mode (``continue``: by the measured drift over the columns moved; ``shift``: by the
+   row's advance per frame), and sums the phasors into a magnitude and one moved phase per mode
+   (and, for ``auto``, the terms of the continuation's alignment), kept in a scratch buffer;
 2. every cell sums those terms over :data:`~.phase.CONTEXT_FRAMES` columns either side, decides
    how surely the destination continues (``auto``), blends the phases, and crossfades the result
    into the window through the dab's weight, leaving cells of weight 0 untouched.
 
-The arithmetic is the plan's, cell by cell; only the order of a few float32 sums and the
-transcendental routines differ, so a group's result equals the torch path to float rounding
-(``tests/test_warp_fused.py``). The plan's tensors (which neighbours, their weights, the phase
-each is carried by) are computed as before, by :class:`~.warp.WarpPlan`.
+The arithmetic is the plan's, cell by cell, without fused multiply-adds (torch rounds each
+product); only the order of a few float32 sums and the transcendental routines differ, so a
+group's result equals the torch path to float rounding (``tests/test_warp_fused.py``). The CPU's
+counterpart is :mod:`.warp_compiled`.
 
-Used on CUDA where Triton imports (it comes with torch's CUDA builds on Linux);
-``SPECTROPAINT_FUSED_WARP=0`` turns it off. The tests run it through Triton's interpreter on the
-CPU (``TRITON_INTERPRET=1`` before Triton is first imported).
+Used on CUDA where Triton imports (it comes with torch's CUDA builds on Linux), for a dab alone
+too unless its region is wide (:data:`ALONE_CELLS`); ``SPECTROPAINT_FUSED_WARP=0`` turns it off.
+The tests run it through Triton's interpreter on the CPU (``TRITON_INTERPRET=1`` before Triton is
+first imported).
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ from spectropaint.transforms.torch_device import to_device
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
 BLOCK = 256
 """Window cells each pass handles at once (the program loops over the window in such chunks)."""
+ALONE_CELLS = 1 << 15
+"""The most cells of a dab's region the kernel takes for a dab alone: it is one program (one block
+of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radius 32 (4 225
+cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
+SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W")
+"""The kernel's arguments that are sizes (see :func:`_kernel`)."""
 INTERPRETED = False
 """Set by the tests (with ``TRITON_INTERPRET=1``) to run the kernel on CPU tensors through
 Triton's interpreter."""
@@ -61,30 +71,51 @@ def _triton():
     return triton
 
 
-def apply(
-    plan,
-    current: torch.Tensor,
-    masks: torch.Tensor,
-    first_rows: np.ndarray,
-    first_columns: np.ndarray,
-) -> None:
-    """Every dab of ``plan`` (a :class:`~.warp.WarpPlan` of ``K`` dabs on ``[C, H, W]`` windows)
-    applied in order to ``current`` ``[2, C, R, S]`` (contiguous), in place: dab ``k``'s window
-    is ``current[:, :, first_rows[k] : + H, first_columns[k] : + W]``, its weight ``masks[k]``
-    ``[H, W]``."""
+def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict, params) -> None:
+    """A group's ``K`` dabs applied in order to ``current`` ``[2, C, R, S]`` (contiguous, on the
+    GPU), in place, as :func:`~spectropaint.brushes.dab.drag_planned` applies them: planned and
+    applied in one launch.
+
+    Parameters
+    ----------
+    windows : spectropaint.brushes.dab.DragWindows
+        The dabs' windows, masks and maps (host arrays; uploaded here in two copies).
+    original : torch.Tensor [shape=(2, C, Bm, Tm)]
+        The group's region as the stroke began.
+    prepared : dict
+        :func:`.warp.warp_prepare`'s tensors for the group's region.
+    params : spectropaint.brushes.kernels.warp.WarpParams
+    """
+    device = current.device
+    masks = windows.masks
     n_dabs, height, width = masks.shape
     channels = current.shape[1]
-    corners = to_device(np.stack((first_rows, first_columns)).astype(np.int32), current.device)
-    scratch = torch.empty((6 if plan.auto else 2, channels, height, width), device=current.device)
+    ramp = prepared["ramp"].contiguous()
+    drift = prepared.get("drift", ramp)  # (a mode not used: never read)
+    omega = prepared["omega"][:, 0].contiguous() if "omega" in prepared else ramp
+    floats = np.concatenate([
+        (params.amount * windows.step).astype(np.float32).ravel(),
+        np.asarray(windows.high, dtype=np.float32).ravel(),
+        np.asarray(windows.dest_columns, dtype=np.float32).ravel(),
+        np.asarray(windows.dest_rows, dtype=np.float32).ravel(),
+    ])  # fmt: skip
+    columns, rows = windows.column_maps.shape[-1], windows.row_maps.shape[-1]
+    integers = np.concatenate([
+        np.asarray(windows.corners).ravel(), windows.column_maps.ravel(),
+        windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
+        windows.outside.ravel(),
+    ]).astype(np.int32)  # fmt: skip
+    floats, integers = to_device(floats, device), to_device(integers, device)
+    scratch = torch.empty((6, channels, height, width), device=device)
     low, high = ALIGNMENT
-    start = plan.stacked_start if plan.auto else scratch
-    tensors = (plan.stacked_index, plan.stacked_weights, plan.stacked_ramp_source,
-               plan.stacked_offsets, plan.stacked_ramp, start, masks)  # fmt: skip
-    plane, row_length = current.shape[-2] * current.shape[-1], current.shape[-1]
     _kernel()[(1,)](
-        current, *(tensor.contiguous() for tensor in tensors), corners, scratch, n_dabs, plane,
-        row_length, low, 1.0 / (high - low), 1.0 / MARGIN, height, width,
-        C=channels, AUTO=plan.auto, CONTEXT=CONTEXT_FRAMES, BLOCK=BLOCK,
+        current, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
+        original.contiguous(), scratch, n_dabs, current.shape[-2] * current.shape[-1],
+        current.shape[-1], ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
+        1.0 / (high - low), 1.0 / MARGIN, height, width,
+        C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
+        AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES, BLOCK=BLOCK,
+        enable_fp_fusion=False,  # torch's rounding: a fused multiply-add rounds once, not twice
     )  # fmt: skip
 
 
@@ -96,66 +127,114 @@ def _kernel():
     import triton.language as tl
 
     _wrap, _atan2 = triton.jit(_plain_wrap), triton.jit(_plain_atan2)
-    return triton.jit(_warp_dabs)
+    # sizes are not specialised on (Triton would compile a variant for each that is or is not a
+    # multiple of 16: seconds, part way through a stroke)
+    return triton.jit(_warp_dabs, do_not_specialize=SIZES)
 
 
 def _warp_dabs(
-    held, index, weights, ramp_source, offsets, ramp, start, masks, corners, scratch,
-    n_dabs, plane, row_length, low, along_scale, margin_scale, H, W,
-    C: tl.constexpr, AUTO: tl.constexpr,
+    held, masks, floats, integers, ramp, drift, omega, start, scratch, n_dabs, plane,
+    row_length, region_width, last_row, columns, rows, low, along_scale, margin_scale, H, W,
+    C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel (see the module's docstring). ``held`` ``[2, C, plane]``: magnitudes, then
-    phases; ``index``, ``weights``, ``ramp_source`` ``[K, 4, H, W]``; ``offsets`` ``[K, M, C, 4,
-    H, W]`` (``M``: 2 modes, continue then shift, where ``AUTO``, else 1); ``ramp``, ``masks``
-    ``[K, H, W]``; ``start`` ``[K, 2, C, H, W]``; ``corners`` ``[2, K]``: each window's first row
-    and column; ``scratch`` ``[6, C, H, W]``: magnitude, the moved phase of each mode, the
-    continuation's weight and its two alignments."""
-    M = 2 if AUTO else 1
+    phases; ``masks`` ``[K, H, W]``; ``floats``: each dab's shift ``[K, 2]`` and highest own-region
+    column and row ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the
+    windows; ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
+    ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
+    ``[K, H, W]``; ``ramp`` ``[Bm Tm]``, ``drift`` ``[C, Bm Tm]``, ``omega`` ``[Bm]``; ``start``
+    ``[2, C, Bm Tm]``: the region as the stroke began; ``scratch`` ``[6, C, H, W]``: magnitude, the
+    moved phase of each mode, the continuation's weight and its two alignments. ``CARRY`` and
+    ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
     window = H * W
     cells = C * window
+    high_at = 2 * n_dabs
+    dest_at = 4 * n_dabs
+    rows_at = dest_at + n_dabs * W
+    column_maps = integers + 2 * n_dabs
+    row_maps = column_maps + 2 * n_dabs * columns
+    window_cells = row_maps + 2 * n_dabs * rows
+    outside = window_cells + n_dabs * window
+    region_plane = (last_row + 1) * region_width
     for k in range(n_dabs):
-        row0 = tl.load(corners + k)
-        column0 = tl.load(corners + n_dabs + k)
-        for first in range(0, cells, BLOCK):  # pass 1: gather, carry, sum
+        row0 = tl.load(integers + k)
+        column0 = tl.load(integers + n_dabs + k)
+        shift_t = tl.load(floats + 2 * k)
+        shift_b = tl.load(floats + 2 * k + 1)
+        high_t = tl.load(floats + high_at + 2 * k)
+        high_b = tl.load(floats + high_at + 2 * k + 1)
+        for first in range(0, cells, BLOCK):  # pass 1: plan, gather, carry, sum
             cell = first + tl.arange(0, BLOCK)
             inside = cell < cells
             channel = cell // window
             spot = cell % window
+            y = spot // W
+            x = spot % W
+            weight = tl.load(masks + k * window + spot, mask=inside, other=0.0)
+            dest_t = tl.load(floats + dest_at + k * W + x, mask=inside, other=0.0)
+            dest_b = tl.load(floats + rows_at + k * H + y, mask=inside, other=0.0)
+            source_t = tl.minimum(tl.maximum(dest_t - shift_t * weight, 0.0), high_t)
+            source_b = tl.minimum(tl.maximum(dest_b - shift_b * weight, 0.0), high_b)
+            low_t = tl.minimum(tl.floor(source_t), high_t - 1.0)
+            low_b = tl.minimum(tl.floor(source_b), high_b - 1.0)
+            frac_t = source_t - low_t
+            frac_b = source_b - low_b
+            at_t = k * columns + low_t.to(tl.int32)
+            at_b = k * rows + low_b.to(tl.int32)
             magnitude = tl.zeros((BLOCK,), tl.float32)
             real = tl.zeros((BLOCK,), tl.float32)
             imag = tl.zeros((BLOCK,), tl.float32)
             real_shift = tl.zeros((BLOCK,), tl.float32)
             imag_shift = tl.zeros((BLOCK,), tl.float32)
-            for tap in tl.static_range(4):
-                at = (k * 4 + tap) * window + spot
-                place = tl.load(index + at, mask=inside, other=0).to(tl.int64)
-                weight = tl.load(weights + at, mask=inside, other=0.0)
+            for tap in tl.static_range(4):  # (db, dt): (0, 0), (0, 1), (1, 0), (1, 1)
+                region_row = tl.load(row_maps + at_b + tap // 2, mask=inside, other=0)
+                held_row = tl.load(row_maps + n_dabs * rows + at_b + tap // 2, mask=inside,
+                                   other=0)  # fmt: skip
+                region_column = tl.load(column_maps + at_t + tap % 2, mask=inside, other=0)
+                held_column = tl.load(column_maps + n_dabs * columns + at_t + tap % 2,
+                                      mask=inside, other=0)  # fmt: skip
+                region = region_row * region_width + region_column
+                place = (held_row * row_length + held_column).to(tl.int64)
+                weight_t = frac_t if tap % 2 == 1 else 1.0 - frac_t
+                weight_b = frac_b if tap // 2 == 1 else 1.0 - frac_b
+                tap_weight = weight_b * weight_t
                 value = tl.load(held + channel * plane + place, mask=inside, other=0.0,
                                 cache_modifier=".cg")  # fmt: skip
                 phase = tl.load(held + (C + channel) * plane + place, mask=inside, other=0.0,
                                 cache_modifier=".cg")  # fmt: skip
-                magnitude += value * weight
-                deviation = phase - tl.load(ramp_source + at, mask=inside, other=0.0)
-                carry = ((k * M * C + channel) * 4 + tap) * window + spot
-                theta = deviation + tl.load(offsets + carry, mask=inside, other=0.0)
-                real += weight * tl.cos(theta)
-                imag += weight * tl.sin(theta)
-                if AUTO:
-                    carry = (((k * M + 1) * C + channel) * 4 + tap) * window + spot
-                    theta = deviation + tl.load(offsets + carry, mask=inside, other=0.0)
-                    real_shift += weight * tl.cos(theta)
-                    imag_shift += weight * tl.sin(theta)
-            ramp_here = tl.load(ramp + k * window + spot, mask=inside, other=0.0)
+                magnitude += value * tap_weight
+                deviation = phase - tl.load(ramp + region, mask=inside, other=0.0)
+                if CARRY:  # by the measured drift over the columns moved
+                    moved_by = dest_t - (low_t + (tap % 2))
+                    theta = deviation + tl.load(drift + channel * region_plane + region,
+                                                mask=inside, other=0.0) * moved_by  # fmt: skip
+                    real += tap_weight * tl.cos(theta)
+                    imag += tap_weight * tl.sin(theta)
+                if MOVE:  # by the row's advance over the frames moved
+                    advance = tl.load(omega + tl.minimum(region_row, last_row), mask=inside,
+                                      other=0.0)  # fmt: skip
+                    theta = deviation + advance * (source_t - dest_t)
+                    if CARRY:
+                        real_shift += tap_weight * tl.cos(theta)
+                        imag_shift += tap_weight * tl.sin(theta)
+                    else:
+                        real += tap_weight * tl.cos(theta)
+                        imag += tap_weight * tl.sin(theta)
+            here = tl.load(window_cells + k * window + spot, mask=inside, other=0)
+            ramp_here = tl.load(ramp + here, mask=inside, other=0.0)
             moved = _atan2(imag, real) + ramp_here
             tl.store(scratch + cell, magnitude, mask=inside)
             tl.store(scratch + cells + cell, moved, mask=inside)
             if AUTO:
                 shifted = _atan2(imag_shift, real_shift) + ramp_here
                 tl.store(scratch + 2 * cells + cell, shifted, mask=inside)
-                was = (k * 2 * C + channel) * window + spot
-                term = tl.load(start + was, mask=inside, other=0.0) * magnitude
-                was_phase = tl.load(start + was + C * window, mask=inside, other=0.0)
+                out = tl.load(outside + k * window + spot, mask=inside, other=1)
+                was = tl.load(start + channel * region_plane + here, mask=inside & (out == 0),
+                              other=0.0)  # fmt: skip
+                term = was * magnitude
+                was_phase = tl.load(start + (C + channel) * region_plane + here, mask=inside,
+                                    other=0.0)  # fmt: skip
                 tl.store(scratch + 3 * cells + cell, term, mask=inside)
                 tl.store(scratch + 4 * cells + cell, tl.cos(was_phase - moved) * term, mask=inside)
                 tl.store(scratch + 5 * cells + cell, tl.cos(was_phase - shifted) * term,
