@@ -1254,7 +1254,7 @@ def drag_windows(plan, current, masks, first_rows, first_columns) -> None:
     """The dabs of ``plan`` one after another on their windows of ``current`` ``[2, C, R, S]``
     (dab ``k``'s is ``masks[k]``'s size ``[H, W]`` from row ``first_rows[k]`` and column
     ``first_columns[k]``), each blended in place through its mask: torch's path, which
-    :func:`.kernels.warp_fused.apply` computes in one launch."""
+    :mod:`.kernels.warp_fused` and :mod:`.kernels.warp_compiled` plan and compute in one call."""
     n_dabs, height, width = masks.shape
     held = current.view(2 * current.shape[1], -1)
     each, touched = masks.unbind(0), (masks > constant(0.0, masks)).unbind(0)
