@@ -30,26 +30,16 @@ GPU's). Compiled at its first use (a few seconds), then loaded from Numba's cach
 from __future__ import annotations
 
 import functools
-import importlib.util
-import logging
 import math
 import os
 
 import numpy as np
 import torch
 
+from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 
-log = logging.getLogger(__name__)
-
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
-CHECK_OPTIONS = (
-    "runtime-memory-check-threshold",
-    "vectorize-memory-check-threshold",
-    "pragma-vectorize-memory-check-threshold",
-    "memory-check-merge-threshold",
-)
-"""LLVM's limits on the overlap checks a vectorised loop may begin with (see :func:`_kernel`)."""
 
 
 def available(device: torch.device) -> bool:
@@ -59,11 +49,12 @@ def available(device: torch.device) -> bool:
 
 
 def wanted(device: torch.device) -> bool:
-    """Whether the compiled kernel is for ``device`` and not turned off, and Numba is installed;
+    """Whether the compiled kernel is for ``device`` and turned off neither by
+    :data:`FUSED_ENV` nor by :data:`~.compiled_math.COMPILED_ENV`, and Numba is installed;
     without importing it."""
-    if os.environ.get(FUSED_ENV, "").strip() == "0" or device.type != "cpu":
+    if os.environ.get(FUSED_ENV, "").strip() == "0":
         return False
-    return importlib.util.find_spec("numba") is not None
+    return compiled_math.wanted(device)
 
 
 def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict, params) -> None:
@@ -166,37 +157,14 @@ def _rows_apart(values: torch.Tensor, rows: np.ndarray, columns: np.ndarray):
 
 @functools.cache
 def _kernel():
-    """The compiled kernel (kept in Numba's cache on disk where a folder for it is writable), or
-    None where Numba does not import."""
-    try:
-        import numba
-    except ImportError:
-        log.info("Numba is not installed: warp's dabs take torch's path on the CPU")
-        return None
-    # A row's loops read a score of rows of values and write several: each pair is checked for
-    # overlap as the loop begins, which is more checks than LLVM allows by default (8), and it
-    # would not vectorise them. Raised for this process's compilations; the checks cost
-    # nanoseconds a row.
-    import llvmlite.binding
-
-    for option in CHECK_OPTIONS:
-        llvmlite.binding.set_option("spectropaint", f"-{option}=1000")
-    try:
-        return _compiled(numba, cache=True)
-    except RuntimeError as error:  # no writable folder for the cache (Numba's own message)
-        log.info("warp's compiled kernel is not cached: %s", error)
-        return _compiled(numba, cache=False)
+    """The compiled kernel, or None where Numba does not import."""
+    return _compiled() if compiled_math.numba_module() is not None else None
 
 
 @functools.cache
 def _preparer():
-    """:func:`_plain_prepare` compiled (cached on disk where it can be)."""
-    import numba
-
-    try:
-        return numba.njit(_plain_prepare, cache=True, error_model="numpy")
-    except RuntimeError:  # no writable folder for the cache
-        return numba.njit(_plain_prepare, error_model="numpy")
+    """:func:`_plain_prepare` compiled."""
+    return compiled_math.compile_kernel(_plain_prepare)
 
 
 def _plain_prepare(rate, frames, phases, ramp, centre, drift):
@@ -220,23 +188,17 @@ def _plain_prepare(rate, frames, phases, ramp, centre, drift):
                 drift[c, b, t] = advance - turns * np.float32(2 * np.pi)
 
 
-def _compiled(numba, *, cache: bool):
+def _compiled():
     """:func:`_warp_group` and its helpers as Numba functions (compiled at the first call)."""
     global _sincos, _atan2, _tap, _crossfade, _around, _wrap, _clamp01
     global _carry_and_sum, _decide_and_blend
-    fast = {"nnan", "ninf", "nsz"}  # (no contraction or reassociation: the plan's own rounding)
-    # numpy's error model: a division by zero gives inf, not an exception (whose test in every
-    # division kept the loops from vectorising)
-    inline = numba.njit(inline="always", fastmath=fast, error_model="numpy")
-    _sincos, _atan2, _tap = inline(_plain_sincos), inline(_plain_atan2), inline(_plain_tap)
-    _crossfade, _around = inline(_plain_crossfade), inline(_plain_around)
-    _wrap, _clamp01 = inline(_plain_wrap), inline(_plain_clamp01)
-    function = functools.partial(numba.njit, cache=cache, fastmath=fast, error_model="numpy")
-    _carry_and_sum, _decide_and_blend = (
-        function(_plain_carry_and_sum),
-        function(_plain_decide_and_blend),
-    )
-    return function(_warp_group, nogil=True)
+    math_ = compiled_math.helpers()
+    _sincos, _atan2, _crossfade = math_.sincos, math_.atan2, math_.crossfade
+    _around, _wrap, _clamp01 = math_.around, math_.wrap, math_.clamp01
+    _tap = compiled_math.inline(_plain_tap)
+    _carry_and_sum = compiled_math.compile_kernel(_plain_carry_and_sum)
+    _decide_and_blend = compiled_math.compile_kernel(_plain_decide_and_blend)
+    return compiled_math.compile_kernel(_warp_group, nogil=True)
 
 
 def _warp_group(
@@ -380,79 +342,12 @@ def _plain_carry_and_sum(row_in, row_out, pad):
         row_out[5, at] = _sincos(was_phase - shifted)[1] * term
 
 
-def _plain_sincos(angle):
-    """``(sin, cos)`` of a float32 angle: reduced by the nearest multiple of pi / 2 in float64
-    (exact to 1e-9 for any angle a dab makes), then Cephes' ``sinf`` and ``cosf`` polynomials
-    (within 1e-7 on ``[-pi / 4, pi / 4]``), the quadrant applied by selection."""
-    wide = np.float64(angle)
-    quarter = math.floor(wide * 0.6366197723675814 + 0.5)  # 2 / pi
-    z = np.float32(wide - quarter * 1.5707963267948966)
-    zz = z * z
-    sin = z + z * zz * ((np.float32(-1.9515295891e-4) * zz + np.float32(8.3321608736e-3)) * zz
-                        - np.float32(1.6666654611e-1))  # fmt: skip
-    cos = (np.float32(1.0) - np.float32(0.5) * zz
-           + zz * zz * ((np.float32(2.443315711809948e-5) * zz - np.float32(1.388731625493765e-3))
-                        * zz + np.float32(4.166664568298827e-2)))  # fmt: skip
-    turn = np.int64(quarter) & 3
-    odd = (turn & 1) == 1
-    s, c = (cos if odd else sin), (sin if odd else cos)
-    return (-s if turn >= 2 else s), (-c if turn == 1 or turn == 2 else c)
-
-
 def _plain_tap(weight, magnitude, deviation, carried_by, shifted_by):
     """A neighbour's weighted magnitude and its weighted phasor in each mode (continue, shift):
     ``(magnitude, real, imaginary, real, imaginary)``."""
     sin_c, cos_c = _sincos(deviation + carried_by)
     sin_s, cos_s = _sincos(deviation + shifted_by)
     return magnitude * weight, weight * cos_c, weight * sin_c, weight * cos_s, weight * sin_s
-
-
-def _plain_atan2(y, x):
-    """``atan2(y, x)`` in float32: the octant reduced to ``[0, 1]``, then Cephes' ``atanf`` (as
-    :mod:`.warp_fused` computes it on the GPU)."""
-    ax, ay = abs(x), abs(y)
-    big, small = max(ax, ay), min(ax, ay)
-    ratio = small / big if big > 0.0 else np.float32(0.0)
-    reduced = ratio > np.float32(0.4142135623730950)
-    t = (ratio - np.float32(1.0)) / (ratio + np.float32(1.0)) if reduced else ratio
-    z = t * t
-    angle = (((np.float32(8.05374449538e-2) * z - np.float32(1.38776856032e-1)) * z
-              + np.float32(1.99777106478e-1)) * z - np.float32(3.33329491539e-1)) * z * t + t  # fmt: skip
-    angle = angle + np.float32(0.7853981633974483) if reduced else angle
-    angle = np.float32(1.5707963267948966) - angle if ay > ax else angle
-    angle = np.float32(3.141592653589793) - angle if x < 0.0 else angle
-    return -angle if y < 0.0 else angle
-
-
-def _plain_wrap(angle):
-    """Angles less the nearest whole number of turns: ``[-pi, pi]``."""
-    turns = np.floor(angle * np.float32(0.15915494309189535) + np.float32(0.5))
-    return angle - turns * np.float32(6.283185307179586)
-
-
-def _plain_crossfade(old, old_phase, magnitude, phase, weight):
-    """The old value (``old``, ``old_phase``) moved towards the new by ``weight``, as complex
-    numbers (:class:`~spectropaint.brushes.blend.WindowBlend`): ``(magnitude, phase)``."""
-    sin, cos = _sincos(phase)
-    old_sin, old_cos = _sincos(old_phase)
-    old_real, old_imag = old_cos * old, old_sin * old
-    real = (cos * magnitude - old_real) * weight + old_real
-    imag = (sin * magnitude - old_imag) * weight + old_imag
-    return math.sqrt(real * real + imag * imag), _atan2(imag, real)
-
-
-def _plain_around(terms, row, at):
-    """A row of ``terms``' sum over :data:`~.phase.CONTEXT_FRAMES` (2) columns either side of
-    ``at`` (unsigned, as every index the vectorised loops compute: a signed one is tested for
-    wrapping around, which the compiler cannot vectorise), in torch's order: the cell, then 1 and
-    2 columns either side."""
-    one, two = np.uintp(1), np.uintp(2)
-    return (((terms[row, at] + terms[row, at - one]) + terms[row, at + one]) + terms[row, at - two]
-            + terms[row, at + two])  # fmt: skip
-
-
-def _plain_clamp01(value):
-    return min(max(value, np.float32(0.0)), np.float32(1.0))
 
 
 _sincos = _atan2 = _tap = _crossfade = _around = _wrap = _clamp01 = _carry_and_sum = (
