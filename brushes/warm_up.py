@@ -9,9 +9,10 @@ it uses, on a thread of its own, once per device; the window starts it when a do
 first frame shows (not sooner: kernel loading holds the device, and the first picture waits). It
 also measures the document's full scale, which the first stroke otherwise waits for.
 
-On the CPU only warp's compiled kernel (:mod:`.kernels.warp_compiled`) needs this: Numba compiles
-it at its first use (some 5 s on a 2-core machine, 0.6 s when its cache on disk is loaded), so a
-warp stroke is painted on the scratch document instead, on the same thread.
+On the CPU only the kernels compiled by Numba (:mod:`.kernels.warp_compiled`,
+:mod:`.kernels.clone_compiled`) need this: Numba compiles each at its first use (5 s for warp's on
+a 2-core machine, 0.6 s when its cache on disk is loaded), so a warp and a clone stroke are painted
+on the scratch document instead, on the same thread.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.kernels import warp_compiled
+from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.kernels.fft import warm_lengths
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
@@ -36,6 +37,8 @@ SCRATCH_SECONDS = 0.5
 SCRATCH_RATE = 44100
 PARAMS = {"clone": {"offset_frames": -8, "offset_bins": 0}}
 """Parameters a brush needs besides its defaults to paint on the scratch document."""
+COMPILED = ("warp", "clone")
+"""The brushes whose kernels Numba compiles on the CPU."""
 
 _warm: set[str] = set()
 _lock = threading.Lock()
@@ -75,9 +78,9 @@ def warm_up(
 
 def warm_up_later(document) -> threading.Thread | None:
     """:func:`warm_up` for ``document``'s device, and its full scale measured, on a daemon thread;
-    on the CPU warp's compiled kernel alone (None where there is none to compile)."""
+    on the CPU the compiled kernels alone (None where there are none to compile)."""
     device = document.device
-    if device.type != "cuda" and not warp_compiled.wanted(device):  # (Numba imported later)
+    if device.type != "cuda" and not compiled_math.wanted(device):  # (Numba imported later)
         return None
 
     def work() -> None:
@@ -86,7 +89,7 @@ def warm_up_later(document) -> threading.Thread | None:
                 document.full_scale  # noqa: B018 - measured once, then kept by the document
                 warm_up(device)
             else:
-                warm_up(device, every_device=True, brushes=("warp",))
+                warm_up(device, every_device=True, brushes=COMPILED)
         except Exception:
             log.exception("warming up the brushes failed")
 

@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import warp_compiled
+from spectropaint.brushes.kernels import clone_compiled, warp_compiled
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -84,9 +84,10 @@ def test_a_stroke_reads_no_tensor_on_the_host(monkeypatch, brush, plane):
         params, events = PHYSICAL_PARAMS, physical_events()
     history = History(document)
     before = torch.stack((document.blocks[0].magnitude, document.blocks[0].phase)).clone()
-    # the CPU's compiled warp kernel views CPU tensors as arrays (no copy, and no device to wait
-    # for); the path this guards is the one the GPU takes
+    # the CPU's compiled kernels view CPU tensors as arrays (no copy, and no device to wait for);
+    # the path this guards is the one the GPU takes
     monkeypatch.setattr(warp_compiled, "available", lambda device: False)
+    monkeypatch.setattr(clone_compiled, "available", lambda device: False)
     stroke = StrokeSession(document, brush, settings, params=params.get(brush), history=history)
     for name in ("tolist", "numpy", "cpu", "__array__"):
         monkeypatch.setattr(torch.Tensor, name, refused(name))

@@ -1,6 +1,6 @@
 """Warming up the brushes' GPU kernels before the first stroke: every brush is painted once per
-device on a scratch document, a failure is logged and skipped, and the CPU needs only warp's
-compiled kernel."""
+device on a scratch document, a failure is logged and skipped, and the CPU needs only the kernels
+Numba compiles (warp's and the clone's)."""
 
 import logging
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spectropaint.brushes import warm_up as warm_up_module
-from spectropaint.brushes.kernels import warp_compiled
+from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.warm_up import warm_up, warm_up_later
 from spectropaint.transforms.document import Document
@@ -37,7 +37,9 @@ def test_a_brush_that_fails_is_logged_and_the_others_still_warm(monkeypatch, cap
     assert "warming up the blur brush" in caplog.text
 
 
-def test_a_cpu_document_compiles_only_warp_on_a_thread_and_is_left_as_it_was(monkeypatch):
+def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_left_as_it_was(
+    monkeypatch,
+):
     monkeypatch.setattr(warm_up_module, "_warm", set())
     painted = []
     monkeypatch.setattr(warm_up_module, "warm_up", lambda *a, **k: painted.append((a, k)))
@@ -45,13 +47,13 @@ def test_a_cpu_document_compiles_only_warp_on_a_thread_and_is_left_as_it_was(mon
     document = Document.from_samples(samples, 44100, device="cpu")
     revision = document.revision
     thread = warm_up_later(document)
-    if not warp_compiled.wanted(document.device):  # without Numba: nothing to compile
+    if not compiled_math.wanted(document.device):  # without Numba: nothing to compile
         assert thread is None
         return
     thread.join(timeout=60)
-    assert painted == [((document.device,), {"every_device": True, "brushes": ("warp",)})]
+    assert painted == [((document.device,), {"every_device": True, "brushes": ("warp", "clone")})]
     assert document.revision == revision and not document.is_edited
-    monkeypatch.setenv(warp_compiled.FUSED_ENV, "0")
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert warm_up_later(document) is None
 
 

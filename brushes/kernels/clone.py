@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from spectropaint.brushes.kernels import clone_compiled
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import (
@@ -80,8 +81,11 @@ def clone(
     side that :func:`.phase.continuation` compares over, so a cell's result never depends on the
     box around it and fused dabs give what dabs one by one do). Terms that grow with the frame
     index or the offset are reduced modulo one cycle in float64 per row or column; the per-cell
-    arithmetic stays in float32.
+    arithmetic stays in float32. On the CPU the same arithmetic is one compiled call
+    (:mod:`.clone_compiled`) where Numba is installed.
     """
+    if clone_compiled.available(magnitude.device):
+        return clone_compiled.clone(magnitude, phase, params, context)
     source = context.source
     rows, columns = context.inner
     hop, rate = context.hop, context.sample_rate

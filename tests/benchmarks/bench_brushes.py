@@ -25,7 +25,9 @@ cells, so many of their events apply no dab: the table also gives the median of 
 by one ("per dab", "1by1/dab"). Where warp's dabs go through the fused kernel (CUDA with Triton,
 :mod:`spectropaint.brushes.kernels.warp_fused`), warp is measured again through torch operation by
 operation (``SPECTROPAINT_FUSED_WARP=0``): the rows ``warp/torch``; so is warp on the CPU, whose
-dabs go through a kernel compiled by Numba (:mod:`spectropaint.brushes.kernels.warp_compiled`).
+dabs go through a kernel compiled by Numba (:mod:`spectropaint.brushes.kernels.warp_compiled`),
+and the clone there (:mod:`spectropaint.brushes.kernels.clone_compiled`; ``SPECTROPAINT_COMPILED=0``:
+the rows ``clone/torch``).
 
     --brushes gain,warp --radii 8,16 --documents "10 s"   measure a part
 """
@@ -46,7 +48,7 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import warp_compiled, warp_fused
+from spectropaint.brushes.kernels import clone_compiled, compiled_math, warp_compiled, warp_fused
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import DabSpacer, InputEvent
 from spectropaint.transforms.document import Document
@@ -146,16 +148,27 @@ def bench(
         for radius in radii:
             rows += _measure(documents, events, brush, radius, repeat=repeat)
             devices = [document.device for document in documents.values()]
-            fused = [warp_fused.available(d) or warp_compiled.available(d) for d in devices]
-            if brush == "warp" and all(fused):
-                # the alternative in the same run: the same dabs through torch, op by op
-                os.environ[warp_fused.FUSED_ENV] = "0"
+            switch = _compiled_switch(brush, devices)
+            if switch is not None:  # the alternative in the same run: torch's path, op by op
+                os.environ[switch] = "0"
                 try:
                     rows += _measure(documents, events, brush, radius, repeat=repeat,
-                                     name="warp/torch")  # fmt: skip
+                                     name=f"{brush}/torch")  # fmt: skip
                 finally:
-                    del os.environ[warp_fused.FUSED_ENV]
+                    del os.environ[switch]
     return rows
+
+
+def _compiled_switch(brush: str, devices) -> str | None:
+    """The variable that sends ``brush``'s dabs on ``devices`` through torch's operations instead
+    of a kernel of their own (warp's fused or compiled kernel, the clone's compiled one), or None
+    where they take torch's path already."""
+    if brush == "warp" and all(warp_fused.available(d) or warp_compiled.available(d)
+                               for d in devices):  # fmt: skip
+        return warp_fused.FUSED_ENV
+    if brush == "clone" and all(clone_compiled.available(d) for d in devices):
+        return compiled_math.COMPILED_ENV
+    return None
 
 
 def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dict]:

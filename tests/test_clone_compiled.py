@@ -1,0 +1,122 @@
+"""The clone's kernel compiled for the CPU (:mod:`spectropaint.brushes.kernels.clone_compiled`)
+against torch's path (:func:`spectropaint.brushes.kernels.clone.clone`), on the regions real
+strokes give it: in each phase mode, with the source partly past the grid, with an offset beyond
+:data:`~spectropaint.brushes.kernels.clone_compiled.WIDE_OFFSET`; call by call and stroke by
+stroke."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import clone, clone_compiled, compiled_math
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.stft import STFTSettings
+
+RATE = 22050
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def document() -> Document:
+    """Fourteen seconds of steady tones (which auto phase carries on) in a little noise, stereo:
+    2 412 frames, so a source 2 200 frames back lies in the grid."""
+    rng = np.random.default_rng(6)
+    t = np.arange(14 * RATE) / RATE
+    tones = sum(0.05 * np.sin(2 * np.pi * f * t) for f in (220.0, 440.0, 1230.0, 3000.0))
+    samples = np.stack([tones + 0.01 * rng.standard_normal(len(t)) for _ in range(2)])
+    return Document.from_samples(samples, RATE, settings=STFTSettings(n_fft=512, hop=128))
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    if not clone_compiled.available(CPU):
+        pytest.fail("Numba is a dependency (pyproject.toml): the compiled kernel must be there")
+
+
+def drag(frame0: float, count: int = 10) -> list[InputEvent]:
+    """A 60 Hz drag of several dabs an event, bending in frequency."""
+    return [
+        InputEvent(i / 60, frame0 + 7.0 * i, 60.0 + 15.0 * math.sin(i / 2), 0.6 + i / 30)
+        for i in range(count)
+    ]
+
+
+def paint(document, params, frame0, radius=8):
+    """The document's values after a clone stroke (then undone)."""
+    history = History(document)
+    settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
+    stroke = StrokeSession(document, "clone", settings, params=params, history=history)
+    for event in drag(frame0):
+        stroke.add_events([event])
+    stroke.end()
+    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    history.undo()
+    return values
+
+
+CASES = [  # (offsets of whole multiples of n_fft / hop carry a bin's centre by whole turns)
+    pytest.param({"offset_frames": -41, "offset_bins": 3, "phase": "auto"}, 300, id="auto"),
+    pytest.param(
+        {"offset_frames": -43, "offset_bins": -2, "phase": "continue"}, 300, id="continue"
+    ),
+    pytest.param({"offset_frames": 25, "offset_bins": 0, "phase": "shift"}, 300, id="shift"),
+    pytest.param({"offset_frames": -61, "offset_bins": 5, "phase": "auto"}, 20, id="past-the-grid"),
+    pytest.param({"offset_frames": -2201, "offset_bins": 0, "phase": "auto"}, 2300, id="wide"),
+]
+
+
+@pytest.mark.parametrize(("params", "frame0"), CASES)
+def test_each_call_equals_torch_s_clone(document, compiled, monkeypatch, params, frame0):
+    calls = []
+    real = clone_compiled.clone
+
+    def both(magnitude, phase, kernel_params, context):
+        result = real(magnitude, phase, kernel_params, context)
+        with monkeypatch.context() as torch_path:
+            torch_path.setenv(compiled_math.COMPILED_ENV, "0")
+            reference = clone.clone(magnitude, phase, None, kernel_params, context)
+        calls.append((result, reference, context.source.valid))
+        return result
+
+    monkeypatch.setattr(clone_compiled, "clone", both)
+    paint(document, params, frame0)
+    assert len(calls) >= 8
+    invalid = 0
+    for (magnitude, phase), (want_magnitude, want_phase), valid in calls:
+        assert magnitude.shape == want_magnitude.shape and phase.shape == want_phase.shape
+        assert torch.equal(magnitude, want_magnitude)  # copied, or the cell's own
+        apart = torch.remainder(phase - want_phase + math.pi, 2 * math.pi) - math.pi
+        assert apart.abs().max() < 2e-5  # (a half turn may wrap to either end)
+        invalid += 0 if valid is None else int((~valid).sum())
+    if params["offset_frames"] == -61:
+        assert invalid > 0  # the case does reach past the grid
+
+
+@pytest.mark.parametrize(("params", "frame0"), CASES)
+def test_a_stroke_equals_torch_s_to_float_rounding(document, compiled, monkeypatch, params, frame0):
+    got = paint(document, params, frame0)
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    want = paint(document, params, frame0)
+    changed = torch.polar(want[0].double(), want[1].double()) - torch.polar(
+        document.blocks[0].magnitude.double(), document.blocks[0].phase.double()
+    )
+    error = torch.polar(got[0].double(), got[1].double()) - torch.polar(
+        want[0].double(), want[1].double()
+    )
+    assert changed.abs().max() > 1e-3  # the stroke did change the document
+    assert 20 * math.log10(error.abs().max() / changed.abs().max() + 1e-300) < -100
+
+
+def test_it_is_for_the_cpu_and_turned_off_by_its_variable(monkeypatch):
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    assert clone_compiled.available(CPU)
+    assert not clone_compiled.available(torch.device("meta"))
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    assert not clone_compiled.available(CPU)
