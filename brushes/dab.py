@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from spectropaint.brushes import mask_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import warp_compiled, warp_fused
@@ -686,11 +687,13 @@ class _Masks:
 
     Attributes
     ----------
-    each : torch.Tensor [shape=(K, H, W)], float32
+    each : torch.Tensor [shape=(K, H, W)], float32, or None
         Every dab's weight on its own box, at the top left (``H`` x ``W``: the tallest and widest
-        box; 0 past the dab's own).
-    rows, columns : torch.Tensor [shape=(K, H) and (K, W)], float32
-        The joint box's row and column of each of those cells (clamped into it past a dab's box).
+        box; 0 past the dab's own); None where the host computed ``weights`` and it was not asked
+        for.
+    rows, columns : torch.Tensor [shape=(K, H) and (K, W)], float32, or None
+        The joint box's row and column of each of those cells (clamped into it past a dab's box);
+        None where ``weights`` is given.
     shape : tuple of int
         ``(B, T)``.
     owner : torch.Tensor [shape=(B, T)], bool, or None
@@ -698,18 +701,23 @@ class _Masks:
         group has several).
     centre_bins : torch.Tensor [shape=(B, T)], float64, or None
         The centre bin (block cells) of the last dab whose box holds each cell (likewise).
+    weights : torch.Tensor [shape=(B, T)], float32, or None
+        :meth:`largest`, where the host computed it (:mod:`.mask_compiled`).
     """
 
-    each: torch.Tensor
-    rows: torch.Tensor
-    columns: torch.Tensor
+    each: torch.Tensor | None
+    rows: torch.Tensor | None
+    columns: torch.Tensor | None
     shape: tuple[int, int]
     owner: torch.Tensor | None
     centre_bins: torch.Tensor | None
+    weights: torch.Tensor | None = None
 
     def largest(self) -> torch.Tensor:
         """The largest weight any dab gives each cell of the joint box ``[B, T]`` (0 outside every
         dab's box), scattered there by index (a stamping brush's blend; warp's dabs use their own)."""
+        if self.weights is not None:
+            return self.weights
         n_dabs, height, width = self.each.shape
         if n_dabs == 1:
             return self.each[0]
@@ -730,22 +738,45 @@ class _Masks:
         return self.each[index, :bins, :frames]
 
 
-def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region) -> _Masks:
+def _masks(
+    state: StrokeState,
+    stroke: BlockStroke,
+    group: _BlockDabs,
+    box: Region,
+    *,
+    each: bool = True,
+    compiled: bool = True,
+) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
     long file seen whole holds hundreds), and for a brush that reads each cell's dab centre, which
     dab last holds each cell of ``box`` (that map is dabs times the joint box, on the host: at most
-    :data:`FUSE_CELLS` values)."""
+    :data:`FUSE_CELLS` values).
+
+    Where the brush's dabs are small (:func:`_weights_on_host`), the largest weight per cell is
+    computed on the host in one compiled call and uploaded with the dabs' own masks (those only
+    where ``each`` asks for them): one copy instead of some twenty operations; unless not
+    ``compiled``."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    u_d, v_d, columns_d, rows_d, weight_d, cells = _distances(stroke, group, box, device)
-    each = mask_from_distances(
-        u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
-    )
-    placed = (each, rows_d, columns_d, (n_bins, n_frames))
+    u, v, columns, rows, cells = _host_distances(stroke, group, box)
+    if compiled and _weights_on_host(state, stroke, group):
+        largest, own = mask_compiled.weights(
+            u, v, columns, rows, group.weight, hardness=state.settings.hardness,
+            shape=(n_bins, n_frames), each=each,
+        )  # fmt: skip
+        weights, *rest = _upload([largest] if own is None else [largest, own], device)
+        placed = (rest[0] if rest else None, None, None, (n_bins, n_frames))
+    else:
+        u_d, v_d, columns_d, rows_d, weight_d = _upload([u, v, columns, rows, group.weight],
+                                                        device, np.float32)  # fmt: skip
+        mask = mask_from_distances(
+            u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
+        )
+        weights, placed = None, (mask, rows_d, columns_d, (n_bins, n_frames))
     if state.kind.local or n_dabs == 1:  # one dab owns its whole box
-        return _Masks(*placed, None, None)
+        return _Masks(*placed, None, None, weights)
     frames, bins, spans = np.arange(n_frames), np.arange(n_bins), cells.spans
     inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
@@ -754,7 +785,18 @@ def _masks(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Regi
     centres = group.centre[:, 1]
     owned = inside.any(axis=0)
     packed = to_device(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
-    return _Masks(*placed, packed[1] > 0, packed[0])
+    return _Masks(*placed, packed[1] > 0, packed[0], weights)
+
+
+def _weights_on_host(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> bool:
+    """Whether ``group`` has its weights computed on the host (:mod:`.mask_compiled`): where the
+    brush's full-size dab is small in ``stroke``'s block (and on a GPU the group is too)."""
+    grid = state.document.blocks[stroke.index]
+    bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
+    boxes = group.boxes
+    tallest, widest = (boxes[:, 1] - boxes[:, 0]).max(), (boxes[:, 3] - boxes[:, 2]).max()
+    cells = len(group) * int(tallest) * int(widest)
+    return mask_compiled.fits(bins * frames, cells, state.document.device)
 
 
 @dataclass(frozen=True)
@@ -810,11 +852,18 @@ def _distances(
     *,
     windows: bool = False,
 ):
+    """:func:`_host_distances` uploaded at once, float32 on ``device`` (the joint box holds under
+    2**24 cells: its columns and rows are exact), with the peak weights ``[K]`` after ``rows``,
+    then the host's :class:`_Cells`."""
+    u, v, columns, rows, cells = _host_distances(stroke, group, box, windows=windows)
+    return (*_upload([u, v, columns, rows, group.weight], device, np.float32), cells)
+
+
+def _host_distances(stroke: BlockStroke, group: _BlockDabs, box: Region, *, windows: bool = False):
     """Every dab's distances from its centre, in radii, along the frames and bands of its own
-    box, computed on the host and uploaded at once, float32 on ``device``: ``u`` ``[K, W]``, ``v``
-    ``[K, H]`` (2 past the dab's box, where its weight is exactly 0), their ``columns`` ``[K, W]``
-    and ``rows`` ``[K, H]`` in the joint ``box`` (exact, the joint box holds under 2**24 cells),
-    the peak weights ``[K]``; and the host's :class:`_Cells` (``windows``: see there)."""
+    box, on the host: ``u`` ``[K, W]``, ``v`` ``[K, H]`` (2 past the dab's box, where its weight
+    is exactly 0), their ``columns`` ``[K, W]`` and ``rows`` ``[K, H]`` in the joint ``box``; and
+    the :class:`_Cells` (``windows``: see there)."""
     axes = stroke.axes
     at, reach = group.at, group.reach
     cells = _cells(group, box, windows=windows)
@@ -824,7 +873,7 @@ def _distances(
     # outside its box a dab's distance is 2 radii: its weight there is exactly 0
     u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
-    return (*_upload([u, v, columns, rows, group.weight], device, np.float32), cells)
+    return u, v, columns, rows, cells
 
 
 def _upload(parts: list[np.ndarray], device: torch.device, dtype=None) -> list[torch.Tensor]:
@@ -952,10 +1001,11 @@ def _apply_stamping(
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     mask, masks = None, None
-    if kind.local and not kind.whole_box:  # no dab's own mask is needed: only the largest
+    if kind.local and not kind.whole_box and not _weights_on_host(state, stroke, group):
+        # only the largest weight is needed
         mask = _nearest_weight(state, stroke, group, box)
     if mask is None:
-        masks = _masks(state, stroke, group, box)
+        masks = _masks(state, stroke, group, box, each=kind.whole_box)
         mask = masks.largest()
     weights = []
     for (member, _), member_box in zip(members, boxes, strict=True):
@@ -1099,7 +1149,7 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
     """The group's dabs one after another, each through the brush's kernel on its own region."""
     kind, grid = state.kind, state.document.blocks[stroke.index]
     region = _grown(box, stroke.margin)
-    masks = _masks(state, stroke, group, box)
+    masks = _masks(state, stroke, group, box, compiled=False)  # (bit for bit what a plan makes)
     for index in range(len(group)):
         own_box = group.box(index)
         own = _grown(own_box, stroke.margin)

@@ -10,6 +10,7 @@ from test_fused_dabs import grids
 
 from spectropaint.app.paint_queue import _batches
 from spectropaint.brushes import dab as dab_module
+from spectropaint.brushes import mask_compiled
 from spectropaint.brushes.dab import FUSE_BOX, FUSE_CELLS, FUSE_SLACK, _BlockDabs, _groups
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
@@ -49,14 +50,20 @@ def paint(document, brush, settings, params, fuse):
 )
 def test_a_dense_whole_view_stroke_fuses_exactly(monkeypatch, brush, params, hardness):
     """Fused and dab-by-dab agree to float tolerance and report the same boxes; every cell outside
-    the stroke's boxes is bit-identical; the fused stroke took the nearest-dab weight for every
-    group, in far fewer groups than dabs; undo restores the document exactly."""
+    the stroke's boxes is bit-identical; the fused stroke took each group's weight in one pass over
+    its dabs' cells (the nearest dab's, or the host's compiled loop), never every dab's mask
+    scattered, in far fewer groups than dabs; undo restores the document exactly."""
     calls = {"nearest": 0, "groups": 0}
-    nearest = dab_module._nearest_weight
+    nearest, host = dab_module._nearest_weight, mask_compiled.weights
 
     def counting(*args):
         calls["nearest"] += 1
         return nearest(*args)
+
+    def counting_host(*args, **kwargs):
+        calls["nearest"] += 1
+        assert not kwargs["each"]  # the largest weight alone
+        return host(*args, **kwargs)
 
     stamping = dab_module._apply_stamping
 
@@ -65,6 +72,7 @@ def test_a_dense_whole_view_stroke_fuses_exactly(monkeypatch, brush, params, har
         return stamping(*args)
 
     monkeypatch.setattr(dab_module, "_nearest_weight", counting)
+    monkeypatch.setattr(mask_compiled, "weights", counting_host)
     monkeypatch.setattr(dab_module, "_apply_stamping", counting_groups)
     settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=hardness, strength=0.9)
     one, two = small_document(SECONDS), small_document(SECONDS)

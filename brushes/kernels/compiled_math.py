@@ -42,7 +42,13 @@ CHECK_OPTIONS = (
 def wanted(device: torch.device) -> bool:
     """Whether compiled kernels are for ``device`` (the CPU) and not turned off, and Numba is
     installed; without importing it."""
-    if os.environ.get(COMPILED_ENV, "").strip() == "0" or device.type != "cpu":
+    return device.type == "cpu" and enabled()
+
+
+def enabled() -> bool:
+    """Whether compiled code is not turned off and Numba is installed (for the host's own work,
+    whatever the device); without importing it."""
+    if os.environ.get(COMPILED_ENV, "").strip() == "0":
         return False
     return importlib.util.find_spec("numba") is not None
 

@@ -1,0 +1,108 @@
+"""A group's dab weights computed on the host in one compiled loop, for groups of a few thousand
+cells: what :func:`~.mask.mask_from_distances` and a scatter of the largest weight per cell give
+in a dozen operations on the device.
+
+A stamping brush's event needs, per group of dabs, the largest weight any dab gives each cell of
+the joint box (and for some brushes each dab's own weights). On the device that is some twenty
+operations, each a microsecond or more of dispatch on a CPU and a launch on a GPU, for a few
+thousand cells: 0.1 to 0.2 ms of a 1 ms event on a 2-core CPU. Here the same float32 arithmetic
+runs over the cells in one call (the distances the host computed already, in float32 as the
+device's path rounds them; the raised cosine's cosine is :mod:`.kernels.compiled_math`'s), and the
+result goes to the device in one copy. Brushes wider than :data:`HOST_CELLS` (a stroke across a
+long file seen whole, whose dabs span thousands of frames) keep the device's path, and on a GPU
+so do groups of over :data:`GPU_GROUP_CELLS` cells.
+
+Used wherever Numba imports, unless :data:`~.kernels.compiled_math.COMPILED_ENV` is ``0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from spectropaint.brushes.kernels import compiled_math
+
+HOST_CELLS = 1 << 14
+"""The most cells of a full-size dab's box (radius 63 along both axes) whose groups' weights are
+computed on the host: some 50 us of compiled arithmetic a dab."""
+GPU_GROUP_CELLS = 1 << 17
+"""On a GPU, the most mask cells (dabs times the tallest box's rows times the widest one's
+columns) of a group computed on the host (some 0.6 ms): beyond, the device's path is quicker."""
+
+
+def fits(dab_cells: int, group_cells: int, device) -> bool:
+    """Whether a group of ``group_cells`` mask cells, of a brush whose full-size dab's box holds
+    ``dab_cells``, has its weights computed here. On the CPU that is decided per brush and block
+    (a stroke's groups, fused or dab by dab, then all take one path); on a GPU large groups take
+    the device's path."""
+    if dab_cells > HOST_CELLS or (device.type != "cpu" and group_cells > GPU_GROUP_CELLS):
+        return False
+    return compiled_math.enabled() and _kernel() is not None
+
+
+def weights(u, v, columns, rows, peak, *, hardness: float, shape: tuple[int, int], each: bool):
+    """The largest weight any dab gives each cell of the joint box ``[B, T]`` (``shape``), and
+    where ``each``, every dab's weight on its own block ``[K, H, W]`` (else None); float32.
+
+    ``u`` ``[K, W]`` and ``v`` ``[K, H]``: each dab's distances from its centre in radii along its
+    block's columns and rows (2 past its box, where its weight is 0), ``columns`` and ``rows``
+    their places in the joint box, ``peak`` ``[K]`` the dabs' peak weights (as
+    :func:`~spectropaint.brushes.dab._distances` gives them, on the host)."""
+    n_dabs, width = u.shape
+    largest = np.zeros(shape, dtype=np.float32)
+    every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
+    _kernel()(
+        u.astype(np.float32),
+        v.astype(np.float32),
+        np.ascontiguousarray(columns, dtype=np.int64),
+        np.ascontiguousarray(rows, dtype=np.int64),
+        peak.astype(np.float32),
+        np.float32(hardness),
+        np.float32(1.0 - hardness),
+        hardness >= 1.0,
+        largest,
+        every,
+    )
+    return largest, every if each else None
+
+
+@functools.cache
+def _kernel():
+    """The compiled loop, or None where Numba does not import."""
+    if compiled_math.numba_module() is None:
+        return None
+    global _sincos
+    _sincos = compiled_math.helpers().sincos
+    return compiled_math.compile_kernel(_group_weights, nogil=True)
+
+
+def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, every):
+    """:func:`weights`' loop: ``mask_from_radius`` of ``sqrt(v**2 + u**2)`` cell by cell, in its
+    order of operations, its largest per cell of ``largest``; into ``every`` too unless it is
+    empty."""
+    n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
+    keep = every.shape[0] > 0
+    one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
+    pi = np.float32(math.pi)
+    for k in range(n_dabs):
+        weight = peak[k]
+        for y in range(height):
+            across, row = v[k, y] * v[k, y], rows[k, y]
+            for x in range(width):
+                r = np.float32(math.sqrt(across + u[k, x] * u[k, x]))
+                if hard:
+                    value = (one if r < one else zero) * weight
+                else:
+                    ramp = min(max((r - hardness) / span, zero), one)
+                    shape = _sincos(ramp * pi)[1] * half + half
+                    value = (zero if r >= one else shape) * weight
+                if keep:
+                    every[k, y, x] = value
+                column = columns[k, x]
+                if value > largest[row, column]:
+                    largest[row, column] = value
+
+
+_sincos = None  # (bound by _kernel)

@@ -1,0 +1,111 @@
+"""A group's dab weights computed on the host in one compiled loop
+(:mod:`spectropaint.brushes.mask_compiled`) against the device's path (:func:`~spectropaint.
+brushes.mask.mask_from_distances` and the largest weight per cell scattered by index), group by
+group and stroke by stroke."""
+
+import numpy as np
+import pytest
+import torch
+from brush_fixtures import small_document
+
+from spectropaint.brushes import mask_compiled
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import compiled_math
+from spectropaint.brushes.mask import mask_from_distances
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+
+
+def group(seed: int, n_dabs: int, height: int, width: int, shape: tuple[int, int]):
+    """Distances of ``n_dabs`` dabs of boxes up to ``height`` x ``width`` placed in a joint box of
+    ``shape``, as :func:`~spectropaint.brushes.dab._host_distances` gives them (2 past each box)."""
+    rng = np.random.default_rng(seed)
+    heights = rng.integers(height // 2, height + 1, n_dabs)
+    widths = rng.integers(width // 2, width + 1, n_dabs)
+    centres = rng.uniform(0.2, 0.8, (n_dabs, 2))
+    steps_down, steps_across = np.arange(height), np.arange(width)
+    v = (steps_down - centres[:, :1] * heights[:, None]) / (heights[:, None] / 2)
+    u = (steps_across - centres[:, 1:] * widths[:, None]) / (widths[:, None] / 2)
+    v = np.where(steps_down < heights[:, None], v, 2.0)
+    u = np.where(steps_across < widths[:, None], u, 2.0)
+    first_row = rng.integers(0, shape[0] - height + 1, n_dabs)[:, None]
+    first_column = rng.integers(0, shape[1] - width + 1, n_dabs)[:, None]
+    rows, columns = first_row + steps_down, first_column + steps_across
+    return u, v, columns, rows, rng.uniform(0.2, 1.0, n_dabs)
+
+
+def device_path(u, v, columns, rows, peak, hardness, shape):
+    """The device's path on the CPU: the masks, then the largest per cell by ``scatter_reduce``."""
+    n_dabs = len(peak)
+    as32 = [torch.from_numpy(np.asarray(a, dtype=np.float32)) for a in (u, v, peak)]
+    each = mask_from_distances(
+        as32[0], as32[1], hardness=hardness, weight=as32[2].view(n_dabs, 1, 1)
+    )
+    cells = torch.from_numpy(rows[:, :, None] * shape[1] + columns[:, None, :]).flatten()
+    largest = torch.zeros(shape[0] * shape[1]).scatter_reduce_(0, cells, each.flatten(), "amax")
+    return largest.view(shape).numpy(), each.numpy()
+
+
+@pytest.mark.parametrize("hardness", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize(("n_dabs", "height", "width"), [(1, 17, 17), (6, 17, 21), (3, 65, 65)])
+def test_the_weights_equal_the_device_path_s(hardness, n_dabs, height, width):
+    shape = (height + 9, width + 30)
+    u, v, columns, rows, peak = group(n_dabs * 7 + height, n_dabs, height, width, shape)
+    assert mask_compiled.fits(height * width, n_dabs * height * width, torch.device("cpu"))
+    largest, each = mask_compiled.weights(
+        u, v, columns, rows, peak, hardness=hardness, shape=shape, each=True
+    )
+    want_largest, want_each = device_path(u, v, columns, rows, peak, hardness, shape)
+    assert largest.max() > 0.1  # the dabs do weigh
+    np.testing.assert_allclose(each, want_each, rtol=0, atol=3e-7)
+    np.testing.assert_allclose(largest, want_largest, rtol=0, atol=3e-7)
+    # exactly 0 past every ellipse (those cells keep their values), as on the device's path
+    r = np.sqrt(v.astype(np.float32)[:, :, None] ** 2 + u.astype(np.float32)[:, None, :] ** 2)
+    inside = np.zeros(shape, dtype=bool)
+    for k in range(n_dabs):
+        inside[rows[k][:, None], columns[k][None, :]] |= r[k] < 1
+    assert (largest[~inside] == 0).all() and (want_largest[~inside] == 0).all()
+    assert (each[r >= 1] == 0).all() and (largest[inside] > 0).sum() >= 0.9 * inside.sum()
+    only, none = mask_compiled.weights(
+        u, v, columns, rows, peak, hardness=hardness, shape=shape, each=False
+    )
+    assert none is None and np.array_equal(only, largest)
+
+
+def test_wide_brushes_large_gpu_groups_and_the_switch_keep_the_device_path(monkeypatch):
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    many = 1000 * 17 * 17  # a thousand dabs at radius 8
+    assert mask_compiled.fits(127 * 127, 127 * 127, cpu)  # radius 63
+    assert not mask_compiled.fits(129 * 129, 129 * 129, cpu)  # radius 64: over HOST_CELLS
+    assert mask_compiled.fits(17 * 17, many, cpu)  # on the CPU, whatever the group
+    assert mask_compiled.fits(17 * 17, 400 * 17 * 17, gpu)
+    assert not mask_compiled.fits(17 * 17, many, gpu)  # over GPU_GROUP_CELLS
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    assert not mask_compiled.fits(17 * 17, 17 * 17, cpu)
+
+
+@pytest.mark.parametrize("brush", ["gain", "pen", "filter"])
+def test_a_stroke_with_host_weights_equals_the_device_path_s(monkeypatch, brush):
+    """A stamping stroke of several dabs an event (local, dab-centred and whole-box brushes)."""
+    events = [InputEvent(i / 60, 20.0 + 9.0 * i, 40.0 + 9.0 * np.sin(i / 3), 0.4 + i / 20)
+              for i in range(10)]  # fmt: skip
+    settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=0.4)
+    results = []
+    for host in (True, False):
+        monkeypatch.setattr(mask_compiled, "fits", lambda *a, on=host, real=mask_compiled.fits:
+                            on and real(*a))  # fmt: skip
+        document = small_document()
+        before = torch.stack((document.blocks[0].magnitude, document.blocks[0].phase)).clone()
+        stroke = StrokeSession(document, brush, settings, history=History(document))
+        for event in events:
+            stroke.add_events((event,))
+        stroke.end()
+        results.append(torch.stack((document.blocks[0].magnitude, document.blocks[0].phase)))
+    (host, device), changed = results, (results[1] != before).any(dim=0)
+    assert changed.any()
+    assert torch.equal(host[:, ~changed], device[:, ~changed])  # untouched cells are untouched
+    assert (host[0] - device[0]).abs().max() <= 1e-5 * device[0].abs().max()
+    phase = torch.remainder(host[1] - device[1] + np.pi, 2 * np.pi) - np.pi
+    assert phase[:, changed.all(dim=0)].abs().max() < 1e-4
