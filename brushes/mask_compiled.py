@@ -53,12 +53,12 @@ def weights(u, v, columns, rows, peak, *, hardness: float, shape: tuple[int, int
     n_dabs, width = u.shape
     largest = np.zeros(shape, dtype=np.float32)
     every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
-    _kernel()(
-        u.astype(np.float32),
-        v.astype(np.float32),
+    _kernel()(  # (each array C-contiguous: one compiled variant serves every group)
+        np.ascontiguousarray(u, dtype=np.float64),
+        np.ascontiguousarray(v, dtype=np.float64),
         np.ascontiguousarray(columns, dtype=np.int64),
         np.ascontiguousarray(rows, dtype=np.int64),
-        peak.astype(np.float32),
+        np.ascontiguousarray(peak, dtype=np.float64),
         np.float32(hardness),
         np.float32(1.0 - hardness),
         hardness >= 1.0,
@@ -81,28 +81,31 @@ def _kernel():
 def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, every):
     """:func:`weights`' loop: ``mask_from_radius`` of ``sqrt(v**2 + u**2)`` cell by cell, in its
     order of operations, its largest per cell of ``largest``; into ``every`` too unless it is
-    empty."""
+    empty. Each row's weights are computed in a loop without branches (which the compiler
+    vectorises), then kept by index."""
     n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
     keep = every.shape[0] > 0
     one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
     pi = np.float32(math.pi)
+    values = np.empty(width, dtype=np.float32)
     for k in range(n_dabs):
-        weight = peak[k]
+        weight, along = np.float32(peak[k]), u[k]
         for y in range(height):
-            across, row = v[k, y] * v[k, y], rows[k, y]
+            down = np.float32(v[k, y])
+            across = down * down
             for x in range(width):
-                r = np.float32(math.sqrt(across + u[k, x] * u[k, x]))
-                if hard:
-                    value = (one if r < one else zero) * weight
-                else:
-                    ramp = min(max((r - hardness) / span, zero), one)
-                    shape = _sincos(ramp * pi)[1] * half + half
-                    value = (zero if r >= one else shape) * weight
-                if keep:
-                    every[k, y, x] = value
+                at = np.float32(along[x])  # (float32 as the device's path rounds it)
+                r = np.float32(math.sqrt(across + at * at))
+                ramp = min(max((r - hardness) / span, zero), one)
+                shape = _sincos(ramp * pi)[1] * half + half
+                shape = (one if r < one else zero) if hard else (zero if r >= one else shape)
+                values[x] = shape * weight
+            if keep:
+                every[k, y] = values
+            row = largest[rows[k, y]]
+            for x in range(width):
                 column = columns[k, x]
-                if value > largest[row, column]:
-                    largest[row, column] = value
+                row[column] = max(row[column], values[x])
 
 
 _sincos = None  # (bound by _kernel)
