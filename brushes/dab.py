@@ -739,13 +739,7 @@ class _Masks:
 
 
 def _masks(
-    state: StrokeState,
-    stroke: BlockStroke,
-    group: _BlockDabs,
-    box: Region,
-    *,
-    each: bool = True,
-    compiled: bool = True,
+    state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region, *, each: bool = True
 ) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
@@ -755,13 +749,12 @@ def _masks(
 
     Where the brush's dabs are small (:func:`_weights_on_host`), the largest weight per cell is
     computed on the host in one compiled call and uploaded with the dabs' own masks (those only
-    where ``each`` asks for them): one copy instead of some twenty operations; unless not
-    ``compiled``."""
+    where ``each`` asks for them): one copy instead of some twenty operations."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
     u, v, columns, rows, cells = _host_distances(stroke, group, box)
-    if compiled and _weights_on_host(state, stroke, group):
+    if _weights_on_host(state, stroke, group):
         largest, own = mask_compiled.weights(
             u, v, columns, rows, group.weight, hardness=state.settings.hardness,
             shape=(n_bins, n_frames), each=each,
@@ -1149,7 +1142,7 @@ def _drag_each(state, stroke, group, box, inside, current, original, bins, frame
     """The group's dabs one after another, each through the brush's kernel on its own region."""
     kind, grid = state.kind, state.document.blocks[stroke.index]
     region = _grown(box, stroke.margin)
-    masks = _masks(state, stroke, group, box, compiled=False)  # (bit for bit what a plan makes)
+    masks = _masks(state, stroke, group, box)
     for index in range(len(group)):
         own_box = group.box(index)
         own = _grown(own_box, stroke.margin)
@@ -1196,11 +1189,17 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     """Dabs of a group (in its joint ``box``) through one plan."""
     kind, grid = state.kind, state.document.blocks[stroke.index]
     device = state.document.device
-    u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
-    n_dabs, height, width = len(group), v.shape[1], u.shape[1]
-    masks = mask_from_distances(
-        u, v, hardness=state.settings.hardness, weight=weight.view(n_dabs, 1, 1)
-    )
+    hardness = state.settings.hardness
+    if _weights_on_host(state, stroke, group):  # as :func:`_masks` makes them, for each dab
+        u, v, columns, rows, cells = _host_distances(stroke, group, box, windows=True)
+        _, each = mask_compiled.weights(
+            u, v, columns, rows, group.weight, hardness=hardness, shape=None, each=True
+        )
+        masks = to_device(each, device)
+    else:
+        u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
+        masks = mask_from_distances(u, v, hardness=hardness, weight=weight.view(len(group), 1, 1))
+    n_dabs, height, width = masks.shape
     margin_bins, margin_frames = stroke.margin
     spans = cells.spans
     # each dab's own region (its box and the margin), in the block's cells and its first cell in

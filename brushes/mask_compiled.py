@@ -42,16 +42,19 @@ def fits(dab_cells: int, group_cells: int, device) -> bool:
     return compiled_math.enabled() and _kernel() is not None
 
 
-def weights(u, v, columns, rows, peak, *, hardness: float, shape: tuple[int, int], each: bool):
-    """The largest weight any dab gives each cell of the joint box ``[B, T]`` (``shape``), and
-    where ``each``, every dab's weight on its own block ``[K, H, W]`` (else None); float32.
+def weights(
+    u, v, columns, rows, peak, *, hardness: float, shape: tuple[int, int] | None, each: bool
+):
+    """The largest weight any dab gives each cell of the joint box ``[B, T]`` (``shape``; None:
+    not asked for), and where ``each``, every dab's weight on its own block ``[K, H, W]`` (else
+    None); float32.
 
     ``u`` ``[K, W]`` and ``v`` ``[K, H]``: each dab's distances from its centre in radii along its
     block's columns and rows (2 past its box, where its weight is 0), ``columns`` and ``rows``
     their places in the joint box, ``peak`` ``[K]`` the dabs' peak weights (as
     :func:`~spectropaint.brushes.dab._distances` gives them, on the host)."""
     n_dabs, width = u.shape
-    largest = np.zeros(shape, dtype=np.float32)
+    largest = np.zeros((0, 0) if shape is None else shape, dtype=np.float32)
     every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
     _kernel()(  # (each array C-contiguous: one compiled variant serves every group)
         np.ascontiguousarray(u, dtype=np.float64),
@@ -65,7 +68,7 @@ def weights(u, v, columns, rows, peak, *, hardness: float, shape: tuple[int, int
         largest,
         every,
     )
-    return largest, every if each else None
+    return None if shape is None else largest, every if each else None
 
 
 @functools.cache
@@ -80,11 +83,11 @@ def _kernel():
 
 def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, every):
     """:func:`weights`' loop: ``mask_from_radius`` of ``sqrt(v**2 + u**2)`` cell by cell, in its
-    order of operations, its largest per cell of ``largest``; into ``every`` too unless it is
-    empty. Each row's weights are computed in a loop without branches (which the compiler
+    order of operations, its largest per cell of ``largest`` and into ``every`` (each unless it
+    is empty). Each row's weights are computed in a loop without branches (which the compiler
     vectorises), then kept by index."""
     n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
-    keep = every.shape[0] > 0
+    keep, scatter = every.shape[0] > 0, largest.shape[0] > 0
     one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
     pi = np.float32(math.pi)
     values = np.empty(width, dtype=np.float32)
@@ -102,10 +105,11 @@ def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, eve
                 values[x] = shape * weight
             if keep:
                 every[k, y] = values
-            row = largest[rows[k, y]]
-            for x in range(width):
-                column = columns[k, x]
-                row[column] = max(row[column], values[x])
+            if scatter:
+                row = largest[rows[k, y]]
+                for x in range(width):
+                    column = columns[k, x]
+                    row[column] = max(row[column], values[x])
 
 
 _sincos = None  # (bound by _kernel)
