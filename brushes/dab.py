@@ -739,7 +739,13 @@ class _Masks:
 
 
 def _masks(
-    state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region, *, each: bool = True
+    state: StrokeState,
+    stroke: BlockStroke,
+    group: _BlockDabs,
+    box: Region,
+    *,
+    each: bool = True,
+    on_host: bool | None = None,
 ) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
@@ -747,14 +753,15 @@ def _masks(
     dab last holds each cell of ``box`` (that map is dabs times the joint box, on the host: at most
     :data:`FUSE_CELLS` values).
 
-    Where the brush's dabs are small (:func:`_weights_on_host`), the largest weight per cell is
+    Where the brush's dabs are small (:func:`_weights_on_host`, unless ``on_host`` says it
+    already), the largest weight per cell is
     computed on the host in one compiled call and uploaded with the dabs' own masks (those only
     where ``each`` asks for them): one copy instead of some twenty operations."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
     u, v, columns, rows, cells = _host_distances(stroke, group, box)
-    if _weights_on_host(state, stroke, group):
+    if _weights_on_host(state, stroke, group) if on_host is None else on_host:
         largest, own = mask_compiled.weights(
             u, v, columns, rows, group.weight, hardness=state.settings.hardness,
             shape=(n_bins, n_frames), each=each,
@@ -872,6 +879,8 @@ def _host_distances(stroke: BlockStroke, group: _BlockDabs, box: Region, *, wind
 def _upload(parts: list[np.ndarray], device: torch.device, dtype=None) -> list[torch.Tensor]:
     """Host arrays on ``device`` (as ``dtype`` where given), each of its own shape, copied there
     in one piece (one copy instead of one an array)."""
+    if len(parts) == 1:
+        return [to_device(parts[0] if dtype is None else parts[0].astype(dtype), device)]
     sizes = itertools.pairwise(itertools.accumulate((part.size for part in parts), initial=0))
     packed = np.concatenate([part.ravel() for part in parts])
     packed = to_device(packed if dtype is None else packed.astype(dtype), device)
@@ -994,11 +1003,11 @@ def _apply_stamping(
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     mask, masks = None, None
-    if kind.local and not kind.whole_box and not _weights_on_host(state, stroke, group):
-        # only the largest weight is needed
+    on_host = _weights_on_host(state, stroke, group)
+    if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
         mask = _nearest_weight(state, stroke, group, box)
     if mask is None:
-        masks = _masks(state, stroke, group, box, each=kind.whole_box)
+        masks = _masks(state, stroke, group, box, each=kind.whole_box, on_host=on_host)
         mask = masks.largest()
     weights = []
     for (member, _), member_box in zip(members, boxes, strict=True):

@@ -48,8 +48,13 @@ def wanted(device: torch.device) -> bool:
 def enabled() -> bool:
     """Whether compiled code is not turned off and Numba is installed (for the host's own work,
     whatever the device); without importing it."""
-    if os.environ.get(COMPILED_ENV, "").strip() == "0":
-        return False
+    return os.environ.get(COMPILED_ENV, "").strip() != "0" and _installed()
+
+
+@functools.cache
+def _installed() -> bool:
+    """Whether Numba is installed, asked once (the finder takes some 40 us, and each group of
+    dabs asks)."""
     return importlib.util.find_spec("numba") is not None
 
 
