@@ -7,7 +7,9 @@ A deterministic "recorded" input stream stands in for a hand: 60 events per seco
 meandering path whose speed rises and falls (about 600 cells per second on average, as a drag across
 a spectrogram shown at one cell per screen pixel). It is replayed one event per call, as the canvas
 feeds it, for each brush at radii 8, 32 and 128 cells, on a 10-second and a 10-minute stereo
-document (44.1 kHz, n_fft 2048, hop 512), each event timed alone (CUDA synchronised). The stroke is
+document (44.1 kHz, n_fft 2048, hop 512), each event timed alone (CUDA synchronised; the column
+``host`` gives the median time until the event returned, the host's part, which on a GPU is the
+issuing of its work: where it is most of ``median``, the device waits on the host). The stroke is
 then undone, redone and undone again, timed. Each stroke is also replayed once with the dabs of an
 event applied one by one (``StrokeSession(fuse=False)``: each dab read, computed, blended and written
 alone): the ``1by1`` column and the ratio ``fused`` give that alternative in the same run.
@@ -108,25 +110,35 @@ def synchronise(device: torch.device) -> None:
 
 
 def timed(function, device: torch.device) -> float:
+    return timed_parts(function, device)[0]
+
+
+def timed_parts(function, device: torch.device) -> tuple[float, float]:
+    """Milliseconds until ``function``'s work is done on ``device``, and until it returned (the
+    host's part: on a GPU, issuing the work)."""
     synchronise(device)
     start = time.perf_counter()
     function()
+    returned = time.perf_counter()
     synchronise(device)
-    return (time.perf_counter() - start) * 1e3
+    return (time.perf_counter() - start) * 1e3, (returned - start) * 1e3
 
 
 def replay(
     document, history, brush, radius, events, *, fuse: bool = True
-) -> tuple[list[float], list[int]]:
-    """Per-event milliseconds and dab counts of one stroke."""
+) -> tuple[list[float], list[int], list[float]]:
+    """Per-event milliseconds, dab counts and milliseconds until the event returned."""
     settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
     session = StrokeSession(
         document, brush, settings, params=BRUSHES[brush], history=history, fuse=fuse
     )
-    times = [timed(lambda e=e: session.add_events([e]), document.device) for e in events]
+    times, hosts = zip(
+        *(timed_parts(lambda e=e: session.add_events([e]), document.device) for e in events),
+        strict=True,
+    )
     session.end()
     counter = DabSpacer(radius_frames=radius, radius_bins=radius, spacing=settings.spacing)
-    return times, [len(counter.feed([e])) for e in events]
+    return list(times), [len(counter.feed([e])) for e in events], list(hosts)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -175,7 +187,7 @@ def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dic
     """One brush at one radius on every document (interleaved), as rows of the table."""
     rows = []
     found = {
-        label: {"times": [], "dabs": [], "undo": [], "redo": [], "mib": 0.0, "one": []}
+        label: {"times": [], "dabs": [], "host": [], "undo": [], "redo": [], "mib": 0.0, "one": []}
         for label in documents
     }
     for label, document in documents.items():  # warm-up
@@ -185,9 +197,10 @@ def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dic
     for _ in range(repeat):
         for label, document in documents.items():
             history = History(document)
-            times, dabs = replay(document, history, brush, radius, events[label])
+            times, dabs, hosts = replay(document, history, brush, radius, events[label])
             found[label]["times"] += times
             found[label]["dabs"] += dabs
+            found[label]["host"] += hosts
             found[label]["mib"] = history.bytes_used / 2**20
             found[label]["undo"].append(timed(history.undo, document.device))
             found[label]["redo"].append(timed(history.redo, document.device))
@@ -207,6 +220,7 @@ def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dic
                 "events": len(times),
                 "dabs_per_event": round(sum(dabs) / len(dabs), 2),
                 "median_ms": round(statistics.median(times), 3),
+                "host_median_ms": round(statistics.median(f["host"]), 3),
                 "p99_ms": round(percentile(times, 99), 3),
                 "median_dab_events_ms": round(statistics.median(with_dabs), 3),
                 "median_one_by_one_ms": round(statistics.median(f["one"]), 3),
@@ -222,7 +236,7 @@ def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dic
 
 
 HEADER = (
-    f"{'document':>9} {'brush':>10} {'radius':>6} {'dabs/ev':>7} {'median':>8} {'p99':>8} "
+    f"{'document':>9} {'brush':>10} {'radius':>6} {'dabs/ev':>7} {'median':>8} {'host':>7} {'p99':>8} "
     f"{'med(dab)':>8} {'per dab':>8} {'undo':>7} {'redo':>7} {'1by1':>8} {'fused':>6} "
     f"{'1by1/dab':>8}"
 )
@@ -231,7 +245,8 @@ HEADER = (
 def format_row(row: dict) -> str:
     return (
         f"{row['document']:>9} {row['brush']:>10} {row['radius']:>6} {row['dabs_per_event']:>7} "
-        f"{row['median_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['median_dab_events_ms']:>8.3f} "
+        f"{row['median_ms']:>8.3f} {row['host_median_ms']:>7.3f} {row['p99_ms']:>8.3f} "
+        f"{row['median_dab_events_ms']:>8.3f} "
         f"{row['ms_per_dab']:>8.3f} {row['undo_ms']:>7.2f} {row['redo_ms']:>7.2f} "
         f"{row['median_one_by_one_ms']:>8.3f} "
         f"{row['median_one_by_one_ms'] / max(row['median_ms'], 1e-6):>5.1f}x "
@@ -240,7 +255,8 @@ def format_row(row: dict) -> str:
 
 
 def summary(rows: list[dict]) -> dict:
-    """The targets: medians under 4 ms, and 10-minute figures within 20 % of 10-second ones.
+    """The targets: medians under 4 ms (and 1 and 0.3 ms), of the brushes as they paint (not the
+    ``/torch`` rows measured beside them), and 10-minute figures within 20 % of 10-second ones.
 
     The documents are compared on the median time of the events that applied a dab: a mean would
     follow the machine's occasional stalls (other processes on a 2-core machine), not the document.
@@ -256,12 +272,13 @@ def summary(rows: list[dict]) -> dict:
         for brush, radius in short
         if (brush, radius) in long
     }
+    own = [r for r in rows if "/" not in r["brush"]]  # (not the alternatives measured beside)
     return {
-        "worst_median_ms": max(r["median_ms"] for r in rows),
-        "worst_median_dab_events_ms": max(r["median_dab_events_ms"] for r in rows),
-        "medians_under_4ms": all(r["median_ms"] < 4.0 for r in rows),
-        "medians_under_1ms": all(r["median_ms"] < 1.0 for r in rows),
-        "medians_under_0.3ms": all(r["median_ms"] < 0.3 for r in rows),
+        "worst_median_ms": max(r["median_ms"] for r in own),
+        "worst_median_dab_events_ms": max(r["median_dab_events_ms"] for r in own),
+        "medians_under_4ms": all(r["median_ms"] < 4.0 for r in own),
+        "medians_under_1ms": all(r["median_ms"] < 1.0 for r in own),
+        "medians_under_0.3ms": all(r["median_ms"] < 0.3 for r in own),
         "median_dab_events_ratio_10min_over_10s": ratios,
         "within_20_percent": all(0.8 <= v <= 1.2 for v in ratios.values()),
     }
