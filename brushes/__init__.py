@@ -3,9 +3,11 @@
 - :mod:`.stroke`: input events and the spacing of dabs along them (leftover carried between events).
 - :mod:`.settings`: :class:`~.settings.BrushSettings` (radius, hardness, strength, spacing, pressure,
   channel) and the validation shared with each kernel's parameters.
-- :mod:`.mask`: the elliptical dab and its hardness falloff.
+- :mod:`.mask`: the elliptical dab and its hardness falloff; :mod:`.mask_compiled` a group's
+  dab weights on the host in one compiled loop.
 - :mod:`.kernels`: blur, warp, spectral filter, gain, clone and pen as pure torch functions of one
-  dab's region; :mod:`.registry` maps brush names to them.
+  dab's region (warp's and the clone's also compiled by Numba for the CPU, sharing
+  :mod:`.kernels.compiled_math`); :mod:`.registry` maps brush names to them.
 - :mod:`.dab`: the one function that applies a dab to a document.
 - :mod:`.engine`: :class:`~.engine.StrokeSession`, a stroke in progress, one region-changed event
   per input event.

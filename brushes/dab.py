@@ -5,7 +5,8 @@ or Hz); it is applied to every block it reaches, over that block's own frames an
 one event are applied together, in groups whose joint box stays compact (:func:`apply_dabs`): per
 group and block, the joint box is computed on the host from the dab centres, recorded once in the
 stroke's open history step, read once (plus the kernel's margin, reflected past the grid's edges)
-and written once; every dab's mask is built in one batched operation from the centres; the kernel
+and written once; every dab's mask is built in one batched operation from the centres (on the
+host in one compiled loop where the dabs are small, :mod:`.mask_compiled`); the kernel
 runs once for the group where the brush allows (a kernel given, per cell, the centre of the dab that
 painted it last), once per dab on slices of the group's region otherwise (the spectral filter's
 whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
@@ -753,10 +754,10 @@ def _masks(
     dab last holds each cell of ``box`` (that map is dabs times the joint box, on the host: at most
     :data:`FUSE_CELLS` values).
 
-    Where the brush's dabs are small (:func:`_weights_on_host`, unless ``on_host`` says it
-    already), the largest weight per cell is
-    computed on the host in one compiled call and uploaded with the dabs' own masks (those only
-    where ``each`` asks for them): one copy instead of some twenty operations."""
+    Where the brush's dabs are small (:func:`_weights_on_host`, or as ``on_host`` says), the
+    largest weight per cell is computed on the host in one compiled call and uploaded with the
+    dabs' own masks (those only where ``each`` asks for them): one copy instead of some twenty
+    operations."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
