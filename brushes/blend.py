@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from spectropaint.brushes import blend_compiled
 from spectropaint.brushes.kernels.phase import ATAN2_BLOCK, atan2, constant
 from spectropaint.brushes.kernels.select import select
 
@@ -25,8 +26,11 @@ def blend(
     Magnitude-only kernels blend magnitude linearly and keep ``base``'s phase; the others blend the
     complex coefficients (a crossfade, as mixing the two sounds would), in real arithmetic (torch's
     complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
-    keep ``base``'s values exactly.
+    keep ``base``'s values exactly. On the CPU the complex blend is one compiled loop
+    (:mod:`.blend_compiled`) where Numba is installed.
     """
+    if not keeps_phase and blend_compiled.available(base.device):
+        return blend_compiled.crossfade(base, magnitude, phase, weight)
     old_magnitude, old_phase = base.unbind(0)
     touched = weight > constant(0.0, weight)
     if keeps_phase:

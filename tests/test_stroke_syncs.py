@@ -13,6 +13,7 @@ import torch
 from brush_fixtures import small_document
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from spectropaint.brushes import blend_compiled
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import clone_compiled, warp_compiled
@@ -88,6 +89,7 @@ def test_a_stroke_reads_no_tensor_on_the_host(monkeypatch, brush, plane):
     # the path this guards is the one the GPU takes
     monkeypatch.setattr(warp_compiled, "available", lambda device: False)
     monkeypatch.setattr(clone_compiled, "available", lambda device: False)
+    monkeypatch.setattr(blend_compiled, "available", lambda device: False)
     stroke = StrokeSession(document, brush, settings, params=params.get(brush), history=history)
     for name in ("tolist", "numpy", "cpu", "__array__"):
         monkeypatch.setattr(torch.Tensor, name, refused(name))
