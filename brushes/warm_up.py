@@ -9,10 +9,13 @@ it uses, on a thread of its own, once per device; the window starts it when a do
 first frame shows (not sooner: kernel loading holds the device, and the first picture waits). It
 also measures the document's full scale, which the first stroke otherwise waits for.
 
-On the CPU only the kernels compiled by Numba (:mod:`.kernels.warp_compiled`,
-:mod:`.kernels.clone_compiled`) need this: Numba compiles each at its first use (5 s for warp's on
-a 2-core machine, 0.6 s when its cache on disk is loaded), so a warp and a clone stroke are painted
-on the scratch document instead, on the same thread.
+On the CPU only the code Numba compiles needs this: it compiles each function at its first use
+(on a 2-core machine 2.6 s for the host's mask loop, :mod:`.mask_compiled`, 0.6 s for the blend,
+:mod:`.blend_compiled`, 1.9 s for the clone's kernel, 5 s for warp's; a fraction of that when its
+cache on disk is loaded), so a clone stroke, which meets the first three, then a warp stroke are
+painted on the scratch document instead, on the same thread. Numba compiles one function at a
+time: a stroke that needs one while the thread compiles another waits for it, so the ones every
+brush needs come first.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ SCRATCH_SECONDS = 0.5
 SCRATCH_RATE = 44100
 PARAMS = {"clone": {"offset_frames": -8, "offset_bins": 0}}
 """Parameters a brush needs besides its defaults to paint on the scratch document."""
-COMPILED = ("warp", "clone")
+COMPILED = ("clone", "warp")
 """The brushes whose kernels Numba compiles on the CPU."""
 
 _warm: set[str] = set()

@@ -51,7 +51,7 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
         assert thread is None
         return
     thread.join(timeout=60)
-    assert painted == [((document.device,), {"every_device": True, "brushes": ("warp", "clone")})]
+    assert painted == [((document.device,), {"every_device": True, "brushes": ("clone", "warp")})]
     assert document.revision == revision and not document.is_edited
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert warm_up_later(document) is None
