@@ -42,11 +42,7 @@ def crossfade(base: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tensor, 
 @functools.cache
 def _kernel():
     """The compiled loop, or None where Numba does not import."""
-    if compiled_math.numba_module() is None:
-        return None
-    global _crossfade
-    _crossfade = compiled_math.helpers().crossfade
-    return compiled_math.compile_kernel(_blend_cells, nogil=True)
+    return compiled_math.compile_with(_blend_cells, "crossfade", nogil=True)
 
 
 def _blend_cells(old_magnitude, old_phase, magnitude, phase, weight, out):

@@ -74,11 +74,7 @@ def weights(
 @functools.cache
 def _kernel():
     """The compiled loop, or None where Numba does not import."""
-    if compiled_math.numba_module() is None:
-        return None
-    global _sincos
-    _sincos = compiled_math.helpers().sincos
-    return compiled_math.compile_kernel(_group_weights, nogil=True)
+    return compiled_math.compile_with(_group_weights, "sincos", nogil=True)
 
 
 def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, every):

@@ -81,12 +81,9 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
 @functools.cache
 def _kernel():
     """The compiled kernel, or None where Numba does not import."""
-    if compiled_math.numba_module() is None:
-        return None
-    global _sincos, _wrap, _around, _clamp01
-    math_ = compiled_math.helpers()
-    _sincos, _wrap, _around, _clamp01 = math_.sincos, math_.wrap, math_.around, math_.clamp01
-    return compiled_math.compile_kernel(_clone_rows, nogil=True)
+    return compiled_math.compile_with(
+        _clone_rows, "sincos", "wrap", "around", "clamp01", nogil=True
+    )
 
 
 def _clone_rows(

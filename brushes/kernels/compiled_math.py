@@ -91,6 +91,18 @@ def compile_kernel(function, **options):
         return numba.njit(function, **settings)
 
 
+def compile_with(function, *names: str, **options):
+    """``function`` compiled (:func:`compile_kernel`) once the helpers ``names`` of :func:`helpers`
+    are bound to ``_<name>`` in its module's globals, where Numba looks them up as it compiles it;
+    None where Numba does not import."""
+    if numba_module() is None:
+        return None
+    math_ = helpers()
+    for name in names:
+        function.__globals__[f"_{name}"] = getattr(math_, name)
+    return compile_kernel(function, **options)
+
+
 def inline(function):
     """``function`` compiled to be inlined where a compiled function calls it."""
     return numba_module().njit(function, inline="always", fastmath=set(FAST), error_model="numpy")
