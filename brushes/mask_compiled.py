@@ -27,9 +27,11 @@ from spectropaint.brushes.kernels import compiled_math
 HOST_CELLS = 1 << 14
 """The most cells of a full-size dab's box (radius 63 along both axes) whose groups' weights are
 computed on the host: some 50 us of compiled arithmetic a dab."""
-GPU_GROUP_CELLS = 1 << 17
+GPU_GROUP_CELLS = 1 << 15
 """On a GPU, the most mask cells (dabs times the tallest box's rows times the widest one's
-columns) of a group computed on the host (some 0.6 ms): beyond, the device's path is quicker."""
+columns) of a group computed on the host: some 0.1 ms here, 0.25 ms on the H200's slower host,
+where the device's path costs about as much (seven dabs at radius 32, a hundred at radius 8);
+beyond, the device's path is quicker."""
 
 
 def fits(dab_cells: int, group_cells: int, device) -> bool:

@@ -80,7 +80,7 @@ def test_wide_brushes_large_gpu_groups_and_the_switch_keep_the_device_path(monke
     assert mask_compiled.fits(127 * 127, 127 * 127, cpu)  # radius 63
     assert not mask_compiled.fits(129 * 129, 129 * 129, cpu)  # radius 64: over HOST_CELLS
     assert mask_compiled.fits(17 * 17, many, cpu)  # on the CPU, whatever the group
-    assert mask_compiled.fits(17 * 17, 400 * 17 * 17, gpu)
+    assert mask_compiled.fits(17 * 17, 100 * 17 * 17, gpu)
     assert not mask_compiled.fits(17 * 17, many, gpu)  # over GPU_GROUP_CELLS
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert not mask_compiled.fits(17 * 17, 17 * 17, cpu)
