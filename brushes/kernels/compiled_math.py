@@ -2,8 +2,9 @@
 limits raised, the switch that turns them off, and float32 math that vectorises.
 
 On a CPU torch's path is op-bound: a dab is dozens of operations, a microsecond or more each,
-where its arithmetic takes a few nanoseconds a cell. :mod:`.warp_compiled` and
-:mod:`.clone_compiled` compute a dab's cells in loops instead. The sines, cosines and arctangents
+where its arithmetic takes a few nanoseconds a cell. :mod:`.warp_compiled`,
+:mod:`.clone_compiled`, :mod:`~spectropaint.brushes.blend_compiled` and (for the host's own work,
+whatever the device) :mod:`~spectropaint.brushes.mask_compiled` compute cells in loops instead. The sines, cosines and arctangents
 here are Cephes' polynomials (the argument reduced in float64), written without branches so that
 the compiler vectorises the cells of a row; they agree with torch's to float32 rounding.
 

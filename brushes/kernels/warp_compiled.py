@@ -157,8 +157,17 @@ def _rows_apart(values: torch.Tensor, rows: np.ndarray, columns: np.ndarray):
 
 @functools.cache
 def _kernel():
-    """The compiled kernel, or None where Numba does not import."""
-    return _compiled() if compiled_math.numba_module() is not None else None
+    """:func:`_warp_group` and its helpers as Numba functions (compiled at the first call), or
+    None where Numba does not import."""
+    global _tap, _carry_and_sum, _decide_and_blend
+    _carry_and_sum = compiled_math.compile_with(
+        _plain_carry_and_sum, "sincos", "atan2", "crossfade", "around", "wrap", "clamp01"
+    )  # (binds the helpers for every function of this module)
+    if _carry_and_sum is None:
+        return None
+    _tap = compiled_math.inline(_plain_tap)
+    _decide_and_blend = compiled_math.compile_kernel(_plain_decide_and_blend)
+    return compiled_math.compile_kernel(_warp_group, nogil=True)
 
 
 @functools.cache
@@ -186,19 +195,6 @@ def _plain_prepare(rate, frames, phases, ramp, centre, drift):
                 advance = (phases[c, b, t + 1] - phases[c, b, t]) - centre[b]
                 turns = np.rint(advance * np.float32(1 / (2 * np.pi)))  # (half to even)
                 drift[c, b, t] = advance - turns * np.float32(2 * np.pi)
-
-
-def _compiled():
-    """:func:`_warp_group` and its helpers as Numba functions (compiled at the first call)."""
-    global _sincos, _atan2, _tap, _crossfade, _around, _wrap, _clamp01
-    global _carry_and_sum, _decide_and_blend
-    math_ = compiled_math.helpers()
-    _sincos, _atan2, _crossfade = math_.sincos, math_.atan2, math_.crossfade
-    _around, _wrap, _clamp01 = math_.around, math_.wrap, math_.clamp01
-    _tap = compiled_math.inline(_plain_tap)
-    _carry_and_sum = compiled_math.compile_kernel(_plain_carry_and_sum)
-    _decide_and_blend = compiled_math.compile_kernel(_plain_decide_and_blend)
-    return compiled_math.compile_kernel(_warp_group, nogil=True)
 
 
 def _warp_group(
