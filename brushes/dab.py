@@ -77,7 +77,8 @@ class BlockStroke:
         The block's frames and bands in the stroke's plane.
     coverage : TileMap
         Per tile ``[bins, frames]`` float32: the largest weight any dab of the stroke gave each cell
-        (stamping brushes only).
+        (stamping brushes only): host arrays where the stroke's weights are computed on the host
+        (:func:`_coverage_on_host`), tensors on the document's device otherwise.
     band_hz : torch.Tensor [shape=(n_bins,)], float64
         Centre frequency of every band, on the document's device.
     radii : CellRadii
@@ -96,6 +97,9 @@ class BlockStroke:
     radii: CellRadii
     margin: tuple[int, int]
     band_step_hz: float | None = None
+    host_coverage: bool | None = None
+    """Whether ``coverage`` is kept on the host (decided at the stroke's first group,
+    :func:`_coverage_on_host`)."""
 
 
 @dataclass
@@ -129,7 +133,7 @@ class StrokeState:
         """
         if self.blocks[0].band_hz.device == device:
             return
-        stores = [block.coverage.tiles for block in self.blocks]
+        stores = [block.coverage.tiles for block in self.blocks if not block.host_coverage]
         stores += [tiles.tiles for tiles in self.step.originals.values()]
         for block in self.blocks:
             block.band_hz = block.band_hz.to(device)
@@ -224,27 +228,36 @@ def reflect_index(index: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def _read(
-    state: StrokeState, index: int, box: Region, *, original: bool, fresh: frozenset = frozenset()
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Values ``[2, C, Bm, Tm]`` of ``box`` reflected past the grid, with its bin and frame indices.
+    state: StrokeState,
+    index: int,
+    box: Region,
+    *,
+    original: bool,
+    fresh: frozenset = frozenset(),
+    axes: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """Values ``[2, C, Bm, Tm]`` of ``box`` reflected past the grid, with its bin and frame indices
+    (where ``axes`` asks for them; None otherwise).
 
     ``original`` picks the stroke's starting values instead of the current ones (``fresh``: the
     tiles :meth:`~.history.OpenStep.record` just kept, whose values the document still holds).
     """
     block = state.document.blocks[index]
-    device = state.document.device
-    bins = torch.arange(box.bin0, box.bin1, device=device)
-    frames = torch.arange(box.frame0, box.frame1, device=device)
+    bins, frames = None, None
+    if axes:
+        device = state.document.device
+        bins = torch.arange(box.bin0, box.bin1, device=device)
+        frames = torch.arange(box.frame0, box.frame1, device=device)
     inside = box.clipped(block.n_bins, block.n_frames)
     values = (
         state.step.original(inside, fresh) if original else read_stacked(state.document, inside)
     )
     if (inside.bin0, inside.bin1) != (box.bin0, box.bin1):
         values = _reflect(values, inside.bin0 - box.bin0, box.bin1 - inside.bin1, dim=-2)
-        bins = reflect_index(bins, block.n_bins)
+        bins = None if bins is None else reflect_index(bins, block.n_bins)
     if (inside.frame0, inside.frame1) != (box.frame0, box.frame1):
         values = _reflect(values, inside.frame0 - box.frame0, box.frame1 - inside.frame1, dim=-1)
-        frames = reflect_index(frames, block.n_frames)
+        frames = None if frames is None else reflect_index(frames, block.n_frames)
     return values, bins, frames
 
 
@@ -704,6 +717,9 @@ class _Masks:
         The centre bin (block cells) of the last dab whose box holds each cell (likewise).
     weights : torch.Tensor [shape=(B, T)], float32, or None
         :meth:`largest`, where the host computed it (:mod:`.mask_compiled`).
+    blend : list of torch.Tensor [shape=(B, T)], float32, or None
+        Where the stroke's coverage is kept on the host: each block's blend weight (its coverage
+        of the box once raised to :meth:`largest`), computed there too.
     """
 
     each: torch.Tensor | None
@@ -713,6 +729,7 @@ class _Masks:
     owner: torch.Tensor | None
     centre_bins: torch.Tensor | None
     weights: torch.Tensor | None = None
+    blend: list[torch.Tensor] | None = None
 
     def largest(self) -> torch.Tensor:
         """The largest weight any dab gives each cell of the joint box ``[B, T]`` (0 outside every
@@ -747,6 +764,7 @@ def _masks(
     *,
     each: bool = True,
     on_host: bool | None = None,
+    coverage: list[tuple[TileMap, Region]] = (),
 ) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
@@ -757,7 +775,8 @@ def _masks(
     Where the brush's dabs are small (:func:`_weights_on_host`, or as ``on_host`` says), the
     largest weight per cell is computed on the host in one compiled call and uploaded with the
     dabs' own masks (those only where ``each`` asks for them): one copy instead of some twenty
-    operations."""
+    operations. So are the blend weights of the boxes of ``coverage`` (host tiles of a stroke's
+    coverage, :func:`_raise_coverage`), which the stroke keeps raised."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
@@ -767,8 +786,10 @@ def _masks(
             u, v, columns, rows, group.weight, hardness=state.settings.hardness,
             shape=(n_bins, n_frames), each=each,
         )  # fmt: skip
-        weights, *rest = _upload([largest] if own is None else [largest, own], device)
-        placed = (rest[0] if rest else None, None, None, (n_bins, n_frames))
+        blends = [_raise_coverage(tiles, member_box, largest) for tiles, member_box in coverage]
+        weights, *rest = _upload([largest, *([] if own is None else [own]), *blends], device)
+        placed = (rest[0] if own is not None else None, None, None, (n_bins, n_frames))
+        blend = rest[len(rest) - len(blends) :] if blends else None
     else:
         u_d, v_d, columns_d, rows_d, weight_d = _upload([u, v, columns, rows, group.weight],
                                                         device, np.float32)  # fmt: skip
@@ -776,8 +797,9 @@ def _masks(
             u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
         )
         weights, placed = None, (mask, rows_d, columns_d, (n_bins, n_frames))
+        blend = None
     if state.kind.local or n_dabs == 1:  # one dab owns its whole box
-        return _Masks(*placed, None, None, weights)
+        return _Masks(*placed, None, None, weights, blend)
     frames, bins, spans = np.arange(n_frames), np.arange(n_bins), cells.spans
     inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
@@ -786,7 +808,36 @@ def _masks(
     centres = group.centre[:, 1]
     owned = inside.any(axis=0)
     packed = to_device(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
-    return _Masks(*placed, packed[1] > 0, packed[0], weights)
+    return _Masks(*placed, packed[1] > 0, packed[0], weights, blend)
+
+
+def _raise_coverage(coverage: TileMap, box: Region, largest):
+    """The blend weight of ``box`` ``[B, T]``: the stroke's ``coverage`` there raised to
+    ``largest`` where it is lower, kept in the tiles too. Host arrays or tensors on the device, as
+    the coverage is kept (:func:`_coverage_on_host`)."""
+    if isinstance(largest, np.ndarray):
+        coverage.ensure(box, lambda tile: np.zeros(tile.shape, dtype=np.float32))
+        covered = coverage.paste_into(np.empty_like(largest), box)
+        np.maximum(covered, largest, out=covered)
+    else:
+        coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=largest.device))
+        covered = coverage.paste_into(torch.empty_like(largest), box)
+        torch.maximum(covered, largest, out=covered)
+    # every cell of the box lies in a tile just ensured: the paste wrote them all
+    coverage.scatter(covered, box)
+    return covered
+
+
+def _coverage_on_host(state: StrokeState, stroke: BlockStroke) -> bool:
+    """Whether ``stroke``'s coverage is kept on the host, decided once a stroke: where its
+    full-size dab is small enough for its weights to be computed there (:mod:`.mask_compiled`),
+    every group's are, and so are the blend weights: on a GPU some ten operations an event fewer
+    (the coverage's reads, raise and writes), on a CPU the same arithmetic in fewer calls."""
+    if stroke.host_coverage is None:
+        grid = state.document.blocks[stroke.index]
+        bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
+        stroke.host_coverage = mask_compiled.fits(bins * frames, 0, state.document.device)
+    return stroke.host_coverage
 
 
 def _weights_on_host(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> bool:
@@ -882,10 +933,10 @@ def _upload(parts: list[np.ndarray], device: torch.device, dtype=None) -> list[t
     in one piece (one copy instead of one an array)."""
     if len(parts) == 1:
         return [to_device(parts[0] if dtype is None else parts[0].astype(dtype), device)]
-    sizes = itertools.pairwise(itertools.accumulate((part.size for part in parts), initial=0))
     packed = np.concatenate([part.ravel() for part in parts])
     packed = to_device(packed if dtype is None else packed.astype(dtype), device)
-    return [packed[a:b].view(part.shape) for (a, b), part in zip(sizes, parts, strict=True)]
+    pieces = packed.split([part.size for part in parts])  # (one call for all the views)
+    return [piece.view(part.shape) for piece, part in zip(pieces, parts, strict=True)]
 
 
 def _nearest_weight(
@@ -950,18 +1001,19 @@ def _context(
     stroke: BlockStroke,
     region: Region,
     box: Region,
-    bins: torch.Tensor,
-    frames: torch.Tensor,
+    bins: torch.Tensor | None,
+    frames: torch.Tensor | None,
     dabs: _BlockDabs,
     index: int,
     **extra,
 ) -> DabContext:
-    """The kernel's context for ``box`` in ``region`` (whose bin and frame indices are given), for
-    dab ``index`` of ``dabs``; ``extra`` fields of :class:`DabContext` override the dab's own."""
+    """The kernel's context for ``box`` in ``region`` (whose bin and frame indices are given, or
+    None for a brush that does not read them), for dab ``index`` of ``dabs``; ``extra`` fields of
+    :class:`DabContext` override the dab's own."""
     block = state.document.blocks[stroke.index]
     fields = dict(
         inner=_within(box, region),
-        bin_hz=stroke.band_hz[bins],
+        bin_hz=None if bins is None else stroke.band_hz[bins],
         frames=frames,
         hop=block.hop,
         sample_rate=state.document.sample_rate,
@@ -1000,24 +1052,25 @@ def _apply_stamping(
     for (member, _), box in zip(members, boxes, strict=True):
         fresh = state.step.record(box)
         region = _grown(box, member.margin)
-        reads.append(_read(state, member.index, region, original=True, fresh=fresh))
+        reads.append(_read(state, member.index, region, original=True, fresh=fresh,
+                           axes=kind.reads_frames))  # fmt: skip
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     mask, masks = None, None
-    on_host = _weights_on_host(state, stroke, group)
+    on_host = _coverage_on_host(state, stroke)
     if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
         mask = _nearest_weight(state, stroke, group, box)
     if mask is None:
-        masks = _masks(state, stroke, group, box, each=kind.whole_box, on_host=on_host)
+        coverage = [(member.coverage, member_box) for (member, _), member_box in
+                    zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
+        masks = _masks(state, stroke, group, box, each=kind.whole_box, on_host=on_host,
+                       coverage=coverage)  # fmt: skip
         mask = masks.largest()
-    weights = []
-    for (member, _), member_box in zip(members, boxes, strict=True):
-        coverage = member.coverage
-        coverage.ensure(member_box, lambda tile: torch.zeros(tile.shape, device=document.device))
-        # every cell of the box lies in a tile just ensured: the paste writes them all
-        covered = coverage.paste_into(torch.empty_like(mask), member_box)
-        weights.append(torch.maximum(covered, mask, out=covered))
-        coverage.scatter(weights[-1], member_box)
+    if on_host:
+        weights = masks.blend
+    else:
+        weights = [_raise_coverage(member.coverage, member_box, mask)
+                   for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
     else:  # each block's region alone: the kernel reads its frames
@@ -1089,8 +1142,9 @@ def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
         cut = [_within(owns[index], region) for index in indices]
         stacked = torch.stack([values[:, :, rows, columns] for rows, columns in cut], dim=1)
         own_box, (rows, columns) = group.box(first), cut[0]
-        context = _context(state, stroke, owns[first], own_box, bins[rows], frames[columns], group,
-                           first)  # fmt: skip
+        context = _context(state, stroke, owns[first], own_box,
+                           None if bins is None else bins[rows],
+                           None if frames is None else frames[columns], group, first)  # fmt: skip
         magnitude, phase = kind.kernel(
             stacked[0], stacked[1], masks.own(first, own_box), group.params(state.params), context
         )

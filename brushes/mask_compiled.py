@@ -9,8 +9,10 @@ thousand cells: 0.1 to 0.2 ms of a 1 ms event on a 2-core CPU. Here the same flo
 runs over the cells in one call (the distances the host computed already, in float32 as the
 device's path rounds them; the raised cosine's cosine is :mod:`.kernels.compiled_math`'s), and the
 result goes to the device in one copy. Brushes wider than :data:`HOST_CELLS` (a stroke across a
-long file seen whole, whose dabs span thousands of frames) keep the device's path, and on a GPU
-so do groups of over :data:`GPU_GROUP_CELLS` cells.
+long file seen whole, whose dabs span thousands of frames) keep the device's path. A stamping
+stroke of smaller dabs keeps its coverage on the host too
+(:func:`~spectropaint.brushes.dab._coverage_on_host`), so all its groups come here; a dragging
+brush's groups of over :data:`GPU_GROUP_CELLS` cells take the device's path on a GPU.
 
 Used wherever Numba imports, unless :data:`~.kernels.compiled_math.COMPILED_ENV` is ``0``.
 """
@@ -29,9 +31,9 @@ HOST_CELLS = 1 << 14
 computed on the host: some 50 us of compiled arithmetic a dab."""
 GPU_GROUP_CELLS = 1 << 15
 """On a GPU, the most mask cells (dabs times the tallest box's rows times the widest one's
-columns) of a group computed on the host: some 0.1 ms here, 0.25 ms on the H200's slower host,
-where the device's path costs about as much (seven dabs at radius 32, a hundred at radius 8);
-beyond, the device's path is quicker."""
+columns) of a dragging brush's group computed on the host: some 0.1 ms here, 0.25 ms on the
+H200's slower host, where the device's path costs about as much (seven dabs at radius 32, a
+hundred at radius 8); beyond, the device's path is quicker."""
 
 
 def fits(dab_cells: int, group_cells: int, device) -> bool:

@@ -78,6 +78,8 @@ class BrushKind:
         The kernel reads where its region lies in time (``context.frames``: phase ramps; the
         pen's ``frame_weight``; the clone's source), so two blocks painted together (the NSGT's
         parity pair, :func:`~spectropaint.brushes.dab.apply_dabs`) go through it one at a time.
+        The others read neither that nor where it lies in frequency: their contexts' ``frames``,
+        ``bins`` and ``bin_hz`` are None (three operations a dab fewer).
     settles_phase : bool
         The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
         whose phase is the original's and fits); the others' phase is free to settle (see

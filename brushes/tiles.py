@@ -1,4 +1,4 @@
-"""Tensors kept per square tile of a (bins, frames) grid: the sparse store of one stroke.
+"""Arrays kept per square tile of a (bins, frames) grid: the sparse store of one stroke.
 
 A stroke touches a thin band of a possibly ten-minute grid. Its original values (for undo and for
 brushes that compute from the stroke's start) and its coverage are kept only for the tiles it touched,
@@ -32,7 +32,7 @@ def tile_for(radius: float) -> int:
 
 class TileMap:
     """Tensors ``[..., tile_bins, tile_frames]`` for the touched tiles of an ``n_bins x n_frames`` grid
-    (of coefficient block ``block``).
+    (of coefficient block ``block``); or host arrays (numpy's), which slice alike.
 
     Tiles at the grid's far edges are cut to the grid, so a tile's tensor always matches its box.
     """

@@ -47,12 +47,15 @@ class DabContext:
     ----------
     inner : tuple of slice
         (bins, frames) slices of the dab's box inside the region arrays.
-    bin_hz : torch.Tensor [shape=(Bm,)], float64
+    bin_hz : torch.Tensor [shape=(Bm,)], float64, or None
         Centre frequency of each region row (the reflected row's, in the margin past the grid).
-    frames : torch.Tensor [shape=(Tm,)], int64
+    frames : torch.Tensor [shape=(Tm,)], int64, or None
         Frame index of each region column (the reflected column's past the grid).
     bins : torch.Tensor [shape=(Bm,)], int64, or None
         Bin index of each region row (the reflected row's past the grid).
+
+        These three are None for a brush that reads none of them (a stamping brush without
+        :attr:`~spectropaint.brushes.registry.BrushKind.reads_frames`).
     hop : int
         Samples per frame step.
     sample_rate : int
@@ -87,8 +90,8 @@ class DabContext:
     """
 
     inner: tuple[slice, slice]
-    bin_hz: torch.Tensor
-    frames: torch.Tensor
+    bin_hz: torch.Tensor | None
+    frames: torch.Tensor | None
     hop: int
     sample_rate: int
     radius: tuple[float, float]
