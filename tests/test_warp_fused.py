@@ -20,7 +20,7 @@ if not torch.cuda.is_available():  # before Triton is imported: its interpreter,
 from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import warp_compiled, warp_fused
+from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp_prepare
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -38,7 +38,7 @@ def fused(monkeypatch):
     pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
     monkeypatch.delenv(warp_fused.FUSED_ENV, raising=False)
     if DEVICE == "cpu":
-        monkeypatch.setattr(warp_fused, "INTERPRETED", True)
+        monkeypatch.setattr(triton_math, "INTERPRETED", True)
         monkeypatch.setattr(warp_compiled, "available", lambda device: False)
     warp_fused._kernel.cache_clear()
     yield
@@ -170,7 +170,7 @@ def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(request, kerne
 
 def test_the_kernel_is_off_where_asked_or_off_the_gpu(monkeypatch):
     pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
-    monkeypatch.setattr(warp_fused, "INTERPRETED", False)
+    monkeypatch.setattr(triton_math, "INTERPRETED", False)
     assert not warp_fused.available(torch.device("cpu"))
     monkeypatch.setenv(warp_fused.FUSED_ENV, "0")
     assert not warp_fused.available(torch.device("cuda"))

@@ -37,6 +37,7 @@ import os
 import numpy as np
 import torch
 
+from spectropaint.brushes.kernels import triton_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 from spectropaint.transforms.torch_device import to_device
 
@@ -49,26 +50,13 @@ of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radi
 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
 SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W")
 """The kernel's arguments that are sizes (see :func:`_kernel`)."""
-INTERPRETED = False
-"""Set by the tests (with ``TRITON_INTERPRET=1``) to run the kernel on CPU tensors through
-Triton's interpreter."""
 
 
 def available(device: torch.device) -> bool:
     """Whether a group's dabs on ``device`` go through the fused kernel."""
     if os.environ.get(FUSED_ENV, "").strip() == "0":
         return False
-    return (device.type == "cuda" or INTERPRETED) and _triton() is not None
-
-
-@functools.cache
-def _triton():
-    """Triton, imported once (about a second; only where a group is about to use it), or None."""
-    try:
-        import triton
-    except ImportError:
-        return None
-    return triton
+    return triton_math.takes(device)
 
 
 def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict, params) -> None:
@@ -122,14 +110,9 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
 @functools.cache
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers."""
-    global tl, _wrap, _atan2
-    triton = _triton()
-    import triton.language as tl
-
-    _wrap, _atan2 = triton.jit(_plain_wrap), triton.jit(_plain_atan2)
     # sizes are not specialised on (Triton would compile a variant for each that is or is not a
     # multiple of 16: seconds, part way through a stroke)
-    return triton.jit(_warp_dabs, do_not_specialize=SIZES)
+    return triton_math.jit_with(_warp_dabs, "wrap", "atan2", do_not_specialize=SIZES)
 
 
 def _warp_dabs(
@@ -283,32 +266,6 @@ def _warp_dabs(
             tl.store(held + place, tl.sqrt(real * real + imag * imag), mask=touched)
             tl.store(held + C * plane + place, _atan2(imag, real), mask=touched)
         tl.debug_barrier()
-
-
-def _plain_wrap(angle):
-    """Angles less the nearest whole number of turns: ``[-pi, pi]``."""
-    return angle - tl.floor(angle * 0.15915494309189535 + 0.5) * 6.283185307179586  # 1 / 2 pi, 2 pi
-
-
-def _plain_atan2(y, x):
-    """``atan2(y, x)``: the octant reduced to ``[0, 1]``, then Cephes' ``atanf`` (its argument
-    reduced once more past ``tan(pi / 8)``), within 2e-7 of the true angle."""
-    ax = tl.abs(x)
-    ay = tl.abs(y)
-    big = tl.maximum(ax, ay)
-    small = tl.minimum(ax, ay)
-    ratio = tl.where(big > 0.0, small / tl.where(big > 0.0, big, 1.0), 0.0)
-    reduced = ratio > 0.4142135623730950
-    t = tl.where(reduced, (ratio - 1.0) / (ratio + 1.0), ratio)
-    z = t * t
-    angle = (
-        (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
-         - 3.33329491539e-1) * z * t + t
-    )  # fmt: skip
-    angle = tl.where(reduced, angle + 0.7853981633974483, angle)  # pi / 4
-    angle = tl.where(ay > ax, 1.5707963267948966 - angle, angle)
-    angle = tl.where(x < 0.0, 3.141592653589793 - angle, angle)
-    return tl.where(y < 0.0, -angle, angle)
 
 
 tl = _wrap = _atan2 = None  # (bound by _kernel)

@@ -1,0 +1,82 @@
+"""What the GPU's Triton kernels share (:mod:`.warp_fused`, :mod:`..blend_fused`): Triton's import,
+whether a device takes them, and the arithmetic helpers they call.
+
+A kernel is a plain function whose helpers and ``tl`` are looked up in its module's globals when
+Triton compiles it; :func:`jit_with` binds them there (``_<name>`` for the helpers here) and returns
+the jitted kernel. The tests run the kernels through Triton's interpreter on CPU tensors
+(``TRITON_INTERPRET=1`` before Triton is first imported, and :data:`INTERPRETED` set).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+INTERPRETED = False
+"""Set by the tests (with ``TRITON_INTERPRET=1``) to run the kernels on CPU tensors through
+Triton's interpreter."""
+
+
+@functools.cache
+def triton():
+    """Triton, imported once (about a second; only where a kernel is about to be used), or None."""
+    try:
+        import triton
+    except ImportError:
+        return None
+    return triton
+
+
+def takes(device: torch.device) -> bool:
+    """Whether Triton's kernels run on ``device``: CUDA (or the CPU, interpreted) where Triton
+    imports."""
+    return (device.type == "cuda" or INTERPRETED) and triton() is not None
+
+
+def jit_with(function, *names: str, **options):
+    """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
+    helpers ``names`` of this module (``wrap``, ``atan2``) are bound in its module's globals (as
+    ``_<name>``)."""
+    global tl
+    import triton.language as tl
+
+    for name in names:
+        function.__globals__[f"_{name}"] = _helpers()[name]
+    function.__globals__["tl"] = tl
+    return triton().jit(function, **options)
+
+
+@functools.cache
+def _helpers() -> dict:
+    jit = triton().jit
+    return {"wrap": jit(_plain_wrap), "atan2": jit(_plain_atan2)}
+
+
+def _plain_wrap(angle):
+    """Angles less the nearest whole number of turns: ``[-pi, pi]``."""
+    return angle - tl.floor(angle * 0.15915494309189535 + 0.5) * 6.283185307179586  # 1 / 2 pi, 2 pi
+
+
+def _plain_atan2(y, x):
+    """``atan2(y, x)``: the octant reduced to ``[0, 1]``, then Cephes' ``atanf`` (its argument
+    reduced once more past ``tan(pi / 8)``), within 2e-7 of the true angle."""
+    ax = tl.abs(x)
+    ay = tl.abs(y)
+    big = tl.maximum(ax, ay)
+    small = tl.minimum(ax, ay)
+    ratio = tl.where(big > 0.0, small / tl.where(big > 0.0, big, 1.0), 0.0)
+    reduced = ratio > 0.4142135623730950
+    t = tl.where(reduced, (ratio - 1.0) / (ratio + 1.0), ratio)
+    z = t * t
+    angle = (
+        (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z
+         - 3.33329491539e-1) * z * t + t
+    )  # fmt: skip
+    angle = tl.where(reduced, angle + 0.7853981633974483, angle)  # pi / 4
+    angle = tl.where(ay > ax, 1.5707963267948966 - angle, angle)
+    angle = tl.where(x < 0.0, 3.141592653589793 - angle, angle)
+    return tl.where(y < 0.0, -angle, angle)
+
+
+tl = None  # (bound by jit_with)
