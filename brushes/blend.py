@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from spectropaint.brushes import blend_compiled
+from spectropaint.brushes import blend_compiled, blend_fused
 from spectropaint.brushes.kernels.phase import ATAN2_BLOCK, atan2, constant
 from spectropaint.brushes.kernels.select import select
 
@@ -26,11 +26,14 @@ def blend(
     Magnitude-only kernels blend magnitude linearly and keep ``base``'s phase; the others blend the
     complex coefficients (a crossfade, as mixing the two sounds would), in real arithmetic (torch's
     complex ``polar``, ``abs`` and ``angle`` are several times slower on CPUs). Cells of weight 0
-    keep ``base``'s values exactly. On the CPU the complex blend is one compiled loop
-    (:mod:`.blend_compiled`) where Numba is installed.
+    keep ``base``'s values exactly. The complex blend is one compiled loop on the CPU
+    (:mod:`.blend_compiled`) where Numba is installed, one launch on CUDA (:mod:`.blend_fused`)
+    where Triton is.
     """
-    if not keeps_phase and blend_compiled.available(base.device):
-        return blend_compiled.crossfade(base, magnitude, phase, weight)
+    if not keeps_phase:
+        for fused in (blend_compiled, blend_fused):
+            if fused.available(base.device):
+                return fused.crossfade(base, magnitude, phase, weight)
     old_magnitude, old_phase = base.unbind(0)
     touched = weight > constant(0.0, weight)
     if keeps_phase:

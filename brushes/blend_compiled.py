@@ -6,7 +6,7 @@ arctangent of every cell of its box at large ones: 134 us on a radius-32 dab's b
 here. Each cell takes :mod:`.kernels.compiled_math`'s crossfade (the same arithmetic as
 :func:`.blend._crossfade`, Cephes' sine, cosine and arctangent) where its weight is above 0, and
 keeps its values exactly elsewhere; the loop has no branches, so the compiler vectorises it. The
-result equals torch's to float rounding (``tests/test_blend_compiled.py``).
+result equals torch's to float rounding (``tests/test_blend_kernels.py``).
 
 Used on the CPU where Numba imports, unless :data:`~.kernels.compiled_math.COMPILED_ENV` is ``0``.
 """

@@ -70,7 +70,7 @@ def test_a_cell_of_the_window_blend_does_not_depend_on_the_window_around_it():
 def test_window_blend_gives_the_stamping_blends_bits_where_atan2_has_no_tail(monkeypatch):
     """On a window of a whole number of vector blocks (64 cells a plane here), where torch's own
     atan2 computes every cell by the vector routine, the in-place blend equals :func:`blend` in
-    torch's operations (the CPU's compiled blend is held to it in ``test_blend_compiled.py``)."""
+    torch's operations (the CPU's compiled blend is held to it in ``test_blend_kernels.py``)."""
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     shape = (2, 8, 16)
     _, window, magnitude, phase, weight = inputs(shape, 11)

@@ -1,0 +1,118 @@
+""":func:`.blend.blend`'s complex crossfade in one GPU launch (Triton): what some twenty torch
+operations compute (the cosines and sines of both phases, the products, the mix, the magnitude, the
+arctangent, the two selections).
+
+On CUDA each of those operations costs the host a launch: on the H200's host some 10 us each, so
+the blend of a clone or pen group took about 0.2 ms of host time whatever its size; one launch
+takes some 20 us. Each cell takes the same arithmetic as :func:`.blend._crossfade`, without fused
+multiply-adds (torch rounds each product), where its weight is above 0, and keeps its values
+exactly elsewhere; the arctangent is :mod:`.kernels.triton_math`'s (within 2e-7 of the true
+angle), so the result equals torch's to float rounding (``tests/test_blend_kernels.py``). The CPU's
+counterpart is :mod:`.blend_compiled`.
+
+Used on CUDA where Triton imports, unless :data:`~.kernels.compiled_math.COMPILED_ENV` is ``0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels.compiled_math import COMPILED_ENV
+
+BLOCK = 512
+"""Cells each program blends."""
+GENERAL = (
+    "base", "magnitude", "phase", "weight", "out", "part", "base_plane", "base_row",
+    "base_column", "magnitude_plane", "magnitude_row", "magnitude_column", "phase_plane",
+    "phase_row", "phase_column", "weight_group", "weight_row", "weight_column", "cells", "rows",
+    "width", "group",
+)  # fmt: skip
+"""The kernel's arguments, none specialised on (see :func:`_kernel`)."""
+
+
+def available(device: torch.device) -> bool:
+    """Whether complex blends on ``device`` go through the fused kernel."""
+    if os.environ.get(COMPILED_ENV, "").strip() == "0":
+        return False
+    return triton_math.takes(device)
+
+
+def crossfade(base: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tensor, weight):
+    """What :func:`.blend.blend` gives for a kernel that changes the phase: ``base``
+    ``[2, ..., B, T]`` moved towards ``magnitude`` and ``phase`` ``[..., B, T]`` by ``weight``
+    (``[B, T]``, or ``[P, 1, B, T]`` for a stack of ``P`` blocks' values ``[P, C, B, T]``), as new
+    tensors.
+
+    The leading dimensions of each tensor are read as one (each a whole number of the next's
+    strides, as slices of the values read for a group are)."""
+    rows, width = magnitude.shape[-2:]
+    planes = magnitude.numel() // (rows * width)
+    group = planes if weight.dim() == 2 else planes // weight.shape[0]  # planes per weight
+    out = torch.empty((2, *magnitude.shape), device=magnitude.device)
+    strides = [
+        (tensor.stride(-3) if tensor.dim() > 2 else 0, tensor.stride(-2), tensor.stride(-1))
+        for tensor in (base, magnitude, phase, weight)
+    ]  # (a weight's plane stride: between blocks' planes)
+    strides[3] = (weight.stride(0) if weight.dim() > 2 else 0, *strides[3][1:])
+    cells = planes * rows * width
+    _kernel()[(-(-cells // BLOCK),)](
+        base, magnitude, phase, weight, out, base.stride(0), *strides[0], *strides[1],
+        *strides[2], *strides[3], cells, rows, width, group, BLOCK=BLOCK, enable_fp_fusion=False,
+    )  # fmt: skip
+    return out[0], out[1]
+
+
+@functools.cache
+def _kernel():
+    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper.
+
+    No argument is specialised on: Triton would otherwise compile a variant for each combination
+    of sizes and strides that are or are not multiples of 16 (or 1), and of addresses that are or
+    are not aligned to 16 bytes (a view's), as strokes meet them: a second or so each, part way
+    through a stroke."""
+    return triton_math.jit_with(_blend_cells, "atan2", do_not_specialize=GENERAL)
+
+
+def _blend_cells(
+    base, magnitude, phase, weight, out, part, base_plane, base_row, base_column, magnitude_plane,
+    magnitude_row, magnitude_column, phase_plane, phase_row, phase_column, weight_group,
+    weight_row, weight_column, cells, rows, width, group, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """The kernel: ``BLOCK`` cells of ``out`` ``[2, planes, rows, width]`` (contiguous) from the
+    same cells of ``base`` (magnitudes, then ``part`` further on the phases), ``magnitude`` and
+    ``phase``, each read through its (plane, row, column) strides, and ``weight``'s cell of the
+    same row and column in its ``plane // group``-th plane."""
+    cell = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = cell < cells
+    column = cell % width
+    row = (cell // width) % rows
+    plane = cell // (width * rows)
+    old_magnitude = tl.load(base + plane * base_plane + row * base_row + column * base_column,
+                            mask=inside, other=0.0)  # fmt: skip
+    old_phase = tl.load(base + part + plane * base_plane + row * base_row + column * base_column,
+                        mask=inside, other=0.0)  # fmt: skip
+    new_magnitude = tl.load(
+        magnitude + plane * magnitude_plane + row * magnitude_row + column * magnitude_column,
+        mask=inside, other=0.0,
+    )  # fmt: skip
+    new_phase = tl.load(phase + plane * phase_plane + row * phase_row + column * phase_column,
+                        mask=inside, other=0.0)  # fmt: skip
+    amount = tl.load(
+        weight + (plane // group) * weight_group + row * weight_row + column * weight_column,
+        mask=inside, other=0.0,
+    )  # fmt: skip
+    old_real = tl.cos(old_phase) * old_magnitude
+    old_imag = tl.sin(old_phase) * old_magnitude
+    real = (tl.cos(new_phase) * new_magnitude - old_real) * amount + old_real
+    imag = (tl.sin(new_phase) * new_magnitude - old_imag) * amount + old_imag
+    touched = amount > 0.0
+    blended = tl.where(touched, tl.sqrt(real * real + imag * imag), old_magnitude)
+    tl.store(out + cell, blended, mask=inside)
+    tl.store(out + cells + cell, tl.where(touched, _atan2(imag, real), old_phase), mask=inside)
+
+
+tl = _atan2 = None  # (bound by _kernel)
