@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from spectropaint.brushes.kernels import clone_compiled
+from spectropaint.brushes.kernels import clone_compiled, clone_fused
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import (
@@ -81,11 +81,13 @@ def clone(
     side that :func:`.phase.continuation` compares over, so a cell's result never depends on the
     box around it and fused dabs give what dabs one by one do). Terms that grow with the frame
     index or the offset are reduced modulo one cycle in float64 per row or column; the per-cell
-    arithmetic stays in float32. On the CPU the same arithmetic is one compiled call
-    (:mod:`.clone_compiled`) where Numba is installed.
+    arithmetic stays in float32. The same arithmetic is one compiled call on the CPU
+    (:mod:`.clone_compiled`) where Numba is installed, one launch on CUDA (:mod:`.clone_fused`)
+    where Triton is.
     """
-    if clone_compiled.available(magnitude.device):
-        return clone_compiled.clone(magnitude, phase, params, context)
+    for fused in (clone_compiled, clone_fused):
+        if fused.available(magnitude.device):
+            return fused.clone(magnitude, phase, params, context)
     source = context.source
     rows, columns = context.inner
     hop, rate = context.hop, context.sample_rate

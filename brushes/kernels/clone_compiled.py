@@ -9,7 +9,7 @@ each cell of the box the alignment summed over :data:`~.phase.CONTEXT_FRAMES` fr
 side, the decision between the two phases and the copy; then the cells whose source lies past the
 grid keep their own values. The ramps are computed in float64 per row as torch's path does, the
 cells in float32, in its order; the cosines are :mod:`.compiled_math`'s. The result equals
-torch's to float rounding (``tests/test_clone_compiled.py``).
+torch's to float rounding (``tests/test_clone_kernels.py``).
 
 Used on the CPU where Numba imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``;
 compiled at its first use (some seconds), then loaded from Numba's cache on disk.

@@ -1,18 +1,32 @@
-"""The clone's kernel compiled for the CPU (:mod:`spectropaint.brushes.kernels.clone_compiled`)
-against torch's path (:func:`spectropaint.brushes.kernels.clone.clone`), on the regions real
-strokes give it: in each phase mode, with the source partly past the grid, with an offset beyond
-:data:`~spectropaint.brushes.kernels.clone_compiled.WIDE_OFFSET`; call by call and stroke by
-stroke."""
+"""The clone's kernels against torch's path (:func:`spectropaint.brushes.kernels.clone.clone`), on
+the regions real strokes give them: compiled for the CPU
+(:mod:`spectropaint.brushes.kernels.clone_compiled`) and in one GPU launch
+(:mod:`spectropaint.brushes.kernels.clone_fused`); in each phase mode, with the source partly past
+the grid, with an offset beyond :data:`~spectropaint.brushes.kernels.clone_compiled.WIDE_OFFSET`;
+call by call and stroke by stroke.
+
+On a machine without CUDA the Triton kernel runs through Triton's interpreter on CPU tensors (its
+documents on the CPU); with CUDA, compiled, on the GPU."""
 
 import math
+import os
 
 import numpy as np
 import pytest
 import torch
 
+if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import clone, clone_compiled, compiled_math
+from spectropaint.brushes.kernels import (
+    clone,
+    clone_compiled,
+    clone_fused,
+    compiled_math,
+    triton_math,
+)
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
@@ -20,24 +34,44 @@ from spectropaint.transforms.stft import STFTSettings
 
 RATE = 22050
 CPU = torch.device("cpu")
+GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""Where the Triton kernel runs (interpreted on the CPU)."""
+
+
+@pytest.fixture(scope="module", params=["compiled", "fused"])
+def kernel(request):
+    """Each kernel, and the device of its documents."""
+    return (clone_compiled, CPU) if request.param == "compiled" else (clone_fused, GPU)
 
 
 @pytest.fixture(scope="module")
-def document() -> Document:
+def document(kernel) -> Document:
     """Fourteen seconds of steady tones (which auto phase carries on) in a little noise, stereo:
     2 412 frames, so a source 2 200 frames back lies in the grid."""
     rng = np.random.default_rng(6)
     t = np.arange(14 * RATE) / RATE
     tones = sum(0.05 * np.sin(2 * np.pi * f * t) for f in (220.0, 440.0, 1230.0, 3000.0))
     samples = np.stack([tones + 0.01 * rng.standard_normal(len(t)) for _ in range(2)])
-    return Document.from_samples(samples, RATE, settings=STFTSettings(n_fft=512, hop=128))
+    return Document.from_samples(
+        samples, RATE, settings=STFTSettings(n_fft=512, hop=128), device=kernel[1]
+    )
 
 
 @pytest.fixture
-def compiled(monkeypatch):
+def on(kernel, monkeypatch):
+    """The kernel on (the fused one alone, and interpreted, on the CPU); itself."""
+    module, device = kernel
     monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
-    if not clone_compiled.available(CPU):
-        pytest.fail("Numba is a dependency (pyproject.toml): the compiled kernel must be there")
+    if module is clone_fused:
+        pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
+        if device == CPU:
+            monkeypatch.setattr(triton_math, "INTERPRETED", True)
+            monkeypatch.setattr(clone_compiled, "available", lambda device: False)
+        clone_fused._kernel.cache_clear()
+    if not module.available(device):
+        pytest.fail(f"{module.__name__} must be there (pyproject.toml)")
+    yield module
+    clone_fused._kernel.cache_clear()
 
 
 def drag(frame0: float, count: int = 10) -> list[InputEvent]:
@@ -73,9 +107,9 @@ CASES = [  # (offsets of whole multiples of n_fft / hop carry a bin's centre by 
 
 
 @pytest.mark.parametrize(("params", "frame0"), CASES)
-def test_each_call_equals_torch_s_clone(document, compiled, monkeypatch, params, frame0):
+def test_each_call_equals_torch_s_clone(document, on, monkeypatch, params, frame0):
     calls = []
-    real = clone_compiled.clone
+    real = on.clone
 
     def both(magnitude, phase, kernel_params, context):
         result = real(magnitude, phase, kernel_params, context)
@@ -85,7 +119,7 @@ def test_each_call_equals_torch_s_clone(document, compiled, monkeypatch, params,
         calls.append((result, reference, context.source.valid))
         return result
 
-    monkeypatch.setattr(clone_compiled, "clone", both)
+    monkeypatch.setattr(on, "clone", both)
     paint(document, params, frame0)
     assert len(calls) >= 8
     invalid = 0
@@ -100,7 +134,7 @@ def test_each_call_equals_torch_s_clone(document, compiled, monkeypatch, params,
 
 
 @pytest.mark.parametrize(("params", "frame0"), CASES)
-def test_a_stroke_equals_torch_s_to_float_rounding(document, compiled, monkeypatch, params, frame0):
+def test_a_stroke_equals_torch_s_to_float_rounding(document, on, monkeypatch, params, frame0):
     got = paint(document, params, frame0)
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     want = paint(document, params, frame0)
@@ -114,9 +148,19 @@ def test_a_stroke_equals_torch_s_to_float_rounding(document, compiled, monkeypat
     assert 20 * math.log10(error.abs().max() / changed.abs().max() + 1e-300) < -100
 
 
-def test_it_is_for_the_cpu_and_turned_off_by_its_variable(monkeypatch):
+def test_the_compiled_kernel_is_for_the_cpu_and_turned_off_by_its_variable(monkeypatch):
     monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
     assert clone_compiled.available(CPU)
     assert not clone_compiled.available(torch.device("meta"))
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert not clone_compiled.available(CPU)
+
+
+def test_the_fused_kernel_is_for_cuda_and_turned_off_by_the_compiled_switch(monkeypatch):
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
+    monkeypatch.setattr(triton_math, "INTERPRETED", False)
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    assert not clone_fused.available(CPU)
+    assert clone_fused.available(torch.device("cuda"))
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    assert not clone_fused.available(torch.device("cuda"))

@@ -1,0 +1,185 @@
+"""The clone's kernel in one GPU launch (Triton): :func:`.clone.clone`'s result for a group's
+region, what its torch path computes in some ninety operations.
+
+On CUDA each of those operations costs the host a launch (some 10 us each on the H200's host), so
+a clone event there took 1.5 to 2 ms of host time whatever its size. Here one program takes one row
+of one channel, in chunks of the box's columns. For each cell it computes, at the cell and (for
+``auto``) at :data:`~.phase.CONTEXT_FRAMES` frames either side, what the torch path computes per
+frame: the source's phase shifted to the destination's frequency, that phase carried forward by
+its measured advance over the offset, the continuation's weight and its two alignments; then the
+sums over those frames in torch's order, the decision between the two phases, and the copy; cells
+whose source lies past the grid keep their own values. The mode, a wide offset and a source past
+the grid are arguments, not compile-time constants, and no argument is specialised on: one compiled
+variant serves every stroke (each new one would take a second or so, part way through a stroke).
+
+The ramps are computed in float64 per row as torch's path does, the cells in float32 in its order,
+without fused multiply-adds; the result equals torch's to float rounding
+(``tests/test_clone_kernels.py``). The CPU's counterpart is :mod:`.clone_compiled`.
+
+Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels.clone_compiled import WIDE_OFFSET
+from spectropaint.brushes.kernels.compiled_math import COMPILED_ENV
+from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
+
+BLOCK = 128
+"""Box columns a program computes at once (it loops over wider boxes)."""
+
+
+def available(device: torch.device) -> bool:
+    """Whether the clone's dabs on ``device`` go through the fused kernel."""
+    if os.environ.get(COMPILED_ENV, "").strip() == "0":
+        return False
+    return triton_math.takes(device)
+
+
+def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
+    """What :func:`.clone.clone` gives for the region ``magnitude``, ``phase`` ``[C, Bm, Tm]``
+    (on the GPU), as new tensors ``[C, B, T]`` on the box."""
+    source = context.source
+    rows, columns = context.inner
+    channels, _, n_frames = magnitude.shape
+    n_rows, width = rows.stop - rows.start, columns.stop - columns.start
+    out = torch.empty((2, channels, n_rows, width), device=magnitude.device)
+    valid = source.valid
+    low, top = ALIGNMENT
+    offset = params.offset_frames
+    _kernel()[(channels * n_rows,)](
+        magnitude, phase, source.magnitude, source.phase, _everywhere(magnitude.device)
+        if valid is None else valid,
+        context.bin_hz, source.bin_hz, context.frames, out,
+        *magnitude.stride(), *phase.stride(), *source.magnitude.stride(), *source.phase.stride(),
+        *((0, 0) if valid is None else valid.stride()),
+        context.bin_hz.stride(0), source.bin_hz.stride(0), context.frames.stride(0),
+        n_rows, n_frames, rows.start, columns.start, width, context.hop,
+        context.sample_rate, -offset, int(abs(offset) > WIDE_OFFSET), int(params.phase != "shift"),
+        int(params.phase != "continue"), low, top - low, MARGIN,
+        PAD=CONTEXT_FRAMES, BLOCK=BLOCK, enable_fp_fusion=False,
+    )  # fmt: skip
+    return out[0], out[1]
+
+
+@functools.cache
+def _everywhere(device: torch.device) -> torch.Tensor:
+    """A source valid everywhere, the one cell the kernel reads (through strides of 0) where none
+    is given (one pointer type: one compiled variant)."""
+    return torch.ones((1, 1), dtype=torch.bool, device=device)
+
+
+@functools.cache
+def _kernel():
+    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
+    argument specialised on (see the module's docstring)."""
+    names = _clone_rows.__code__.co_varnames[: _clone_rows.__code__.co_argcount]
+    general = [name for name in names if name not in ("PAD", "BLOCK")]
+    return triton_math.jit_with(_clone_rows, "wrap", do_not_specialize=general)
+
+
+def _clone_rows(
+    magnitude, phase, source_magnitude, source_phase, valid, destination_hz, source_hz, frames,
+    out, magnitude_c, magnitude_b, magnitude_t, phase_c, phase_b, phase_t, source_magnitude_c,
+    source_magnitude_b, source_magnitude_t, source_phase_c, source_phase_b, source_phase_t,
+    valid_b, valid_t, destination_step, source_step, frames_step, n_rows, n_frames, row0, column0,
+    width, hop, sample_rate, carried_frames, wide, carry, move, low, span, margin,
+    PAD: tl.constexpr, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """The kernel (see the module's docstring): row ``b`` of channel ``c`` (program ``c *
+    n_rows + b``). ``magnitude``, ``phase``: the region ``[C, Bm, Tm]``, its rows from ``row0``;
+    ``source_*`` ``[C, B, Tm + 1]`` with the frame before in front; ``valid`` ``[B, Tm]`` (or one
+    cell read everywhere, its strides 0); ``out`` ``[2, C, B, T]``: the box's columns from
+    ``column0``;
+    ``carried_frames``: minus the offset; ``wide``: the carried advance multiplied out in float64;
+    ``carry`` and ``move``: whether the ``continue`` and the ``shift`` modes are used (both:
+    ``auto``); ``low``, ``span`` and ``margin``: :data:`~.phase.ALIGNMENT`'s lower value and its
+    range, :data:`~.phase.MARGIN`; each ``*_c``, ``*_b``, ``*_t``: a tensor's strides. The hop
+    over the sample rate is divided here, in float64, as Python divides it for torch (a float
+    argument would be float32)."""
+    program = tl.program_id(0)
+    c = program // n_rows
+    b = program % n_rows
+    auto = carry * move
+    # per row, in float64 as torch's phase ramps: the shift's rate, the source's centre phase
+    # carried over the offset and its advance over one frame
+    here = tl.load(destination_hz + (row0 + b) * destination_step).to(tl.float64)
+    there = tl.load(source_hz + b * source_step).to(tl.float64)
+    frame_seconds = hop.to(tl.float64) / sample_rate.to(tl.float64)
+    shift_rate = (here - there) * frame_seconds
+    source_rate = there * frame_seconds
+    cycles = source_rate * carried_frames.to(tl.float64)
+    centre = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
+    cycles = source_rate * 1.0
+    omega = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
+    own_magnitude = magnitude + c * magnitude_c + (row0 + b) * magnitude_b
+    own_phase = phase + c * phase_c + (row0 + b) * phase_b
+    from_magnitude = source_magnitude + c * source_magnitude_c + b * source_magnitude_b
+    from_phase = source_phase + c * source_phase_c + b * source_phase_b
+    out_row = out + (c * n_rows + b) * width
+    plane = tl.num_programs(0) * width
+    for start in range(0, width, BLOCK):
+        x = start + tl.arange(0, BLOCK)
+        inside = x < width
+        t = column0 + x
+        total = tl.zeros((BLOCK,), dtype=tl.float32)
+        along = tl.zeros((BLOCK,), dtype=tl.float32)
+        against = tl.zeros((BLOCK,), dtype=tl.float32)
+        shifted = tl.zeros((BLOCK,), dtype=tl.float32)
+        continued = tl.zeros((BLOCK,), dtype=tl.float32)
+        for step in tl.static_range(2 * PAD + 1):
+            # torch's order of the sums: the cell, then 1 and 2 frames before and after
+            side = (step + 1) // 2 * (1 - 2 * (step % 2))
+            at = t + side
+            there_t = inside & (at >= 0) & (at < n_frames)
+            before = tl.load(from_phase + at * source_phase_t, mask=there_t, other=0.0)
+            after = tl.load(from_phase + (at + 1) * source_phase_t, mask=there_t, other=0.0)
+            turns = shift_rate * tl.load(frames + at * frames_step, mask=there_t, other=0).to(
+                tl.float64
+            )
+            ramp = ((turns - tl.floor(turns)) * 6.283185307179586).to(tl.float32)
+            moved = after + ramp
+            deviation = _wrap((after - before) - omega)
+            wide_carried = deviation.to(tl.float64) * carried_frames.to(tl.float64)
+            wide_carried = (
+                wide_carried
+                - tl.floor(wide_carried * 0.15915494309189535 + 0.5) * 6.283185307179586
+            ).to(tl.float32)
+            carried = tl.where(wide != 0, wide_carried, deviation * carried_frames.to(tl.float32))
+            carried_on = (moved + centre) + carried
+            weight = tl.load(own_magnitude + at * magnitude_t, mask=there_t, other=0.0) * tl.load(
+                from_magnitude + (at + 1) * source_magnitude_t, mask=there_t, other=0.0
+            )
+            destination = tl.load(own_phase + at * phase_t, mask=there_t, other=0.0)
+            total += weight
+            along += tl.cos(destination - carried_on) * weight
+            against += tl.cos(destination - moved) * weight
+            if step == 0:
+                shifted = moved
+                continued = carried_on
+        total = tl.maximum(total, 1e-30)
+        along = along / total
+        against = against / total
+        sure = tl.minimum(tl.maximum((along - low) / span, 0.0), 1.0) * tl.minimum(
+            tl.maximum((along - against) / margin, 0.0), 1.0
+        )
+        blended = _wrap(continued - shifted) * sure + shifted
+        chosen = tl.where(auto != 0, blended, tl.where(carry != 0, continued, shifted))
+        copied = tl.load(from_magnitude + (t + 1) * source_magnitude_t, mask=inside, other=0.0)
+        chosen = _wrap(chosen)
+        # where the source lies past the grid, the cell keeps its own values
+        keep = tl.load(valid + b * valid_b + t * valid_t, mask=inside, other=1) == 0
+        copied = tl.where(keep, tl.load(own_magnitude + t * magnitude_t, mask=inside, other=0.0),
+                          copied)  # fmt: skip
+        chosen = tl.where(keep, tl.load(own_phase + t * phase_t, mask=inside, other=0.0), chosen)
+        tl.store(out_row + x, copied, mask=inside)
+        tl.store(out_row + plane + x, chosen, mask=inside)
+
+
+tl = _wrap = None  # (bound by _kernel)
