@@ -1,6 +1,11 @@
-"""The small noise document the brush tests paint on (16 kHz, n_fft 256, hop 64)."""
+"""The small noise document the brush tests paint on (16 kHz, n_fft 256, hop 64), and a Triton
+kernel turned on for a test."""
+
+from contextlib import contextmanager
 
 import numpy as np
+import pytest
+import torch
 
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
@@ -13,3 +18,20 @@ def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
     return Document.from_samples(
         samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device=device
     )
+
+
+@contextmanager
+def triton_kernel_on(monkeypatch, module, device: torch.device):
+    """``module``'s Triton kernel on for ``device`` (interpreted on the CPU: the test module sets
+    ``TRITON_INTERPRET=1`` before Triton is imported), compiled afresh, its cache cleared after."""
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
+    from spectropaint.brushes.kernels import compiled_math, triton_math
+
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    if device.type == "cpu":
+        monkeypatch.setattr(triton_math, "INTERPRETED", True)
+    module._kernel.cache_clear()
+    try:
+        yield
+    finally:
+        module._kernel.cache_clear()

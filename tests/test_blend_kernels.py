@@ -12,6 +12,7 @@ import os
 
 import pytest
 import torch
+from brush_fixtures import triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -26,14 +27,9 @@ GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 @pytest.fixture
 def fused(monkeypatch):
-    """The Triton kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
-    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
-    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
-    if GPU.type == "cpu":
-        monkeypatch.setattr(triton_math, "INTERPRETED", True)
-    blend_fused._kernel.cache_clear()
-    yield
-    blend_fused._kernel.cache_clear()
+    """The kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
+    with triton_kernel_on(monkeypatch, blend_fused, GPU):
+        yield
 
 
 def torch_blend(monkeypatch, *args):

@@ -14,6 +14,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from brush_fixtures import triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -62,16 +63,12 @@ def on(kernel, monkeypatch):
     """The kernel on (the fused one alone, and interpreted, on the CPU); itself."""
     module, device = kernel
     monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
-    if module is clone_fused:
-        pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
-        if device == CPU:
-            monkeypatch.setattr(triton_math, "INTERPRETED", True)
+    with triton_kernel_on(monkeypatch, clone_fused, device):
+        if module is clone_fused and device == CPU:
             monkeypatch.setattr(clone_compiled, "available", lambda device: False)
-        clone_fused._kernel.cache_clear()
-    if not module.available(device):
-        pytest.fail(f"{module.__name__} must be there (pyproject.toml)")
-    yield module
-    clone_fused._kernel.cache_clear()
+        if not module.available(device):
+            pytest.fail(f"{module.__name__} must be there (pyproject.toml)")
+        yield module
 
 
 def drag(frame0: float, count: int = 10) -> list[InputEvent]:

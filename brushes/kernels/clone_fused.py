@@ -81,7 +81,9 @@ def _kernel():
     argument specialised on (see the module's docstring)."""
     names = _clone_rows.__code__.co_varnames[: _clone_rows.__code__.co_argcount]
     general = [name for name in names if name not in ("PAD", "BLOCK")]
-    return triton_math.jit_with(_clone_rows, "wrap", do_not_specialize=general)
+    return triton_math.jit_with(
+        _clone_rows, "wrap", "row", "row_program", "columns", do_not_specialize=general
+    )
 
 
 def _clone_rows(
@@ -103,9 +105,7 @@ def _clone_rows(
     range, :data:`~.phase.MARGIN`; each ``*_c``, ``*_b``, ``*_t``: a tensor's strides. The hop
     over the sample rate is divided here, in float64, as Python divides it for torch (a float
     argument would be float32)."""
-    program = tl.program_id(0)
-    c = program // n_rows
-    b = program % n_rows
+    c, b, out_row, plane = _row_program(out, n_rows, width)
     auto = carry * move
     # per row, in float64 as torch's phase ramps: the shift's rate, the source's centre phase
     # carried over the offset and its advance over one frame
@@ -118,16 +118,12 @@ def _clone_rows(
     centre = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
     cycles = source_rate * 1.0
     omega = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
-    own_magnitude = magnitude + c * magnitude_c + (row0 + b) * magnitude_b
-    own_phase = phase + c * phase_c + (row0 + b) * phase_b
-    from_magnitude = source_magnitude + c * source_magnitude_c + b * source_magnitude_b
-    from_phase = source_phase + c * source_phase_c + b * source_phase_b
-    out_row = out + (c * n_rows + b) * width
-    plane = tl.num_programs(0) * width
+    own_magnitude = _row(magnitude, c, row0 + b, magnitude_c, magnitude_b)
+    own_phase = _row(phase, c, row0 + b, phase_c, phase_b)
+    from_magnitude = _row(source_magnitude, c, b, source_magnitude_c, source_magnitude_b)
+    from_phase = _row(source_phase, c, b, source_phase_c, source_phase_b)
     for start in range(0, width, BLOCK):
-        x = start + tl.arange(0, BLOCK)
-        inside = x < width
-        t = column0 + x
+        x, inside, t = _columns(start, width, column0, BLOCK)
         total = tl.zeros((BLOCK,), dtype=tl.float32)
         along = tl.zeros((BLOCK,), dtype=tl.float32)
         against = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -182,4 +178,4 @@ def _clone_rows(
         tl.store(out_row + plane + x, chosen, mask=inside)
 
 
-tl = _wrap = None  # (bound by _kernel)
+tl = _wrap = _row = _row_program = _columns = None  # (bound by _kernel)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
+from spectropaint.brushes.kernels import pen_fused
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import phase_ramp
 from spectropaint.brushes.params import check_params, param
@@ -73,7 +74,10 @@ def pen(
     """The box's coefficients plus those of a partial at the dab's fractional bin: a main lobe of
     the analysis window around it (an STFT); in bands that split the signal over time (the NSGT),
     a tone at each band's centre weighted by its frames' share; for a fill (no dab centre), a tone
-    at each band's centre."""
+    at each band's centre. On CUDA an STFT's dab is one launch (:mod:`.pen_fused`) where Triton is
+    installed."""
+    if pen_fused.available(magnitude.device, context):
+        return pen_fused.pen(magnitude, phase, params, context)
     rows, columns = context.inner
     inner = (slice(None), rows, columns)
     if context.frame_weight is not None or context.bins is None:

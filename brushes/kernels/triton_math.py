@@ -36,7 +36,8 @@ def takes(device: torch.device) -> bool:
 
 def jit_with(function, *names: str, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
-    helpers ``names`` of this module (``wrap``, ``atan2``) are bound in its module's globals (as
+    helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
+    ``columns``) are bound in its module's globals (as
     ``_<name>``)."""
     global tl
     import triton.language as tl
@@ -50,7 +51,30 @@ def jit_with(function, *names: str, **options):
 @functools.cache
 def _helpers() -> dict:
     jit = triton().jit
-    return {"wrap": jit(_plain_wrap), "atan2": jit(_plain_atan2)}
+    plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
+             "row_program": _plain_row_program, "columns": _plain_columns}  # fmt: skip
+    return {name: jit(function) for name, function in plain.items()}
+
+
+def _plain_row_program(out, n_rows, width):
+    """In a kernel of one program a row of a channel (``n_rows`` rows a channel) that writes a
+    box ``width`` columns wide into ``out`` ``[2, C, n_rows, width]``: the program's channel and
+    row, where its row of ``out``'s first half begins, and the size of that half."""
+    program = tl.program_id(0)
+    return (program // n_rows, program % n_rows, out + program * width,
+            tl.num_programs(0) * width)  # fmt: skip
+
+
+def _plain_columns(start, width, column0, BLOCK: tl.constexpr):
+    """``BLOCK`` columns of a box ``width`` wide from ``start``: their places in the box, whether
+    they lie in it, and their places in the region (the box begins at its ``column0``)."""
+    x = start + tl.arange(0, BLOCK)
+    return x, x < width, column0 + x
+
+
+def _plain_row(values, channel, row, channel_stride, row_stride):
+    """Where row ``row`` of channel ``channel`` of ``values`` begins (its strides given)."""
+    return values + channel * channel_stride + row * row_stride
 
 
 def _plain_wrap(angle):

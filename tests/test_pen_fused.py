@@ -1,0 +1,138 @@
+"""The pen's kernel in one GPU launch (:mod:`spectropaint.brushes.kernels.pen_fused`) against its
+torch path (:func:`spectropaint.brushes.kernels.pen.pen`), on the regions real strokes give it: a
+line (the window's main lobe) and a wider band, dabs alone and several an event (each cell's
+centre that of the dab that painted it last); call by call and stroke by stroke. The NSGT keeps
+the torch path.
+
+On a machine without CUDA the Triton kernel runs through Triton's interpreter on CPU tensors; with
+CUDA, compiled, on the GPU."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+import torch
+from brush_fixtures import triton_kernel_on
+
+if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import compiled_math, pen, pen_fused, triton_math
+from spectropaint.brushes.kernels.context import DabContext
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.stft import STFTSettings
+
+RATE = 22050
+GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""Where the Triton kernel runs (interpreted on the CPU)."""
+
+
+@pytest.fixture(scope="module")
+def document() -> Document:
+    """Four seconds of two tones in a little noise, stereo: 1 400 frames, where phase ramps have
+    grown over many turns, and bins 44.1 Hz apart, a step float32 does not hold exactly."""
+    rng = np.random.default_rng(8)
+    t = np.arange(4 * RATE) / RATE
+    tones = sum(0.05 * np.sin(2 * np.pi * f * t) for f in (330.0, 2470.0))
+    samples = np.stack([tones + 0.01 * rng.standard_normal(len(t)) for _ in range(2)])
+    return Document.from_samples(
+        samples, RATE, settings=STFTSettings(n_fft=500, hop=64), device=GPU
+    )
+
+
+@pytest.fixture
+def fused(monkeypatch):
+    """The kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
+    with triton_kernel_on(monkeypatch, pen_fused, GPU):
+        yield
+
+
+def paint(document, radius_bins: float, *, spacing: float, frame0: float = 1200.0):
+    """The document's values after a pen stroke (then undone): a 60 Hz drag rising in
+    frequency, ``spacing`` radii between dabs."""
+    history = History(document)
+    settings = BrushSettings(
+        radius_frames=6, radius_bins=radius_bins, hardness=0.4, spacing=spacing
+    )
+    stroke = StrokeSession(document, "pen", settings, params={"level_db": -20.0},
+                           history=history)  # fmt: skip
+    for i in range(10):
+        stroke.add_events([InputEvent(i / 60, frame0 + 9.0 * i, 40.3 + 1.7 * i, 0.7)])
+    stroke.end()
+    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    history.undo()
+    return values
+
+
+CASES = [
+    pytest.param(1.5, 0.25, id="line-fused"),  # a main lobe, several dabs an event
+    pytest.param(1.5, 4.0, id="line-alone"),  # one dab an event or none: its centre, one number
+    pytest.param(7.0, 0.25, id="band-fused"),  # the band's profile
+]
+
+
+@pytest.mark.parametrize(("radius_bins", "spacing"), CASES)
+def test_each_call_equals_torch_s_pen(document, fused, monkeypatch, radius_bins, spacing):
+    calls = []
+    real = pen_fused.pen
+
+    def both(magnitude, phase, params, context: DabContext):
+        result = real(magnitude, phase, params, context)
+        with monkeypatch.context() as torch_path:
+            torch_path.setenv(compiled_math.COMPILED_ENV, "0")
+            reference = pen.pen(magnitude, phase, None, params, context)
+        calls.append((result, reference, isinstance(context.centre[1], torch.Tensor)))
+        return result
+
+    monkeypatch.setattr(pen_fused, "pen", both)
+    paint(document, radius_bins, spacing=spacing)
+    assert len(calls) >= 5
+    assert any(cells for *_, cells in calls) == (spacing < 1)  # per cell where dabs were fused
+    for (magnitude, phase), (want_magnitude, want_phase), _ in calls:
+        assert magnitude.shape == want_magnitude.shape and phase.shape == want_phase.shape
+        # cells no dab's box holds have no centre (NaN in both; the blend keeps their values)
+        owned = want_magnitude.isfinite()
+        assert torch.equal(magnitude.isfinite(), owned) and owned.any()
+        error = (magnitude - want_magnitude)[owned].abs().max()
+        assert error <= 2e-6 * want_magnitude[owned].abs().max()
+        apart = torch.remainder(phase - want_phase + math.pi, 2 * math.pi) - math.pi
+        assert apart[owned].abs().max() < 2e-5  # (a half turn may wrap to either end)
+
+
+@pytest.mark.parametrize(("radius_bins", "spacing"), CASES)
+def test_a_stroke_equals_torch_s_to_float_rounding(
+    document, fused, monkeypatch, radius_bins, spacing
+):
+    got = paint(document, radius_bins, spacing=spacing)
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    want = paint(document, radius_bins, spacing=spacing)
+    before = torch.polar(document.blocks[0].magnitude.double(), document.blocks[0].phase.double())
+    changed = torch.polar(want[0].double(), want[1].double()) - before
+    error = torch.polar(got[0].double(), got[1].double()) - torch.polar(
+        want[0].double(), want[1].double()
+    )
+    assert changed.abs().max() > 1e-3  # the stroke did change the document
+    assert 20 * math.log10(error.abs().max() / changed.abs().max() + 1e-300) < -100
+
+
+def test_it_is_for_cuda_on_an_stft_and_turned_off_by_the_compiled_switch(monkeypatch):
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
+    monkeypatch.setattr(triton_math, "INTERPRETED", False)
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    stft = DabContext(inner=(slice(0, 1), slice(0, 1)), bin_hz=torch.zeros(1),
+                      frames=torch.zeros(1), hop=64, sample_rate=RATE, radius=(1.0, 1.0),
+                      bins=torch.zeros(1), band_step_hz=43.0)  # fmt: skip
+    cuda = torch.device("cuda")
+    assert pen_fused.available(cuda, stft)
+    assert not pen_fused.available(torch.device("cpu"), stft)
+    uneven = DabContext(**{**stft.__dict__, "band_step_hz": None})
+    assert not pen_fused.available(cuda, uneven)
+    shared = DabContext(**{**stft.__dict__, "frame_weight": torch.ones(1)})
+    assert not pen_fused.available(cuda, shared)  # the NSGT's bands
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    assert not pen_fused.available(cuda, stft)
