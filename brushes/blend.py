@@ -6,9 +6,12 @@ same arithmetic in place on a dragging brush's window, dab after dab, in buffers
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from spectropaint.brushes import blend_compiled, blend_fused
+from spectropaint.brushes.kernels import triton_math
 from spectropaint.brushes.kernels.phase import ATAN2_BLOCK, atan2, constant
 from spectropaint.brushes.kernels.select import select
 
@@ -33,7 +36,8 @@ def blend(
     if not keeps_phase:
         for fused in (blend_compiled, blend_fused):
             if fused.available(base.device):
-                return fused.crossfade(base, magnitude, phase, weight)
+                with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
+                    return fused.crossfade(base, magnitude, phase, weight)
     old_magnitude, old_phase = base.unbind(0)
     touched = weight > constant(0.0, weight)
     if keeps_phase:

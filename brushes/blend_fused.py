@@ -59,7 +59,8 @@ def crossfade(base: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tensor, 
     ]  # (a weight's plane stride: between blocks' planes)
     strides[3] = (weight.stride(0) if weight.dim() > 2 else 0, *strides[3][1:])
     cells = planes * rows * width
-    _kernel()[(-(-cells // BLOCK),)](
+    triton_math.launch(
+        _kernel(), (-(-cells // BLOCK),),
         base, magnitude, phase, weight, out, base.stride(0), *strides[0], *strides[1],
         *strides[2], *strides[3], cells, rows, width, group, BLOCK=BLOCK, enable_fp_fusion=False,
     )  # fmt: skip

@@ -20,6 +20,7 @@ paints a family's two blocks together wherever the dabs cover the same cells in 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -33,7 +34,7 @@ import torch
 from spectropaint.brushes import mask_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
-from spectropaint.brushes.kernels import warp_compiled, warp_fused
+from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant
@@ -1302,9 +1303,10 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     params = group.params(state.params)
     whole = _whole_group(device)
     if whole is not None:
-        whole.apply(current, windows, original, prepared, params)
-    else:
-        drag_planned(kind.plan, current, windows, original, prepared, params)
+        with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
+            whole.apply(current, windows, original, prepared, params)
+            return
+    drag_planned(kind.plan, current, windows, original, prepared, params)
 
 
 def _whole_group(device: torch.device):

@@ -23,7 +23,8 @@ def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
 @contextmanager
 def triton_kernel_on(monkeypatch, module, device: torch.device):
     """``module``'s Triton kernel on for ``device`` (interpreted on the CPU: the test module sets
-    ``TRITON_INTERPRET=1`` before Triton is imported), compiled afresh, its cache cleared after."""
+    ``TRITON_INTERPRET=1`` before Triton is imported), compiled afresh, its cache cleared after;
+    a kernel that failed to compile (and left its work to torch's path) fails the test."""
     pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
     from spectropaint.brushes.kernels import compiled_math, triton_math
 
@@ -35,3 +36,4 @@ def triton_kernel_on(monkeypatch, module, device: torch.device):
         yield
     finally:
         module._kernel.cache_clear()
+    assert triton_math.failure() is None  # (else torch's path ran in the kernel's place)

@@ -107,3 +107,37 @@ def test_the_fused_blend_is_for_cuda_and_turned_off_by_the_compiled_switch(monke
     assert blend_fused.available(torch.device("cuda"))
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert not blend_fused.available(torch.device("cuda"))
+
+
+class NoCompiler:
+    """A kernel whose launches fail as Triton's first does where it finds no C compiler."""
+
+    def __getitem__(self, grid):
+        def run(*args, **options):
+            raise RuntimeError(
+                "Failed to find C compiler. Please specify via CC environment variable."
+            )
+
+        return run
+
+
+def test_a_kernel_that_cannot_compile_leaves_its_work_to_torch_s_path(monkeypatch, caplog):
+    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    monkeypatch.setattr(triton_math, "INTERPRETED", True)
+    monkeypatch.setattr(triton_math, "_failure", None)
+    monkeypatch.setattr(blend_compiled, "available", lambda device: False)
+    broken = NoCompiler()
+    monkeypatch.setattr(blend_fused, "_kernel", lambda: broken)
+    base, magnitude, phase, weight = blend_case(False, torch.device("cpu"), seed=7)
+    assert blend_fused.available(torch.device("cpu"))
+    got = blend(base, magnitude, phase, weight, keeps_phase=False)
+    want = torch_blend(monkeypatch, base, magnitude, phase, weight)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert "C compiler" in triton_math.failure() and "C compiler" in caplog.text
+    assert not triton_math.takes(torch.device("cuda"))  # every Triton kernel is off now
+    # a kernel that has launched once raises what it raises
+    monkeypatch.setattr(triton_math, "_failure", None)
+    monkeypatch.setattr(triton_math, "_launched", {broken})
+    with pytest.raises(RuntimeError, match="C compiler"):
+        blend(base, magnitude, phase, weight, keeps_phase=False)

@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pytest
 import torch
+from brush_fixtures import triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -35,14 +36,11 @@ RATE = 22050
 def fused(monkeypatch):
     """The Triton kernel on for :data:`DEVICE` (interpreted on the CPU, where the compiled CPU
     kernel is then off), compiled afresh."""
-    pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
     monkeypatch.delenv(warp_fused.FUSED_ENV, raising=False)
-    if DEVICE == "cpu":
-        monkeypatch.setattr(triton_math, "INTERPRETED", True)
-        monkeypatch.setattr(warp_compiled, "available", lambda device: False)
-    warp_fused._kernel.cache_clear()
-    yield
-    warp_fused._kernel.cache_clear()
+    with triton_kernel_on(monkeypatch, warp_fused, torch.device(DEVICE)):
+        if DEVICE == "cpu":
+            monkeypatch.setattr(warp_compiled, "available", lambda device: False)
+        yield
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ elsewhere (see :mod:`.phase`). Where the source falls outside the grid nothing i
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
 
-from spectropaint.brushes.kernels import clone_compiled, clone_fused
+from spectropaint.brushes.kernels import clone_compiled, clone_fused, triton_math
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import (
@@ -87,7 +88,8 @@ def clone(
     """
     for fused in (clone_compiled, clone_fused):
         if fused.available(magnitude.device):
-            return fused.clone(magnitude, phase, params, context)
+            with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
+                return fused.clone(magnitude, phase, params, context)
     source = context.source
     rows, columns = context.inner
     hop, rate = context.hop, context.sample_rate

@@ -53,7 +53,8 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
     valid = source.valid
     low, top = ALIGNMENT
     offset = params.offset_frames
-    _kernel()[(channels * n_rows,)](
+    triton_math.launch(
+        _kernel(), (channels * n_rows,),
         magnitude, phase, source.magnitude, source.phase, _everywhere(magnitude.device)
         if valid is None else valid,
         context.bin_hz, source.bin_hz, context.frames, out,

@@ -12,12 +12,13 @@ band's noise (:mod:`spectropaint.brushes.pen_partial`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
 import torch
 
-from spectropaint.brushes.kernels import pen_fused
+from spectropaint.brushes.kernels import pen_fused, triton_math
 from spectropaint.brushes.kernels.context import DabContext, PointwiseParams
 from spectropaint.brushes.kernels.phase import phase_ramp
 from spectropaint.brushes.params import check_params, param
@@ -77,7 +78,8 @@ def pen(
     at each band's centre. On CUDA an STFT's dab is one launch (:mod:`.pen_fused`) where Triton is
     installed."""
     if pen_fused.available(magnitude.device, context):
-        return pen_fused.pen(magnitude, phase, params, context)
+        with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
+            return pen_fused.pen(magnitude, phase, params, context)
     rows, columns = context.inner
     inner = (slice(None), rows, columns)
     if context.frame_weight is not None or context.bins is None:

@@ -56,7 +56,8 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
     centres = centre if cells else _no_cells(magnitude.device)
     radius_bins = context.radius[1]
     level = context.full_scale * 10.0 ** (params.level_db / 20.0)
-    _kernel()[(channels * n_rows,)](
+    triton_math.launch(
+        _kernel(), (channels * n_rows,),
         magnitude, phase, context.bins, context.bin_hz, context.frames, centres, out,
         *magnitude.stride(), *phase.stride(), context.bins.stride(0), context.bin_hz.stride(0),
         context.frames.stride(0), *(centres.stride() if cells else (0, 0)), n_rows, rows.start,

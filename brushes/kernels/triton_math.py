@@ -3,15 +3,20 @@ whether a device takes them, and the arithmetic helpers they call.
 
 A kernel is a plain function whose helpers and ``tl`` are looked up in its module's globals when
 Triton compiles it; :func:`jit_with` binds them there (``_<name>`` for the helpers here) and returns
-the jitted kernel. The tests run the kernels through Triton's interpreter on CPU tensors
+the jitted kernel, which :func:`launch` runs. A kernel's first launch compiles it, which needs a C
+compiler and a GPU Triton supports: where that fails, Triton's kernels are off for the session
+(logged once) and the callers take torch's path. The tests run the kernels through Triton's interpreter on CPU tensors
 (``TRITON_INTERPRET=1`` before Triton is first imported, and :data:`INTERPRETED` set).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 
 import torch
+
+log = logging.getLogger(__name__)
 
 INTERPRETED = False
 """Set by the tests (with ``TRITON_INTERPRET=1``) to run the kernels on CPU tensors through
@@ -28,10 +33,43 @@ def triton():
     return triton
 
 
+class Unavailable(Exception):
+    """A kernel could not be compiled or launched here: the caller takes torch's path."""
+
+
+_failure: str | None = None
+"""Why Triton's kernels are off for the session (:func:`launch`), or None."""
+_launched: set = set()
+"""The kernels launched once (compiled) in this session."""
+
+
 def takes(device: torch.device) -> bool:
     """Whether Triton's kernels run on ``device``: CUDA (or the CPU, interpreted) where Triton
-    imports."""
-    return (device.type == "cuda" or INTERPRETED) and triton() is not None
+    imports and no kernel has failed to compile."""
+    return (device.type == "cuda" or INTERPRETED) and _failure is None and triton() is not None
+
+
+def failure() -> str | None:
+    """Why Triton's kernels are off for the session, or None."""
+    return _failure
+
+
+def launch(kernel, grid: tuple[int, ...], *args, **options) -> None:
+    """``kernel[grid](*args, **options)``. Where its first launch fails (it compiles the kernel:
+    Triton finds no C compiler, or does not support the GPU), nothing has run: Triton's kernels
+    are turned off for the session, logged once, and :class:`Unavailable` is raised for the caller
+    to take torch's path. Later launches raise what they raise."""
+    global _failure
+    if kernel in _launched:
+        kernel[grid](*args, **options)
+        return
+    try:
+        kernel[grid](*args, **options)
+    except Exception as error:
+        _failure = f"{type(error).__name__}: {error}"
+        log.warning("Triton's kernels are off, torch's path is taken: %s", _failure)
+        raise Unavailable(_failure) from error
+    _launched.add(kernel)
 
 
 def jit_with(function, *names: str, **options):

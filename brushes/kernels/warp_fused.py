@@ -96,7 +96,8 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
     floats, integers = to_device(floats, device), to_device(integers, device)
     scratch = torch.empty((6, channels, height, width), device=device)
     low, high = ALIGNMENT
-    _kernel()[(1,)](
+    triton_math.launch(
+        _kernel(), (1,),
         current, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
         original.contiguous(), scratch, n_dabs, current.shape[-2] * current.shape[-1],
         current.shape[-1], ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
