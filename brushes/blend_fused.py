@@ -16,27 +16,18 @@ Used on CUDA where Triton imports, unless :data:`~.kernels.compiled_math.COMPILE
 from __future__ import annotations
 
 import functools
-import os
 
 import torch
 
-from spectropaint.brushes.kernels import triton_math
-from spectropaint.brushes.kernels.compiled_math import COMPILED_ENV
+from spectropaint.brushes.kernels import compiled_math, triton_math
 
 BLOCK = 512
 """Cells each program blends."""
-GENERAL = (
-    "base", "magnitude", "phase", "weight", "out", "part", "base_plane", "base_row",
-    "base_column", "magnitude_plane", "magnitude_row", "magnitude_column", "phase_plane",
-    "phase_row", "phase_column", "weight_group", "weight_row", "weight_column", "cells", "rows",
-    "width", "group",
-)  # fmt: skip
-"""The kernel's arguments, none specialised on (see :func:`_kernel`)."""
 
 
 def available(device: torch.device) -> bool:
     """Whether complex blends on ``device`` go through the fused kernel."""
-    if os.environ.get(COMPILED_ENV, "").strip() == "0":
+    if compiled_math.switched_off():
         return False
     return triton_math.takes(device)
 
@@ -69,13 +60,9 @@ def crossfade(base: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tensor, 
 
 @functools.cache
 def _kernel():
-    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper.
-
-    No argument is specialised on: Triton would otherwise compile a variant for each combination
-    of sizes and strides that are or are not multiples of 16 (or 1), and of addresses that are or
-    are not aligned to 16 bytes (a view's), as strokes meet them: a second or so each, part way
-    through a stroke."""
-    return triton_math.jit_with(_blend_cells, "atan2", do_not_specialize=GENERAL)
+    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
+    argument specialised on (:func:`~.kernels.triton_math.jit_with`'s ``general``)."""
+    return triton_math.jit_with(_blend_cells, "atan2", general=True)
 
 
 def _blend_cells(

@@ -22,13 +22,11 @@ Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` i
 from __future__ import annotations
 
 import functools
-import os
 
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import compiled_math, triton_math
 from spectropaint.brushes.kernels.clone_compiled import WIDE_OFFSET
-from spectropaint.brushes.kernels.compiled_math import COMPILED_ENV
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 
 BLOCK = 128
@@ -37,7 +35,7 @@ BLOCK = 128
 
 def available(device: torch.device) -> bool:
     """Whether the clone's dabs on ``device`` go through the fused kernel."""
-    if os.environ.get(COMPILED_ENV, "").strip() == "0":
+    if compiled_math.switched_off():
         return False
     return triton_math.takes(device)
 
@@ -51,12 +49,13 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
     out = torch.empty((2, channels, n_rows, width), device=magnitude.device)
     valid = source.valid
+    # (valid everywhere: one cell read through strides of 0)
+    cells = triton_math.one_cell(magnitude.device, torch.bool, True) if valid is None else valid
     low, top = ALIGNMENT
     offset = params.offset_frames
     triton_math.launch(
         _kernel(), (channels * n_rows,),
-        magnitude, phase, source.magnitude, source.phase, _everywhere(magnitude.device)
-        if valid is None else valid,
+        magnitude, phase, source.magnitude, source.phase, cells,
         context.bin_hz, source.bin_hz, context.frames, out,
         *magnitude.stride(), *phase.stride(), *source.magnitude.stride(), *source.phase.stride(),
         *((0, 0) if valid is None else valid.stride()),
@@ -70,21 +69,10 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
 
 
 @functools.cache
-def _everywhere(device: torch.device) -> torch.Tensor:
-    """A source valid everywhere, the one cell the kernel reads (through strides of 0) where none
-    is given (one pointer type: one compiled variant)."""
-    return torch.ones((1, 1), dtype=torch.bool, device=device)
-
-
-@functools.cache
 def _kernel():
-    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
+    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers; no
     argument specialised on (see the module's docstring)."""
-    names = _clone_rows.__code__.co_varnames[: _clone_rows.__code__.co_argcount]
-    general = [name for name in names if name not in ("PAD", "BLOCK")]
-    return triton_math.jit_with(
-        _clone_rows, "wrap", "row", "row_program", "columns", do_not_specialize=general
-    )
+    return triton_math.jit_with(_clone_rows, "wrap", "row", "row_program", "columns", general=True)
 
 
 def _clone_rows(

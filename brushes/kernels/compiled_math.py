@@ -49,7 +49,13 @@ def wanted(device: torch.device) -> bool:
 def enabled() -> bool:
     """Whether compiled code is not turned off and Numba is installed (for the host's own work,
     whatever the device); without importing it."""
-    return os.environ.get(COMPILED_ENV, "").strip() != "0" and _installed()
+    return not switched_off() and _installed()
+
+
+def switched_off(variable: str = COMPILED_ENV) -> bool:
+    """Whether the environment variable ``variable`` turns code off (it is ``0``): the compiled
+    and fused kernels' switches."""
+    return os.environ.get(variable, "").strip() == "0"
 
 
 @functools.cache

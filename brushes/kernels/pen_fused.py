@@ -22,13 +22,11 @@ keep the torch path.
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import triton_math
-from spectropaint.brushes.kernels.compiled_math import COMPILED_ENV
+from spectropaint.brushes.kernels import compiled_math, triton_math
 from spectropaint.brushes.pen_partial import LINE_BINS
 
 BLOCK = 128
@@ -37,7 +35,7 @@ BLOCK = 128
 
 def available(device: torch.device, context) -> bool:
     """Whether the pen's dab with ``context`` on ``device`` goes through the fused kernel."""
-    if os.environ.get(COMPILED_ENV, "").strip() == "0":
+    if compiled_math.switched_off():
         return False
     if context.frame_weight is not None or context.bins is None or context.band_step_hz is None:
         return False
@@ -53,7 +51,7 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context):
     out = torch.empty((2, channels, n_rows, width), device=magnitude.device)
     centre = context.centre[1]
     cells = isinstance(centre, torch.Tensor)
-    centres = centre if cells else _no_cells(magnitude.device)
+    centres = centre if cells else triton_math.one_cell(magnitude.device, torch.float64, 0.0)
     radius_bins = context.radius[1]
     level = context.full_scale * 10.0 ** (params.level_db / 20.0)
     triton_math.launch(
@@ -76,20 +74,10 @@ def _parts(value: float) -> tuple[float, float]:
 
 
 @functools.cache
-def _no_cells(device: torch.device) -> torch.Tensor:
-    """The centre the kernel reads (through strides of 0) where the dab's centre is one number,
-    added to it (one pointer type: one compiled variant)."""
-    return torch.zeros((1, 1), dtype=torch.float64, device=device)
-
-
-@functools.cache
 def _kernel():
-    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
+    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers; no
     argument specialised on (see the module's docstring)."""
-    names = _pen_rows.__code__.co_varnames[: _pen_rows.__code__.co_argcount]
-    return triton_math.jit_with(
-        _pen_rows, "atan2", "row", "row_program", "columns", do_not_specialize=names[:-1]
-    )
+    return triton_math.jit_with(_pen_rows, "atan2", "row", "row_program", "columns", general=True)
 
 
 def _pen_rows(

@@ -72,18 +72,37 @@ def launch(kernel, grid: tuple[int, ...], *args, **options) -> None:
     _launched.add(kernel)
 
 
-def jit_with(function, *names: str, **options):
+def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``) are bound in its module's globals (as
-    ``_<name>``)."""
+    ``columns``) are bound in its module's globals (as ``_<name>``).
+
+    ``general``: none of its arguments but the compile-time constants is specialised on. Triton
+    would otherwise compile a variant for each combination of sizes and strides that are or are
+    not multiples of 16 (or 1), and of addresses that are or are not aligned to 16 bytes (a
+    view's), as strokes meet them: a second or so each, part way through a stroke."""
     global tl
     import triton.language as tl
 
     for name in names:
         function.__globals__[f"_{name}"] = _helpers()[name]
     function.__globals__["tl"] = tl
+    if general:
+        code = function.__code__
+        constant = {
+            name for name, kind in function.__annotations__.items() if "constexpr" in str(kind)
+        }
+        arguments = code.co_varnames[: code.co_argcount]
+        options["do_not_specialize"] = [name for name in arguments if name not in constant]
     return triton().jit(function, **options)
+
+
+@functools.cache
+def one_cell(device: torch.device, dtype: torch.dtype, value: float) -> torch.Tensor:
+    """A tensor of one cell ``[1, 1]``, which a kernel reads through strides of 0 where an
+    optional tensor argument is not given: the argument keeps its pointer type, so the kernel
+    keeps one compiled variant."""
+    return torch.full((1, 1), value, dtype=dtype, device=device)
 
 
 @functools.cache

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 
 import numpy as np
 import torch
@@ -52,7 +51,7 @@ def wanted(device: torch.device) -> bool:
     """Whether the compiled kernel is for ``device`` and turned off neither by
     :data:`FUSED_ENV` nor by :data:`~.compiled_math.COMPILED_ENV`, and Numba is installed;
     without importing it."""
-    if os.environ.get(FUSED_ENV, "").strip() == "0":
+    if compiled_math.switched_off(FUSED_ENV):
         return False
     return compiled_math.wanted(device)
 

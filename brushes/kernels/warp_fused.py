@@ -32,12 +32,11 @@ first imported).
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import compiled_math, triton_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 from spectropaint.transforms.torch_device import to_device
 
@@ -54,7 +53,7 @@ SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
 
 def available(device: torch.device) -> bool:
     """Whether a group's dabs on ``device`` go through the fused kernel."""
-    if os.environ.get(FUSED_ENV, "").strip() == "0":
+    if compiled_math.switched_off(FUSED_ENV):
         return False
     return triton_math.takes(device)
 
