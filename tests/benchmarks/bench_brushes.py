@@ -29,7 +29,10 @@ by one ("per dab", "1by1/dab"). Where warp's dabs go through the fused kernel (C
 operation (``SPECTROPAINT_FUSED_WARP=0``): the rows ``warp/torch``; so is warp on the CPU, whose
 dabs go through a kernel compiled by Numba (:mod:`spectropaint.brushes.kernels.warp_compiled`),
 and the clone there (:mod:`spectropaint.brushes.kernels.clone_compiled`; ``SPECTROPAINT_COMPILED=0``:
-the rows ``clone/torch``).
+the rows ``clone/torch``); on CUDA with Triton the clone's and the pen's fused kernels
+(:mod:`spectropaint.brushes.kernels.clone_fused`, :mod:`spectropaint.brushes.kernels.pen_fused`;
+the same variable: rows ``clone/torch`` and ``pen/torch``, whose blends and masks take torch's
+path too).
 
     --brushes gain,warp --radii 8,16 --documents "10 s"   measure a part
 """
@@ -50,7 +53,14 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import clone_compiled, compiled_math, warp_compiled, warp_fused
+from spectropaint.brushes.kernels import (
+    clone_compiled,
+    clone_fused,
+    compiled_math,
+    triton_math,
+    warp_compiled,
+    warp_fused,
+)
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import DabSpacer, InputEvent
 from spectropaint.transforms.document import Document
@@ -173,12 +183,15 @@ def bench(
 
 def _compiled_switch(brush: str, devices) -> str | None:
     """The variable that sends ``brush``'s dabs on ``devices`` through torch's operations instead
-    of a kernel of their own (warp's fused or compiled kernel, the clone's compiled one), or None
-    where they take torch's path already."""
+    of a kernel of their own (warp's fused or compiled kernel, the clone's compiled or fused one,
+    the pen's fused one), or None where they take torch's path already."""
     if brush == "warp" and all(warp_fused.available(d) or warp_compiled.available(d)
                                for d in devices):  # fmt: skip
         return warp_fused.FUSED_ENV
-    if brush == "clone" and all(clone_compiled.available(d) for d in devices):
+    if brush == "clone" and all(clone_compiled.available(d) or clone_fused.available(d)
+                                for d in devices):  # fmt: skip
+        return compiled_math.COMPILED_ENV
+    if brush == "pen" and all(triton_math.takes(d) for d in devices):  # (the STFT's pen)
         return compiled_math.COMPILED_ENV
     return None
 
