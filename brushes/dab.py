@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from spectropaint.brushes import mask_compiled
+from spectropaint.brushes import blend_fused, mask_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
@@ -1090,19 +1090,43 @@ def _apply_stamping(
     else:  # [P, C, B, T], each block's weight over its channels
         base, weight = base.unflatten(1, (count, -1)), torch.stack(weights)[:, None]
         magnitude, phase = magnitude.unflatten(0, (count, -1)), phase.unflatten(0, (count, -1))
+    owner = None if masks is None else masks.owner
+    if count == 1 and _blend_into(document, box, base, magnitude, phase, weight, owner,
+                                  kind.keeps_phase):  # fmt: skip
+        return box
     out_magnitude, out_phase = blend(base, magnitude, phase, weight, keeps_phase=kind.keeps_phase)
-    if masks is not None and masks.owner is not None:
-        # cells of the joint box that no dab's box holds keep what they hold now
+    if kind.keeps_phase:  # the document holds the stroke's starting phase: nothing to write
+        out_phase = None
+    if owner is not None:  # cells of the joint box that no dab's box holds keep what they hold now
         current = [read_stacked(document, member_box) for member_box in boxes]
         current = current[0] if count == 1 else torch.stack(current, dim=1)
-        out_magnitude = select(masks.owner, out_magnitude, current[0])
-        out_phase = select(masks.owner, out_phase, current[1])
+        out_magnitude = select(owner, out_magnitude, current[0])
+        out_phase = None if out_phase is None else select(owner, out_phase, current[1])
     if count == 1:
         document.write(box, out_magnitude, out_phase)
         return box
     for index, member_box in enumerate(boxes):
-        document.write(member_box, out_magnitude[index], out_phase[index])
+        document.write(member_box, out_magnitude[index],
+                       None if out_phase is None else out_phase[index])  # fmt: skip
     return Regions(tuple(boxes))
+
+
+def _blend_into(document, box, base, magnitude, phase, weight, owner, keeps_phase) -> bool:
+    """:func:`.blend.blend` of a group on one block written straight into the document's cells of
+    ``box`` (only those ``owner`` marks, where given) in one launch, where the fused kernels run on
+    the document's device (:func:`.blend_fused.blend_into`); whether it was."""
+    if not blend_fused.available(document.device):
+        return False
+    destination = document.cells(box)
+    if destination is None:
+        return False
+    try:
+        blend_fused.blend_into(base, magnitude, phase, weight, destination, owner=owner,
+                               keeps_phase=keeps_phase)  # fmt: skip
+    except triton_math.Unavailable:  # (Triton cannot compile here: torch's path)
+        return False
+    document.mark_written(box)
+    return True
 
 
 def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask):

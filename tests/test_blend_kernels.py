@@ -2,7 +2,9 @@
 compiled code off): compiled for the CPU (:mod:`spectropaint.brushes.blend_compiled`) and in one
 GPU launch (:mod:`spectropaint.brushes.blend_fused`), on a group's box and a family's two stacked,
 read through the strides of views, each cell within float rounding, cells of weight 0 exactly as
-they were.
+they were. The GPU's blend written straight into the document (``blend_into``, either blend, only
+the cells a group's dabs hold) against torch's blend, selection and write, call by call and stroke
+by stroke.
 
 On a machine without CUDA the Triton kernel runs through Triton's interpreter on CPU tensors; with
 CUDA, compiled, on the GPU."""
@@ -12,14 +14,18 @@ import os
 
 import pytest
 import torch
-from brush_fixtures import triton_kernel_on
+from brush_fixtures import small_document, triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from spectropaint.brushes import blend_compiled, blend_fused
 from spectropaint.brushes.blend import blend
-from spectropaint.brushes.kernels import compiled_math, triton_math
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import compiled_math, pen_fused, triton_math
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
 
 GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 """Where the Triton kernel runs (interpreted on the CPU)."""
@@ -141,3 +147,111 @@ def test_a_kernel_that_cannot_compile_leaves_its_work_to_torch_s_path(monkeypatc
     monkeypatch.setattr(triton_math, "_launched", {broken})
     with pytest.raises(RuntimeError, match="C compiler"):
         blend(base, magnitude, phase, weight, keeps_phase=False)
+
+
+@pytest.mark.parametrize("keeps_phase", [True, False], ids=["magnitude-only", "complex"])
+def test_the_blend_written_into_the_document_equals_torch_s_blend_select_and_write(
+    fused, monkeypatch, keeps_phase
+):
+    base, magnitude, phase, weight = blend_case(False, GPU, seed=11)
+    generator = torch.Generator().manual_seed(12)
+    owner = (torch.rand(weight.shape, generator=generator) > 0.25).to(GPU)
+    # the document's block, of which the box is a view (rows 5.., columns 9..)
+    block = torch.rand((2, 3, 60, 90), generator=generator).to(GPU)
+    rows, columns = slice(5, 5 + base.shape[-2]), slice(9, 9 + base.shape[-1])
+    want = block.clone()
+    blended = torch_blend_kept(monkeypatch, base, magnitude, phase, weight, keeps_phase)
+    for part in (0,) if keeps_phase else (0, 1):
+        view = want[part, :2, rows, columns]
+        view.copy_(torch.where(owner, blended[part], view))
+    got = block.clone()
+    blend_fused.blend_into(base, magnitude, phase, weight,
+                           (got[0, :2, rows, columns], got[1, :2, rows, columns]), owner=owner,
+                           keeps_phase=keeps_phase)  # fmt: skip
+    outside = torch.ones(block.shape[1:], dtype=torch.bool, device=GPU)
+    outside[:2, rows, columns] = ~owner
+    assert torch.equal(got[:, outside], block[:, outside])  # nothing else written
+    if keeps_phase:
+        assert torch.equal(got[1], block[1])
+    held = ~outside
+    assert (got[0][held] - want[0][held]).abs().max() < 5e-7
+    apart = torch.remainder(got[1][held] - want[1][held] + math.pi, 2 * math.pi) - math.pi
+    assert apart.abs().max() < 2e-6
+    assert (got[0][held] - block[0][held]).abs().mean() > 0.05  # the weights do move it
+
+
+def torch_blend_kept(monkeypatch, base, magnitude, phase, weight, keeps_phase):
+    with monkeypatch.context() as off:
+        off.setenv(compiled_math.COMPILED_ENV, "0")
+        return blend(base, magnitude, phase, weight, keeps_phase=keeps_phase)
+
+
+def painted(document, brush: str, params: dict) -> torch.Tensor:
+    """The document's values after a stroke of ``brush`` (then undone, checked to restore them
+    exactly): a drag of 12 events across 40 frames, dabs fused a few an event."""
+    history = History(document)
+    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    settings = BrushSettings(radius_frames=5, radius_bins=4, hardness=0.5, spacing=0.25)
+    stroke = StrokeSession(document, brush, settings, params=params, history=history)
+    for i in range(12):
+        stroke.add_events([InputEvent(i / 60, 100.0 + 3.3 * i, 30.0 + 0.8 * i, 0.8)])
+    stroke.end()
+    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    history.undo()
+    after = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
+    assert torch.equal(after, before)
+    return values
+
+
+STROKES = [
+    pytest.param("gain", {"gain_db": -12.0}, id="gain"),  # magnitude-only, one owner a cell
+    pytest.param("filter", {}, id="filter"),  # magnitude-only, cells no dab's box holds
+    pytest.param("pen", {"level_db": -20.0}, id="pen"),  # complex, cells no dab's box holds
+]
+
+
+@pytest.mark.parametrize(("brush", "params"), STROKES)
+def test_a_stroke_blended_into_the_document_equals_torch_s(fused, monkeypatch, brush, params):
+    monkeypatch.setattr(pen_fused, "available", lambda *args: False)  # (its own tests)
+    document = small_document(device=GPU)
+    start = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    written = []
+    real = blend_fused.blend_into
+    monkeypatch.setattr(blend_fused, "blend_into",
+                        lambda *args, **kwargs: written.append(1) or real(*args, **kwargs))  # fmt: skip
+    got = painted(document, brush, params)
+    assert len(written) >= 12  # every group went through it
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    want = painted(document, brush, params)
+    changed = torch.polar(want[0].double(), want[1].double()) - torch.polar(
+        start[0].double(), start[1].double()
+    )
+    error = torch.polar(got[0].double(), got[1].double()) - torch.polar(
+        want[0].double(), want[1].double()
+    )
+    assert changed.abs().max() > 1e-3  # the stroke did change the document
+    assert 20 * math.log10(error.abs().max() / changed.abs().max() + 1e-300) < -100
+    untouched = changed == 0  # cells torch's stroke left: left alike
+    assert torch.equal(got[:, untouched], start[:, untouched])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="compiled kernels need CUDA")
+def test_a_compiled_kernel_launched_again_directly_gives_triton_s_result(fused, monkeypatch):
+    """Launches after the second go straight to the compiled kernel (``triton_math.launch``):
+    boxes of other sizes, places and strides each get torch's blend, from one compilation."""
+    monkeypatch.setattr(triton_math, "_compiled", {})
+    for seed, (rows, columns) in enumerate([(20, 30), (7, 61), (33, 12), (20, 30), (5, 5)]):
+        generator = torch.Generator().manual_seed(seed)
+        block = torch.rand((2, 2, 50, 80), generator=generator).to(GPU)
+        base = torch.rand((2, 2, rows + 4, columns + 2), generator=generator).to(GPU)
+        base = base[..., 2:-2, 1:-1]
+        magnitude = torch.rand((2, rows, columns), generator=generator).to(GPU)
+        weight = torch.rand((rows, columns), generator=generator).to(GPU)
+        at = (slice(None), slice(seed, seed + rows), slice(2 * seed, 2 * seed + columns))
+        blend_fused.blend_into(base, magnitude, base[1], weight, (block[0][at], block[1][at]),
+                               keeps_phase=True)  # fmt: skip
+        want = torch.where(weight > 0, base[0].lerp(magnitude, weight), base[0])
+        assert (block[0][at] - want).abs().max() < 5e-7
+    kernel = blend_fused._kernel()
+    assert [compiled is not None for key, compiled in triton_math._compiled.items()
+            if key[0] is kernel] == [True]  # fmt: skip

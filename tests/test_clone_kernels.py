@@ -8,6 +8,7 @@ call by call and stroke by stroke.
 On a machine without CUDA the Triton kernel runs through Triton's interpreter on CPU tensors (its
 documents on the CPU); with CUDA, compiled, on the GPU."""
 
+import contextlib
 import math
 import os
 
@@ -60,11 +61,13 @@ def document(kernel) -> Document:
 
 @pytest.fixture
 def on(kernel, monkeypatch):
-    """The kernel on (the fused one alone, and interpreted, on the CPU); itself."""
+    """The kernel on (the fused one alone, and interpreted, on the CPU; the compiled one with no
+    Triton kernel, as a CPU runs it); itself."""
     module, device = kernel
     monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
-    with triton_kernel_on(monkeypatch, clone_fused, device):
-        if module is clone_fused and device == CPU:
+    fused = module is clone_fused
+    with triton_kernel_on(monkeypatch, clone_fused, device) if fused else contextlib.nullcontext():
+        if fused and device == CPU:
             monkeypatch.setattr(clone_compiled, "available", lambda device: False)
         if not module.available(device):
             pytest.fail(f"{module.__name__} must be there (pyproject.toml)")

@@ -598,12 +598,27 @@ class Document:
         block, index = self._box(region)
         return block.magnitude[index].clone(), block.phase[index].clone()
 
-    def write(self, region: Region, magnitude: torch.Tensor, phase: torch.Tensor) -> None:
-        """Store magnitude and phase for ``region`` and mark its frames edited (does not emit)."""
+    def write(self, region: Region, magnitude: torch.Tensor, phase: torch.Tensor | None) -> None:
+        """Store magnitude and phase (None: the phase stays) for ``region`` and mark its frames
+        edited (does not emit)."""
         block, index = self._box(region)
         block.magnitude[index] = magnitude.to(block.magnitude.device, torch.float32)
-        block.phase[index] = phase.to(block.phase.device, torch.float32)
-        block.edited_frames[region.frame0 : region.frame1] = True
+        if phase is not None:
+            block.phase[index] = phase.to(block.phase.device, torch.float32)
+        self.mark_written(region)
+
+    def cells(self, region: Region) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """Views of magnitude and phase in ``region`` ``[len(channels), bins, frames]``, for a
+        kernel to write in place (then :meth:`mark_written`); None where the channels are not a
+        run (no view holds them)."""
+        block, (channels, bins, frames) = self._box(region)
+        if not isinstance(channels, slice):
+            return None
+        return block.magnitude[channels, bins, frames], block.phase[channels, bins, frames]
+
+    def mark_written(self, region: Region) -> None:
+        """Mark ``region``'s frames edited, after its cells were written in place (:meth:`cells`)."""
+        self.blocks[region.block].edited_frames[region.frame0 : region.frame1] = True
         self.revision += 1
 
     def magnitude_at(self, seconds: float, hz: float) -> np.ndarray | None:
