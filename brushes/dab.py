@@ -48,7 +48,7 @@ from spectropaint.brushes.tiles import TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
-from spectropaint.transforms.torch_device import to_device
+from spectropaint.transforms.torch_device import to_device_together
 
 
 @dataclass(frozen=True)
@@ -713,9 +713,10 @@ class _Masks:
         ``(B, T)``.
     owner : torch.Tensor [shape=(B, T)], bool, or None
         Cells inside some dab's box (only where the brush's result depends on the dab, and the
-        group has several).
+        group has several: the others keep what they hold).
     centre_bins : torch.Tensor [shape=(B, T)], float64, or None
-        The centre bin (block cells) of the last dab whose box holds each cell (likewise).
+        The centre bin (block cells) of the last dab whose box holds each cell (likewise; not for
+        a whole-box kernel, which is given its dab's).
     weights : torch.Tensor [shape=(B, T)], float32, or None
         :meth:`largest`, where the host computed it (:mod:`.mask_compiled`).
     blend : list of torch.Tensor [shape=(B, T)], float32, or None
@@ -731,6 +732,8 @@ class _Masks:
     centre_bins: torch.Tensor | None
     weights: torch.Tensor | None = None
     blend: list[torch.Tensor] | None = None
+    regions: _DabRegions | None = None
+    """Where a whole-box kernel's dabs lie (where ``_masks`` was given ``planes``)."""
 
     def largest(self) -> torch.Tensor:
         """The largest weight any dab gives each cell of the joint box ``[B, T]`` (0 outside every
@@ -766,6 +769,7 @@ def _masks(
     each: bool = True,
     on_host: bool | None = None,
     coverage: list[tuple[TileMap, Region]] = (),
+    planes: int = 0,
 ) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
@@ -777,39 +781,111 @@ def _masks(
     largest weight per cell is computed on the host in one compiled call and uploaded with the
     dabs' own masks (those only where ``each`` asks for them): one copy instead of some twenty
     operations. So are the blend weights of the boxes of ``coverage`` (host tiles of a stroke's
-    coverage, :func:`_raise_coverage`), which the stroke keeps raised."""
+    coverage, :func:`_raise_coverage`), which the stroke keeps raised.
+
+    ``planes``: the planes of the values a whole-box kernel takes (``[planes, Bm, Tm]``), for
+    which :class:`_DabRegions` is made and uploaded with the rest (0: none)."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
     u, v, columns, rows, cells = _host_distances(stroke, group, box)
+    owners = []  # one dab owns its whole box, or the brush's result does not depend on the dab
+    if not (state.kind.local or n_dabs == 1):
+        centre_bins, owned, last = _owners(group, cells.spans, box.shape)
+        if planes:  # (a whole-box kernel is given its dab's centre)
+            sizes, corners, where = _dab_regions(group, box, planes, last, owned)
+            owners = [owned, corners, where]
+        else:
+            owners = [owned, centre_bins]
     if _weights_on_host(state, stroke, group) if on_host is None else on_host:
         largest, own = mask_compiled.weights(
             u, v, columns, rows, group.weight, hardness=state.settings.hardness,
             shape=(n_bins, n_frames), each=each,
         )  # fmt: skip
         blends = [_raise_coverage(tiles, member_box, largest) for tiles, member_box in coverage]
-        weights, *rest = _upload([largest, *([] if own is None else [own]), *blends], device)
+        weights, *rest = to_device_together([largest, *([] if own is None else [own]), *blends, *owners],
+                                 device)  # fmt: skip
         placed = (rest[0] if own is not None else None, None, None, (n_bins, n_frames))
-        blend = rest[len(rest) - len(blends) :] if blends else None
+        blend = rest[int(own is not None) : len(rest) - len(owners)] if blends else None
     else:
-        u_d, v_d, columns_d, rows_d, weight_d = _upload([u, v, columns, rows, group.weight],
-                                                        device, np.float32)  # fmt: skip
+        float32 = [part.astype(np.float32) for part in (u, v, columns, rows, group.weight)]
+        u_d, v_d, columns_d, rows_d, weight_d, *rest = to_device_together(
+            [*float32, *owners], device
+        )
         mask = mask_from_distances(
             u_d, v_d, hardness=state.settings.hardness, weight=weight_d.view(n_dabs, 1, 1)
         )
         weights, placed = None, (mask, rows_d, columns_d, (n_bins, n_frames))
         blend = None
-    if state.kind.local or n_dabs == 1:  # one dab owns its whole box
+    if not owners:
         return _Masks(*placed, None, None, weights, blend)
-    frames, bins, spans = np.arange(n_frames), np.arange(n_bins), cells.spans
+    owned, *more = rest[len(rest) - len(owners) :]
+    if planes:
+        return _Masks(*placed, owned, None, weights, blend, _DabRegions(sizes, *more))
+    return _Masks(*placed, owned, more[0], weights, blend)
+
+
+def _owners(group: _BlockDabs, spans: np.ndarray, shape: tuple[int, int]):
+    """Host arrays ``[B, T]`` of the joint box: the centre bin (block cells) of the last dab whose
+    box (``spans``, :class:`_Cells`'s) holds each cell, NaN where none does; which cells some
+    dab's box holds; and the last such dab's index (0 where none)."""
+    n_bins, n_frames = shape
+    frames, bins = np.arange(n_frames), np.arange(n_bins)
     inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
         (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
     )[:, None, :]  # [K, B, T]
-    last = n_dabs - 1 - np.argmax(inside[::-1], axis=0)
-    centres = group.centre[:, 1]
+    last = len(group) - 1 - np.argmax(inside[::-1], axis=0)
     owned = inside.any(axis=0)
-    packed = to_device(np.stack((np.where(owned, centres[last], np.nan), owned)), device)
-    return _Masks(*placed, packed[1] > 0, packed[0], weights, blend)
+    return np.where(owned, group.centre[:, 1][last], np.nan), owned, np.where(owned, last, 0)
+
+
+@dataclass(frozen=True)
+class _DabRegions:
+    """Where a whole-box kernel's dabs lie (:func:`_per_dab`): each dab's region (its box and the
+    kernel's margin) in the group's, and where each cell of the joint box finds its result.
+
+    Attributes
+    ----------
+    sizes : list of (list of int, tuple of int)
+        The dabs whose boxes are of one shape ``(b, f)``, in stamping order; the lists in the order
+        of their first dab.
+    corners : torch.Tensor [shape=(2, K)], int64
+        Each dab's region's first row and column in the group's region (its box's in the joint
+        box), the dabs in the order of ``sizes``.
+    cells : torch.Tensor [shape=(planes, B, T)], int64
+        Where each cell of the joint box lies in the kernel's results (each size's ``[k, planes,
+        b, f]``, flattened and concatenated in the order of ``sizes``): in the last dab's whose box
+        holds it; 0 where none does (those cells keep what they hold, :class:`_Masks`'s
+        ``owner``).
+    """
+
+    sizes: list[tuple[list[int], tuple[int, int]]]
+    corners: torch.Tensor
+    cells: torch.Tensor
+
+
+def _dab_regions(group: _BlockDabs, box: Region, planes: int, last: np.ndarray, owned):
+    """:class:`_DabRegions`' ``sizes`` and its ``corners`` and ``cells`` as host arrays, for
+    ``group``'s dabs in their joint ``box`` (``last`` and ``owned``: :func:`_owners`'s)."""
+    boxes = group.boxes
+    heights, widths = boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for index, shape in enumerate(zip(heights.tolist(), widths.tolist(), strict=True)):
+        by_shape.setdefault(shape, []).append(index)
+    sizes = [(indices, shape) for shape, indices in by_shape.items()]
+    order = [index for indices, _ in sizes for index in indices]
+    first = np.empty(len(group), dtype=np.int64)  # each dab's first result
+    start = 0
+    for indices, (height, width) in sizes:  # a size's results follow the earlier sizes'
+        first[indices] = start + np.arange(len(indices)) * planes * height * width
+        start += len(indices) * planes * height * width
+    corners = np.stack((boxes[order, 0] - box.bin0, boxes[order, 2] - box.frame0))
+    n_bins, n_frames = box.shape
+    row = np.arange(n_bins)[:, None] - (boxes[last, 0] - box.bin0)
+    column = np.arange(n_frames)[None, :] - (boxes[last, 2] - box.frame0)
+    within = first[last] + row * widths[last] + column  # [B, T]: the last dab's, first plane
+    cells = within + np.arange(planes)[:, None, None] * (heights * widths)[last]
+    return sizes, corners, np.where(owned, cells, 0)
 
 
 def _raise_coverage(coverage: TileMap, box: Region, largest):
@@ -909,7 +985,7 @@ def _distances(
     2**24 cells: its columns and rows are exact), with the peak weights ``[K]`` after ``rows``,
     then the host's :class:`_Cells`."""
     u, v, columns, rows, cells = _host_distances(stroke, group, box, windows=windows)
-    return (*_upload([u, v, columns, rows, group.weight], device, np.float32), cells)
+    return (*to_device_together([u, v, columns, rows, group.weight], device, np.float32), cells)
 
 
 def _host_distances(stroke: BlockStroke, group: _BlockDabs, box: Region, *, windows: bool = False):
@@ -927,17 +1003,6 @@ def _host_distances(stroke: BlockStroke, group: _BlockDabs, box: Region, *, wind
     u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
     v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
     return u, v, columns, rows, cells
-
-
-def _upload(parts: list[np.ndarray], device: torch.device, dtype=None) -> list[torch.Tensor]:
-    """Host arrays on ``device`` (as ``dtype`` where given), each of its own shape, copied there
-    in one piece (one copy instead of one an array)."""
-    if len(parts) == 1:
-        return [to_device(parts[0] if dtype is None else parts[0].astype(dtype), device)]
-    packed = np.concatenate([part.ravel() for part in parts])
-    packed = to_device(packed if dtype is None else packed.astype(dtype), device)
-    pieces = packed.split([part.size for part in parts])  # (one call for all the views)
-    return [piece.view(part.shape) for piece, part in zip(pieces, parts, strict=True)]
 
 
 def _nearest_weight(
@@ -1064,8 +1129,9 @@ def _apply_stamping(
     if mask is None:
         coverage = [(member.coverage, member_box) for (member, _), member_box in
                     zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
+        planes = (values if len(members) == 1 or not kind.reads_frames else reads[0][0]).shape[1]
         masks = _masks(state, stroke, group, box, each=kind.whole_box, on_host=on_host,
-                       coverage=coverage)  # fmt: skip
+                       coverage=coverage, planes=planes if kind.whole_box else 0)  # fmt: skip
         mask = masks.largest()
     if on_host:
         weights = masks.blend
@@ -1148,38 +1214,41 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
-    """The kernel on each dab's own region sliced from the group's, the regions of one size
-    stacked along a leading dimension (one call for them), each cell taking the result of the
-    last dab whose box holds it (:attr:`~.registry.BrushKind.whole_box`)."""
+    """The kernel on each dab's own region (its box and the kernel's margin) gathered from the
+    group's ``region``, the regions of one size stacked along a leading dimension (one call for
+    them); each cell of ``box`` then takes the result of the last dab whose box holds it, gathered
+    by index (:class:`_DabRegions`: cells no dab's box holds take any, and keep what they hold,
+    :class:`_Masks`' ``owner``)."""
     kind = state.kind
-    inner = _within(box, region)
-    out_magnitude = values[0][(slice(None), *inner)].clone()
-    out_phase = values[1][(slice(None), *inner)]  # a magnitude-only kernel's stays as it is
-    if not kind.keeps_phase:
-        out_phase = out_phase.clone()
-    owns = [_grown(group.box(index), stroke.margin) for index in range(len(group))]
-    sizes: dict[tuple[int, int], list[int]] = {}
-    for index, own in enumerate(owns):
-        sizes.setdefault(own.shape, []).append(index)
-    results = {}
-    for indices in sizes.values():
+    regions = masks.regions
+    # [2, Bm, Tm, C]: each window's channels are then its cells' last dimension but two
+    across = values.permute(0, 2, 3, 1)
+    corners = regions.corners.unbind(0) if len(regions.sizes) == 1 else None
+    results, start = [], 0
+    for indices, _ in regions.sizes:
         first = indices[0]
-        cut = [_within(owns[index], region) for index in indices]
-        stacked = torch.stack([values[:, :, rows, columns] for rows, columns in cut], dim=1)
-        own_box, (rows, columns) = group.box(first), cut[0]
-        context = _context(state, stroke, owns[first], own_box,
-                           None if bins is None else bins[rows],
-                           None if frames is None else frames[columns], group, first)  # fmt: skip
-        magnitude, phase = kind.kernel(
-            stacked[0], stacked[1], masks.own(first, own_box), group.params(state.params), context
-        )
-        results.update(zip(indices, zip(magnitude, phase, strict=True), strict=True))
-    for index in range(len(group)):
-        at = (slice(None), *_within(group.box(index), box))
-        out_magnitude[at] = results[index][0]
-        if not kind.keeps_phase:
-            out_phase[at] = results[index][1]
-    return out_magnitude, out_phase
+        own_box = group.box(first)
+        own = _grown(own_box, stroke.margin)
+        windows = across.unfold(1, own.shape[0], 1).unfold(2, own.shape[1], 1)
+        rows, columns = corners or regions.corners[:, start : start + len(indices)].unbind(0)
+        stacked = windows[:, rows, columns]  # [2, K, C, rows, columns] of each region
+        cut_rows, cut_columns = _within(own, region)
+        context = _context(state, stroke, own, own_box,
+                           None if bins is None else bins[cut_rows],
+                           None if frames is None else frames[cut_columns], group, first)  # fmt: skip
+        results.append(kind.kernel(stacked[0], stacked[1], masks.own(first, own_box),
+                                   group.params(state.params), context))  # fmt: skip
+        start += len(indices)
+    magnitude = _gathered([result[0] for result in results], regions.cells)
+    if kind.keeps_phase:  # a magnitude-only kernel's phase stays as it is
+        return magnitude, values[1][(slice(None), *_within(box, region))]
+    return magnitude, _gathered([result[1] for result in results], regions.cells)
+
+
+def _gathered(parts: list[torch.Tensor], cells: torch.Tensor) -> torch.Tensor:
+    """The values at ``cells`` (indices, any shape) of ``parts`` flattened and concatenated."""
+    flat = parts[0].reshape(-1) if len(parts) == 1 else torch.cat([p.reshape(-1) for p in parts])
+    return flat[cells]
 
 
 def _apply_dragging(
@@ -1281,10 +1350,9 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
     hardness = state.settings.hardness
     if _weights_on_host(state, stroke, group):  # as :func:`_masks` makes them, for each dab
         u, v, columns, rows, cells = _host_distances(stroke, group, box, windows=True)
-        _, each = mask_compiled.weights(
+        _, masks = mask_compiled.weights(
             u, v, columns, rows, group.weight, hardness=hardness, shape=None, each=True
-        )
-        masks = to_device(each, device)
+        )  # (uploaded with the windows' maps)
     else:
         u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
         masks = mask_from_distances(u, v, hardness=hardness, weight=weight.view(len(group), 1, 1))
@@ -1347,12 +1415,12 @@ def _whole_group(device: torch.device):
 class DragWindows:
     """A planned group's dabs on their windows, as the host computed them (see
     :class:`~.kernels.context.DragDabs`, which is made from this on the device): ``masks`` ``[K,
-    H, W]`` (a tensor); ``corners`` ``[2, K]``: each window's first row and column in the values
+    H, W]`` (a host array where the host computed them, else a tensor on the device); ``corners`` ``[2, K]``: each window's first row and column in the values
     held; ``step`` ``[K, 2]``; and :class:`~.kernels.context.DragDabs`'s ``dest_columns``,
     ``dest_rows``, ``high``, ``column_maps`` (its ``columns``), ``row_maps`` (its ``rows``),
     ``window_cells`` and ``outside``."""
 
-    masks: torch.Tensor
+    masks: np.ndarray | torch.Tensor
     corners: np.ndarray
     step: np.ndarray
     dest_columns: np.ndarray
@@ -1367,17 +1435,20 @@ class DragWindows:
 def drag_planned(plan_kind, current, windows: DragWindows, original, prepared, params) -> None:
     """A group's dabs through the brush's ``plan`` (``plan_kind``) on ``current`` ``[2, C, R, S]``,
     in place, dab after dab in torch operations (:func:`drag_windows`)."""
-    device = current.device
-    dest_columns, dest_rows, high = _upload(
-        [windows.dest_columns, windows.dest_rows, windows.high], device, np.float32
-    )
-    row_maps, column_maps, window_cells = _upload(
-        [windows.row_maps, windows.column_maps, windows.window_cells], device, np.int32
-    )
+    host_masks = isinstance(windows.masks, np.ndarray)
+    float32 = [np.asarray(part, dtype=np.float32)
+               for part in (windows.dest_columns, windows.dest_rows, windows.high)]  # fmt: skip
+    int32 = [np.asarray(part, dtype=np.int32)
+             for part in (windows.row_maps, windows.column_maps, windows.window_cells)]  # fmt: skip
+    dest_columns, dest_rows, high, row_maps, column_maps, window_cells, outside, step, *masks = (
+        to_device_together([*float32, *int32, windows.outside, windows.step,
+                            *([windows.masks] if host_masks else [])], current.device)
+    )  # fmt: skip
+    masks = masks[0] if host_masks else windows.masks
     dabs = DragDabs(
-        mask=windows.masks,
-        outside=to_device(windows.outside, device),
-        step=to_device(windows.step, device),
+        mask=masks,
+        outside=outside,
+        step=step,
         dest_columns=dest_columns,
         dest_rows=dest_rows,
         high=high,
@@ -1386,7 +1457,7 @@ def drag_planned(plan_kind, current, windows: DragWindows, original, prepared, p
         window_cells=window_cells,
     )
     plan = plan_kind(original, prepared, dabs, params, width=current.shape[-1])
-    drag_windows(plan, current, windows.masks, *windows.corners)
+    drag_windows(plan, current, masks, *windows.corners)
 
 
 def drag_windows(plan, current, masks, first_rows, first_columns) -> None:

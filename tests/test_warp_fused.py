@@ -129,7 +129,8 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
         reference = current.clone()
         dab.drag_planned(WarpPlan, reference, windows, original, prepared, params)
         kernel_apply(current, windows, original, prepared, params)
-        compared.append(compare(current, reference, windows.masks, windows.corners))
+        masks = torch.as_tensor(windows.masks, device=current.device)  # (host arrays, or not)
+        compared.append(compare(current, reference, masks, windows.corners))
         current.copy_(reference)
 
     monkeypatch.setattr(module, "apply", both)

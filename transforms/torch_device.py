@@ -10,6 +10,7 @@ of memory later is another matter: the document moves to the CPU and says so
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -143,6 +144,53 @@ def to_device(array: np.ndarray | torch.Tensor, device: torch.device) -> torch.T
     if device.type != "cuda":
         return tensor.to(device)
     return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def to_device_together(
+    parts: list[np.ndarray], device: torch.device, dtype=None
+) -> list[torch.Tensor]:
+    """Host arrays on ``device`` (as ``dtype`` where given), each in its own shape and type,
+    copied there in one piece: one copy instead of one an array. The arrays of each type go one
+    after another; where types are mixed, the copy is of their bytes, each type's from a multiple
+    of 8 bytes (where any type's view may begin), and on the device each type's part is viewed as
+    that type and split."""
+    if dtype is not None:
+        parts = [part.astype(dtype, copy=False) for part in parts]
+    kinds: dict[np.dtype, list[int]] = {}
+    for index, part in enumerate(parts):
+        kinds.setdefault(part.dtype, []).append(index)
+    blocks = [
+        np.ascontiguousarray(parts[indices[0]]) if len(indices) == 1
+        else np.concatenate([parts[index].ravel() for index in indices])
+        for indices in kinds.values()
+    ]  # fmt: skip
+    if len(blocks) == 1:
+        typed = [to_device(blocks[0], device)]
+    else:
+        sizes = [-(-block.nbytes // 8) * 8 for block in blocks]
+        packed = np.empty(sum(sizes), dtype=np.uint8)
+        for block, start in zip(blocks, itertools.accumulate([0, *sizes]), strict=False):
+            packed[start : start + block.nbytes] = block.view(np.uint8).ravel()
+        pieces = to_device(packed, device).split(sizes)
+        typed = [
+            (piece if block.nbytes == size else piece[: block.nbytes]).view(TORCH_TYPES[kind])
+            for piece, block, size, kind in zip(pieces, blocks, sizes, kinds, strict=True)
+        ]
+    uploaded: list[torch.Tensor | None] = [None] * len(parts)
+    for indices, values in zip(kinds.values(), typed, strict=True):
+        each = (
+            values.split([parts[index].size for index in indices]) if len(indices) > 1 else [values]
+        )
+        for index, piece in zip(indices, each, strict=True):
+            shape = parts[index].shape
+            uploaded[index] = piece if piece.shape == shape else piece.view(shape)
+    return uploaded
+
+
+TORCH_TYPES = {
+    np.dtype(name): getattr(torch, name) for name in ("float32", "float64", "int32", "int64")
+} | {np.dtype(np.bool_): torch.bool}
+"""Torch's type of each array type :func:`to_device_together` mixes."""
 
 
 PINNED_MOST = 1 << 25

@@ -84,7 +84,7 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
         omega = torch.zeros(ramp.shape)
     _kernel()(
         current.view(2, channels, -1).numpy(),
-        windows.masks.numpy(),
+        np.asarray(windows.masks),
         np.asarray(windows.corners, dtype=np.int64),
         (params.amount * windows.step).astype(np.float32),  # (as the plan rounds it)
         np.asarray(windows.dest_columns, dtype=np.float32),

@@ -38,7 +38,7 @@ import torch
 
 from spectropaint.brushes.kernels import compiled_math, triton_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
-from spectropaint.transforms.torch_device import to_device
+from spectropaint.transforms.torch_device import to_device_together
 
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
 BLOCK = 256
@@ -66,7 +66,8 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
     Parameters
     ----------
     windows : spectropaint.brushes.dab.DragWindows
-        The dabs' windows, masks and maps (host arrays; uploaded here in two copies).
+        The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already;
+        uploaded here in one copy).
     original : torch.Tensor [shape=(2, C, Bm, Tm)]
         The group's region as the stroke began.
     prepared : dict
@@ -92,7 +93,11 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
         windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
         windows.outside.ravel(),
     ]).astype(np.int32)  # fmt: skip
-    floats, integers = to_device(floats, device), to_device(integers, device)
+    host_masks = isinstance(masks, np.ndarray)
+    floats, integers, *uploaded = to_device_together(
+        [floats, integers, *([masks] if host_masks else [])], device
+    )
+    masks = uploaded[0] if host_masks else masks
     scratch = torch.empty((6, channels, height, width), device=device)
     low, high = ALIGNMENT
     triton_math.launch(
