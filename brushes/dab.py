@@ -34,7 +34,7 @@ import torch
 from spectropaint.brushes import blend_fused, mask_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
-from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
+from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant
@@ -244,22 +244,27 @@ def _read(
     tiles :meth:`~.history.OpenStep.record` just kept, whose values the document still holds).
     """
     block = state.document.blocks[index]
-    bins, frames = None, None
-    if axes:
-        device = state.document.device
-        bins = torch.arange(box.bin0, box.bin1, device=device)
-        frames = torch.arange(box.frame0, box.frame1, device=device)
     inside = box.clipped(block.n_bins, block.n_frames)
     values = (
         state.step.original(inside, fresh) if original else read_stacked(state.document, inside)
     )
     if (inside.bin0, inside.bin1) != (box.bin0, box.bin1):
         values = _reflect(values, inside.bin0 - box.bin0, box.bin1 - inside.bin1, dim=-2)
-        bins = None if bins is None else reflect_index(bins, block.n_bins)
     if (inside.frame0, inside.frame1) != (box.frame0, box.frame1):
         values = _reflect(values, inside.frame0 - box.frame0, box.frame1 - inside.frame1, dim=-1)
-        frames = None if frames is None else reflect_index(frames, block.n_frames)
-    return values, bins, frames
+    return values, *(_axes(box, block, state.document.device) if axes else (None, None))
+
+
+def _axes(box: Region, block, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The bin and frame indices of ``box``'s cells in ``block``, reflected past its grid as
+    :func:`_read` reflects the values."""
+    bins = torch.arange(box.bin0, box.bin1, device=device)
+    frames = torch.arange(box.frame0, box.frame1, device=device)
+    if box.bin0 < 0 or box.bin1 > block.n_bins:
+        bins = reflect_index(bins, block.n_bins)
+    if box.frame0 < 0 or box.frame1 > block.n_frames:
+        frames = reflect_index(frames, block.n_frames)
+    return bins, frames
 
 
 def _reflect(values: torch.Tensor, before: int, after: int, *, dim: int) -> torch.Tensor:
@@ -1269,22 +1274,32 @@ def _apply_dragging(
     region = _grown(box, stroke.margin)
     inside = region.clipped(grid.n_bins, grid.n_frames)
     current = read_stacked(document, inside).contiguous()
-    before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
-    original, bins, frames = _read(state, stroke.index, before, original=True)
-    frames = frames[1:]
     # a group planned and applied in one call (:func:`_whole_group`), a dab alone too; otherwise
     # a dab alone takes the brush's kernel on its own region, which costs less than a plan
     whole = _whole_group(document.device) if planned and kind.plan is not None else None
     if whole is warp_fused and len(group) == 1 and math.prod(region.shape) > warp_fused.ALONE_CELLS:
         whole = None  # (one program on a wide window is slower than torch's kernel)
+    before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
+    # (the fused warp's ramps find their bands and frames themselves)
+    axes = not (whole is warp_fused and kind.prepare is not None)
+    original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
     with torch.inference_mode():  # a dab is dozens of small operations: a third less dispatch
         prepared = None
-        if kind.prepare is not None:
+        if not axes:
+            with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
+                prepared = warp_ramps_fused.prepare(
+                    original, stroke.band_hz, region, (grid.n_bins, grid.n_frames), hop=grid.hop,
+                    sample_rate=document.sample_rate,
+                )  # fmt: skip
+            if prepared is None:
+                bins, frames = _axes(before, grid, document.device)
+        if kind.prepare is not None and prepared is None:
             prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
             prepared = prepare(
-                original, stroke.band_hz[bins], frames, group.params(state.params), hop=grid.hop,
-                sample_rate=document.sample_rate,
+                original, stroke.band_hz[bins], frames[1:], group.params(state.params),
+                hop=grid.hop, sample_rate=document.sample_rate,
             )  # fmt: skip
+        frames = None if frames is None else frames[1:]
         original = original[..., 1:]
         if whole is not None or (planned and kind.plan is not None and len(group) > 1):
             _drag_planned(state, stroke, group, box, inside, current, original, prepared)

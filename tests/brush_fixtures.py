@@ -37,3 +37,15 @@ def triton_kernel_on(monkeypatch, module, device: torch.device):
     finally:
         module._kernel.cache_clear()
     assert triton_math.failure() is None  # (else torch's path ran in the kernel's place)
+
+
+class NoCompiler:
+    """A kernel whose launches fail as Triton's first does where it finds no C compiler."""
+
+    def __getitem__(self, grid):
+        def run(*args, **options):
+            raise RuntimeError(
+                "Failed to find C compiler. Please specify via CC environment variable."
+            )
+
+        return run

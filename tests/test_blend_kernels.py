@@ -14,7 +14,7 @@ import os
 
 import pytest
 import torch
-from brush_fixtures import small_document, triton_kernel_on
+from brush_fixtures import NoCompiler, small_document, triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -113,18 +113,6 @@ def test_the_fused_blend_is_for_cuda_and_turned_off_by_the_compiled_switch(monke
     assert blend_fused.available(torch.device("cuda"))
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert not blend_fused.available(torch.device("cuda"))
-
-
-class NoCompiler:
-    """A kernel whose launches fail as Triton's first does where it finds no C compiler."""
-
-    def __getitem__(self, grid):
-        def run(*args, **options):
-            raise RuntimeError(
-                "Failed to find C compiler. Please specify via CC environment variable."
-            )
-
-        return run
 
 
 def test_a_kernel_that_cannot_compile_leaves_its_work_to_torch_s_path(monkeypatch, caplog):

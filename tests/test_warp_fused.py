@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import triton_kernel_on
+from brush_fixtures import NoCompiler, triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -21,11 +21,12 @@ if not torch.cuda.is_available():  # before Triton is imported: its interpreter,
 from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
+from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp_prepare
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
+from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -200,3 +201,62 @@ def test_the_compiled_preparation_is_torch_s_bit_for_bit(compiled, phase):
     for name, tensor in expected.items():
         assert found[name].shape == tensor.shape and found[name].dtype == tensor.dtype
         assert torch.equal(found[name], tensor), name
+
+
+@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
+@pytest.mark.parametrize(
+    ("bins", "frames"),
+    [
+        ((30, 61), (40, 75)),
+        ((-4, 20), (-3, 30)),
+        ((240, 257), (49_960, 50_012)),
+        ((100, 120), (40_000, 40_070)),
+    ],  # fmt: skip
+    ids=["inside", "past-the-low-edges", "past-the-high-edges", "far-into-a-file"],
+)
+def test_the_fused_ramps_equal_torch_s(fused, phase, bins, frames):
+    """The region's ramps, advances and drift in one launch (:mod:`.warp_ramps_fused`), from where
+    the region lies in a grid of 257 bands and 50 000 frames, against
+    :func:`.warp.warp_prepare` given the reflected indices: ramps and advances bit for bit, the
+    drift too but where it lies a half turn away (wrapped the other way round, a whole turn
+    apart), on real phases and on bands whose phase is 0 or a half turn (reflected there)."""
+    n_bins, n_frames = 257, 50_000
+    generator = torch.Generator().manual_seed(frames[0] % 97)
+    region = Region(bins[0], bins[1], frames[0], frames[1], (0, 1), 0)
+    rows = dab.reflect_index(torch.arange(*bins), n_bins)
+    columns = dab.reflect_index(torch.arange(frames[0] - 1, frames[1]), n_frames)
+    original = torch.rand((2, 2, len(rows), len(columns)), generator=generator) * 2 * np.pi - np.pi
+    original[1, :, rows == 0] = torch.where(original[1, :, rows == 0] > 0, np.pi, 0.0)
+    band_hz = torch.linspace(0.0, RATE / 2, n_bins, dtype=torch.float64)
+    original, band_hz, rows, columns = (x.to(DEVICE) for x in (original, band_hz, rows, columns))
+    got = warp_ramps_fused.prepare(original, band_hz, region, (n_bins, n_frames), hop=128,
+                                   sample_rate=RATE)  # fmt: skip
+    want = warp_prepare(original, band_hz[rows], columns[1:], WarpParams(phase=phase), hop=128,
+                        sample_rate=RATE)  # fmt: skip
+    assert torch.equal(got["ramp"], want["ramp"])
+    if "omega" in want:
+        assert torch.equal(got["omega"], want["omega"])
+    if "drift" in want:
+        apart = (got["drift"] - want["drift"]).abs()
+        half_turns = (want["drift"].abs() - np.pi).abs() < 1e-5
+        assert torch.equal(apart == 0, ~half_turns | (apart == 0))
+        turned = apart[half_turns]
+        assert ((turned == 0) | ((turned - 2 * np.pi).abs() < 1e-5)).all()
+
+
+def test_ramps_that_cannot_compile_leave_their_work_to_torch_s_path(fused, monkeypatch, caplog):
+    """Where the ramps' kernel fails to compile (Triton finds no C compiler), the stroke is still
+    painted, through torch's preparation, and Triton's kernels are off for the session."""
+    monkeypatch.setattr(triton_math, "_failure", None)
+    monkeypatch.setattr(warp_ramps_fused, "_kernel", lambda: NoCompiler())
+    document = tonal_document()
+    before = document.blocks[0].magnitude.clone()
+    stroke = StrokeSession(document, "warp", BrushSettings(radius_frames=5, radius_bins=5),
+                           params={"amount": 1.0}, history=History(document))  # fmt: skip
+    for event in events(5):
+        stroke.add_events([event])
+    stroke.end()
+    assert (document.blocks[0].magnitude - before).abs().max() > 1e-3
+    assert "C compiler" in caplog.text
+    assert not triton_math.takes(torch.device("cuda"))
+    monkeypatch.setattr(triton_math, "_failure", None)  # (the fixture's check: nothing else failed)
