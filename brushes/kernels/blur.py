@@ -8,10 +8,12 @@ FFT convolution equals the linear one on the dab's box, and its cost grows with 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
 
+from spectropaint.brushes.kernels import blur_fused, triton_math
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import cached_transfer, fast_length
 from spectropaint.brushes.params import check_params, param
@@ -63,10 +65,17 @@ def blur(
     """Gaussian-blurred magnitude on the box (standard deviations ``sigma`` times each radius).
 
     Separable: along frames for every row of the region, keeping the box's columns, then along bins
-    for those columns only, each by a real FFT of a fast length.
+    for those columns only, each by a real FFT of a fast length (on CUDA, each directly in one
+    launch: :mod:`.blur_fused`).
     """
     radius_frames, radius_bins = context.radius
     rows, columns = context.inner
+    if blur_fused.available(magnitude.device):
+        gaussians = [(params.sigma * radius, support(params.sigma * radius))
+                     for radius in (radius_bins, radius_frames)]  # fmt: skip
+        with contextlib.suppress(triton_math.Unavailable):  # (then the FFTs)
+            out = blur_fused.blur(magnitude, gaussians, context.inner)
+            return out, phase[(slice(None), rows, columns)]
     along_t = _fft_blur(magnitude, params.sigma * radius_frames, dim=-1)[..., columns]
     out = _fft_blur(along_t, params.sigma * radius_bins, dim=-2)[..., rows, :]
     return out.clamp_min(0.0), phase[(slice(None), rows, columns)]

@@ -1,0 +1,124 @@
+"""The blur's two Triton launches (:mod:`spectropaint.brushes.kernels.blur_fused`) against its FFTs
+(:func:`spectropaint.brushes.kernels.blur.blur` with compiled code off) and scipy's
+``gaussian_filter``, on regions of one and several planes, and a stroke through them against torch's.
+
+On a machine without CUDA the kernel runs through Triton's interpreter on CPU tensors; with CUDA,
+compiled, on the GPU."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+import scipy.ndimage
+import torch
+from brush_fixtures import small_document, triton_kernel_on
+
+if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import blur_fused, compiled_math
+from spectropaint.brushes.kernels.blur import BlurParams, blur, support
+from spectropaint.brushes.kernels.context import DabContext
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+
+GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""Where the Triton kernel runs (interpreted on the CPU)."""
+
+
+@pytest.fixture
+def fused(monkeypatch):
+    """The kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
+    with triton_kernel_on(monkeypatch, blur_fused, GPU):
+        yield
+
+
+def case(radius, sigma, planes, seed):
+    """A region ``[planes, Bm, Tm]`` of a box of the brush's size and the Gaussian's margin, its
+    box's slices, and the kernel's context."""
+    margin = (support(sigma * radius[1]), support(sigma * radius[0]))
+    box = (2 * int(radius[1]) + 1, 2 * int(radius[0]) + 1)
+    rng = np.random.default_rng(seed)
+    shape = (planes, box[0] + 2 * margin[0], box[1] + 2 * margin[1])
+    magnitude = np.abs(rng.standard_normal(shape)) + scipy.ndimage.gaussian_filter(
+        rng.random(shape), 3
+    )
+    inner = (slice(margin[0], margin[0] + box[0]), slice(margin[1], margin[1] + box[1]))
+    context = DabContext(inner=inner, bin_hz=None, frames=None, hop=64, sample_rate=16000,
+                         radius=radius)  # fmt: skip
+    phase = torch.rand(shape) * 2 * math.pi - math.pi
+    return torch.tensor(magnitude, dtype=torch.float32).to(GPU), phase.to(GPU), inner, context
+
+
+CASES = [
+    pytest.param((6.0, 10.0), 0.3, 2, id="small-stereo"),
+    pytest.param((20.0, 12.0), 0.4, 2, id="wider"),
+    pytest.param((3.0, 2.0), 1.5, 4, id="broad-gaussian-pair"),  # a family's two blocks stacked
+    pytest.param((8.0, 8.0), 0.01, 1, id="a-tap"),  # support 0: the values themselves
+    pytest.param(
+        (64.0, 40.0),
+        0.3,
+        2,
+        id="wide",
+        marks=pytest.mark.skipif(
+            not torch.cuda.is_available(), reason="155 taps interpreted: two minutes"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("radius", "sigma", "planes"), CASES)
+def test_the_fused_blur_equals_the_fft_s_and_scipy_s(fused, monkeypatch, radius, sigma, planes):
+    magnitude, phase, inner, context = case(radius, sigma, planes, seed=planes)
+    params = BlurParams(sigma=sigma)
+    calls = []
+    real = blur_fused.blur
+    monkeypatch.setattr(blur_fused, "blur", lambda *args: calls.append(1) or real(*args))
+    got, got_phase = blur(magnitude, phase, None, params, context)
+    assert calls  # (it went through the kernel)
+    with monkeypatch.context() as off:
+        off.setenv(compiled_math.COMPILED_ENV, "0")
+        want, want_phase = blur(magnitude, phase, None, params, context)
+    assert got.shape == want.shape and torch.equal(got_phase, want_phase)
+    assert (got - want).abs().max() <= 1e-6 * want.abs().max()
+    assert got.min() >= 0
+    reference = scipy.ndimage.gaussian_filter(
+        magnitude.double().cpu().numpy(), sigma=(0, sigma * radius[1], sigma * radius[0]),
+        truncate=4.0,
+    )[(slice(None), *inner)]  # fmt: skip
+    assert np.abs(got.cpu().numpy() - reference).max() < 1e-5 * reference.max()
+    if sigma > 0.1:  # it does blur
+        assert (
+            np.abs(got.cpu().numpy() - magnitude[(slice(None), *inner)].cpu().numpy()).max() > 0.1
+        )
+
+
+def painted(document) -> torch.Tensor:
+    """The document's values after a blur stroke (then undone, checked to restore them)."""
+    history = History(document)
+    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=0.5, spacing=0.25)
+    stroke = StrokeSession(document, "blur", settings, params={"sigma": 0.5}, history=history)
+    for i in range(10):
+        stroke.add_events([InputEvent(i / 60, 100.0 + 3.7 * i, 30.0 + 1.1 * i, 0.8)])
+    stroke.end()
+    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    history.undo()
+    assert torch.equal(torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]),
+                       before)  # fmt: skip
+    return values
+
+
+def test_a_stroke_through_it_equals_torch_s(fused, monkeypatch):
+    document = small_document(device=GPU)
+    start = document.blocks[0].magnitude.clone()
+    got = painted(document)
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    want = painted(document)
+    changed = (want[0] - start).abs().max()
+    assert changed > 1e-3
+    assert 20 * math.log10(float((got[0] - want[0]).abs().max() / changed) + 1e-300) < -100
+    assert torch.equal(got[1], want[1])  # the phase untouched both ways
