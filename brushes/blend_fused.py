@@ -25,7 +25,7 @@ import functools
 
 import torch
 
-from spectropaint.brushes.kernels import compiled_math, triton_math
+from spectropaint.brushes.kernels import triton_math
 
 BLOCK = 512
 """Cells each program blends."""
@@ -33,9 +33,7 @@ BLOCK = 512
 
 def available(device: torch.device) -> bool:
     """Whether complex blends on ``device`` go through the fused kernel."""
-    if compiled_math.switched_off():
-        return False
-    return triton_math.takes(device)
+    return triton_math.wanted(device)
 
 
 def crossfade(base: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tensor, weight):

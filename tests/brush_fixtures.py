@@ -1,6 +1,9 @@
 """The small noise document the brush tests paint on (16 kHz, n_fft 256, hop 64), and a Triton
-kernel turned on for a test."""
+kernel turned on for a test: on a machine without CUDA, through Triton's interpreter on CPU tensors
+(``TRITON_INTERPRET=1``, set here before Triton is first imported); with CUDA, compiled, on the GPU
+(:data:`GPU`)."""
 
+import os
 from contextlib import contextmanager
 
 import numpy as np
@@ -11,6 +14,10 @@ from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
 
 RATE = 16000
+GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""Where the Triton kernels run in the tests (interpreted on the CPU)."""
+if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
 def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
@@ -37,6 +44,17 @@ def triton_kernel_on(monkeypatch, module, device: torch.device):
     finally:
         module._kernel.cache_clear()
     assert triton_math.failure() is None  # (else torch's path ran in the kernel's place)
+
+
+def triton_fixture(module):
+    """A fixture turning ``module``'s Triton kernel on for :data:`GPU` (:func:`triton_kernel_on`)."""
+
+    @pytest.fixture
+    def fused(monkeypatch):
+        with triton_kernel_on(monkeypatch, module, GPU):
+            yield
+
+    return fused
 
 
 class NoCompiler:

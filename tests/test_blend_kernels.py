@@ -10,14 +10,10 @@ On a machine without CUDA the Triton kernel runs through Triton's interpreter on
 CUDA, compiled, on the GPU."""
 
 import math
-import os
 
 import pytest
 import torch
-from brush_fixtures import NoCompiler, small_document, triton_kernel_on
-
-if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+from brush_fixtures import GPU, NoCompiler, small_document, triton_fixture
 
 from spectropaint.brushes import blend_compiled, blend_fused
 from spectropaint.brushes.blend import blend
@@ -27,15 +23,7 @@ from spectropaint.brushes.kernels import compiled_math, pen_fused, triton_math
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 
-GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-"""Where the Triton kernel runs (interpreted on the CPU)."""
-
-
-@pytest.fixture
-def fused(monkeypatch):
-    """The kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
-    with triton_kernel_on(monkeypatch, blend_fused, GPU):
-        yield
+fused = triton_fixture(blend_fused)
 
 
 def torch_blend(monkeypatch, *args):

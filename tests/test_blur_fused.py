@@ -6,16 +6,12 @@ On a machine without CUDA the kernel runs through Triton's interpreter on CPU te
 compiled, on the GPU."""
 
 import math
-import os
 
 import numpy as np
 import pytest
 import scipy.ndimage
 import torch
-from brush_fixtures import small_document, triton_kernel_on
-
-if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+from brush_fixtures import GPU, small_document, triton_fixture
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
@@ -25,15 +21,7 @@ from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 
-GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-"""Where the Triton kernel runs (interpreted on the CPU)."""
-
-
-@pytest.fixture
-def fused(monkeypatch):
-    """The kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
-    with triton_kernel_on(monkeypatch, blur_fused, GPU):
-        yield
+fused = triton_fixture(blur_fused)
 
 
 def case(radius, sigma, planes, seed):

@@ -8,15 +8,11 @@ On a machine without CUDA the Triton kernel runs through Triton's interpreter on
 CUDA, compiled, on the GPU."""
 
 import math
-import os
 
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import triton_kernel_on
-
-if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+from brush_fixtures import GPU, triton_fixture
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
@@ -28,8 +24,6 @@ from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
 
 RATE = 22050
-GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-"""Where the Triton kernel runs (interpreted on the CPU)."""
 
 
 @pytest.fixture(scope="module")
@@ -45,11 +39,7 @@ def document() -> Document:
     )
 
 
-@pytest.fixture
-def fused(monkeypatch):
-    """The kernel on for :data:`GPU` (interpreted on the CPU), compiled afresh."""
-    with triton_kernel_on(monkeypatch, pen_fused, GPU):
-        yield
+fused = triton_fixture(pen_fused)
 
 
 def paint(document, radius_bins: float, *, spacing: float, frame0: float = 1200.0):

@@ -20,7 +20,7 @@ import functools
 
 import torch
 
-from spectropaint.brushes.kernels import compiled_math, triton_math
+from spectropaint.brushes.kernels import triton_math
 from spectropaint.transforms.torch_device import to_device
 
 BLOCK = 128
@@ -29,9 +29,7 @@ BLOCK = 128
 
 def available(device: torch.device) -> bool:
     """Whether blurs on ``device`` go through the two launches."""
-    if compiled_math.switched_off():
-        return False
-    return triton_math.takes(device)
+    return triton_math.wanted(device)
 
 
 def blur(magnitude: torch.Tensor, gaussians, inner) -> torch.Tensor:

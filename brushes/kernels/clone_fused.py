@@ -25,7 +25,7 @@ import functools
 
 import torch
 
-from spectropaint.brushes.kernels import compiled_math, triton_math
+from spectropaint.brushes.kernels import triton_math
 from spectropaint.brushes.kernels.clone_compiled import WIDE_OFFSET
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 
@@ -35,9 +35,7 @@ BLOCK = 128
 
 def available(device: torch.device) -> bool:
     """Whether the clone's dabs on ``device`` go through the fused kernel."""
-    if compiled_math.switched_off():
-        return False
-    return triton_math.takes(device)
+    return triton_math.wanted(device)
 
 
 def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context):

@@ -26,7 +26,7 @@ import functools
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import compiled_math, triton_math
+from spectropaint.brushes.kernels import triton_math
 from spectropaint.brushes.pen_partial import LINE_BINS
 
 BLOCK = 128
@@ -35,11 +35,9 @@ BLOCK = 128
 
 def available(device: torch.device, context) -> bool:
     """Whether the pen's dab with ``context`` on ``device`` goes through the fused kernel."""
-    if compiled_math.switched_off():
-        return False
     if context.frame_weight is not None or context.bins is None or context.band_step_hz is None:
         return False
-    return triton_math.takes(device)
+    return triton_math.wanted(device)
 
 
 def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context):

@@ -16,6 +16,8 @@ import logging
 
 import torch
 
+from spectropaint.brushes.kernels import compiled_math
+
 log = logging.getLogger(__name__)
 
 INTERPRETED = False
@@ -47,6 +49,12 @@ def takes(device: torch.device) -> bool:
     """Whether Triton's kernels run on ``device``: CUDA (or the CPU, interpreted) where Triton
     imports and no kernel has failed to compile."""
     return (device.type == "cuda" or INTERPRETED) and _failure is None and triton() is not None
+
+
+def wanted(device: torch.device, variable: str = compiled_math.COMPILED_ENV) -> bool:
+    """Whether a Triton kernel does its work on ``device``: :func:`takes`, unless ``variable``
+    (:data:`~.compiled_math.COMPILED_ENV`, or a kernel's own) turns it off."""
+    return not compiled_math.switched_off(variable) and takes(device)
 
 
 def failure() -> str | None:

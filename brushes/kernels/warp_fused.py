@@ -36,7 +36,7 @@ import functools
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import compiled_math, triton_math
+from spectropaint.brushes.kernels import triton_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 from spectropaint.transforms.torch_device import to_device_together
 
@@ -53,9 +53,7 @@ SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
 
 def available(device: torch.device) -> bool:
     """Whether a group's dabs on ``device`` go through the fused kernel."""
-    if compiled_math.switched_off(FUSED_ENV):
-        return False
-    return triton_math.takes(device)
+    return triton_math.wanted(device, FUSED_ENV)
 
 
 def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict, params) -> None:
