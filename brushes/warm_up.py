@@ -7,9 +7,9 @@ the pointer's moves queued behind it; a blur dab meeting an FFT length for the f
 paints a short stroke of every brush on a scratch document and runs the blur's FFTs of every length
 it uses, on a thread of its own, once per device; the window starts it when a document's
 first frame shows (not sooner: kernel loading holds the device, and the first picture waits). The
-Triton kernels (warp's groups, the complex blend, the clone's and the pen's) compile at their first
-launch the same way, a second or so each unless Triton's cache on disk holds them. It also
-measures the document's full scale, which the first stroke otherwise waits for.
+Triton kernels (warp's groups and ramps, the blend, the clone's, the pen's and the blur's) compile
+at their first launch the same way, a second or so each unless Triton's cache on disk holds them.
+It also measures the document's full scale, which the first stroke otherwise waits for.
 
 On the CPU only the code Numba compiles needs this: it compiles each function at its first use
 (on a 2-core machine 2.6 s for the host's mask loop, :mod:`.mask_compiled`, 0.6 s for the blend,

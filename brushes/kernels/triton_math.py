@@ -1,5 +1,7 @@
-"""What the GPU's Triton kernels share (:mod:`.warp_fused`, :mod:`..blend_fused`): Triton's import,
-whether a device takes them, and the arithmetic helpers they call.
+"""What the GPU's Triton kernels share (:mod:`..blend_fused`, :mod:`.blur_fused`,
+:mod:`.clone_fused`, :mod:`.pen_fused`, :mod:`.warp_fused`, :mod:`.warp_ramps_fused`): Triton's
+import, whether a device takes them (:func:`wanted`), their launch, and the arithmetic helpers they
+call.
 
 A kernel is a plain function whose helpers and ``tl`` are looked up in its module's globals when
 Triton compiles it; :func:`jit_with` binds them there (``_<name>`` for the helpers here) and returns
