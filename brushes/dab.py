@@ -808,8 +808,9 @@ def _masks(
             shape=(n_bins, n_frames), each=each,
         )  # fmt: skip
         blends = [_raise_coverage(tiles, member_box, largest) for tiles, member_box in coverage]
-        weights, *rest = to_device_together([largest, *([] if own is None else [own]), *blends, *owners],
-                                 device)  # fmt: skip
+        weights, *rest = to_device_together(
+            [largest, *([] if own is None else [own]), *blends, *owners], device
+        )
         placed = (rest[0] if own is not None else None, None, None, (n_bins, n_frames))
         blend = rest[int(own is not None) : len(rest) - len(owners)] if blends else None
     else:
@@ -1430,8 +1431,9 @@ def _whole_group(device: torch.device):
 class DragWindows:
     """A planned group's dabs on their windows, as the host computed them (see
     :class:`~.kernels.context.DragDabs`, which is made from this on the device): ``masks`` ``[K,
-    H, W]`` (a host array where the host computed them, else a tensor on the device); ``corners`` ``[2, K]``: each window's first row and column in the values
-    held; ``step`` ``[K, 2]``; and :class:`~.kernels.context.DragDabs`'s ``dest_columns``,
+    H, W]`` (a host array where the host computed them, else a tensor on the device);
+    ``corners`` ``[2, K]``: each window's first row and column in the values held; ``step``
+    ``[K, 2]``; and :class:`~.kernels.context.DragDabs`'s ``dest_columns``,
     ``dest_rows``, ``high``, ``column_maps`` (its ``columns``), ``row_maps`` (its ``rows``),
     ``window_cells`` and ``outside``."""
 
