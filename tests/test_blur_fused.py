@@ -52,7 +52,7 @@ CASES = [
         2,
         id="wide",
         marks=pytest.mark.skipif(
-            not torch.cuda.is_available(), reason="155 taps interpreted: two minutes"
+            not torch.cuda.is_available(), reason="needs CUDA (155 taps take minutes interpreted)"
         ),
     ),
 ]
