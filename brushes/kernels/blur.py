@@ -44,14 +44,19 @@ class BlurParams:
         )
 
 
-def _circular_taps(sigma: float, n: int, device: torch.device) -> torch.Tensor:
-    """The normalised truncated Gaussian centred on index 0 of a length-``n`` circle (float64)."""
+def _taps(sigma: float) -> torch.Tensor:
+    """The normalised truncated Gaussian ``[2 support + 1]`` (float64, on the CPU)."""
     half = support(sigma)
-    offsets = torch.arange(-half, half + 1, device=device, dtype=torch.float64)
+    offsets = torch.arange(-half, half + 1, dtype=torch.float64)
     taps = torch.exp(-0.5 * (offsets / sigma) ** 2)
-    taps = taps / taps.sum()
-    circle = torch.zeros(n, device=device, dtype=torch.float64)
-    circle[torch.remainder(offsets.long(), n)] = taps
+    return taps / taps.sum()
+
+
+def _circular_taps(sigma: float, n: int) -> torch.Tensor:
+    """:func:`_taps` centred on index 0 of a length-``n`` circle (float64, on the CPU)."""
+    half = support(sigma)
+    circle = torch.zeros(n, dtype=torch.float64)
+    circle[torch.remainder(torch.arange(-half, half + 1), n)] = _taps(sigma)
     return circle
 
 
@@ -71,7 +76,7 @@ def blur(
     radius_frames, radius_bins = context.radius
     rows, columns = context.inner
     if blur_fused.available(magnitude.device):
-        gaussians = [(params.sigma * radius, support(params.sigma * radius))
+        gaussians = [_device_taps(params.sigma * radius, magnitude.device)
                      for radius in (radius_bins, radius_frames)]  # fmt: skip
         with contextlib.suppress(triton_math.Unavailable):  # (then the FFTs)
             out = blur_fused.blur(magnitude, gaussians, context.inner)
@@ -97,5 +102,12 @@ def _transfer(sigma: float, n: int, device: torch.device) -> torch.Tensor:
     """The truncated Gaussian's real response ``[n // 2 + 1]`` (float32) on a length-``n`` circle,
     computed on the CPU (a float64 FFT on a GPU would load kernels of its own for each length)
     and uploaded through pinned memory (a stroke never waits for it)."""
-    taps = _circular_taps(sigma, n, torch.device("cpu"))
-    return to_device(torch.fft.rfft(taps).real.to(torch.float32), device)
+    return to_device(torch.fft.rfft(_circular_taps(sigma, n)).real.to(torch.float32), device)
+
+
+def _device_taps(sigma: float, device: torch.device) -> torch.Tensor:
+    """:func:`_taps` as float32 on ``device`` (kept, as the FFT's responses are)."""
+    return cached_transfer(
+        ("blur taps", sigma, device), 2 * support(sigma) + 1,
+        lambda: to_device(_taps(sigma).to(torch.float32), device),
+    )  # fmt: skip

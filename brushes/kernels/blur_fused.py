@@ -21,7 +21,6 @@ import functools
 import torch
 
 from spectropaint.brushes.kernels import triton_math
-from spectropaint.transforms.torch_device import to_device
 
 BLOCK = 128
 """Cells of a row each program sums at once."""
@@ -34,8 +33,8 @@ def available(device: torch.device) -> bool:
 
 def blur(magnitude: torch.Tensor, gaussians, inner) -> torch.Tensor:
     """The magnitudes of the box ``inner`` (rows, columns slices) of ``magnitude`` ``[..., Bm,
-    Tm]`` blurred by the truncated Gaussians ``gaussians`` (bins, frames: each its standard
-    deviation and half-width in cells): ``[..., B, T]``, at least 0."""
+    Tm]`` blurred by the truncated Gaussians ``gaussians`` (bins, frames: each's taps ``[2 h +
+    1]``, float32 on the device): ``[..., B, T]``, at least 0."""
     rows, columns = inner
     *lead, n_rows, width = magnitude.shape
     planes = magnitude.numel() // (n_rows * width)
@@ -49,23 +48,13 @@ def blur(magnitude: torch.Tensor, gaussians, inner) -> torch.Tensor:
         # along bins: the box's rows of that, at least 0
         (along, out, (height, box_width), (rows.start, 0), n_rows, gaussians[0], 1),
     ]
-    for source, target, (out_rows, out_width), (row0, column0), extent, gaussian, down in steps:
-        sigma, half = gaussian
+    for source, target, (out_rows, out_width), (row0, column0), extent, taps, down in steps:
         triton_math.launch(
             _kernel(), (planes * out_rows, -(-out_width // BLOCK)),
-            source, _taps(sigma, half, magnitude.device), target, *source.stride(), half, row0,
-            column0, out_rows, out_width, extent, down, BLOCK=BLOCK, enable_fp_fusion=False,
+            source, taps, target, *source.stride(), len(taps) // 2, row0, column0, out_rows,
+            out_width, extent, down, BLOCK=BLOCK, enable_fp_fusion=False,
         )  # fmt: skip
     return out
-
-
-@functools.cache
-def _taps(sigma: float, half: int, device: torch.device) -> torch.Tensor:
-    """The normalised truncated Gaussian ``[2 half + 1]`` (computed in float64, float32 on
-    ``device``; kept: a brush's strokes use a few)."""
-    offsets = torch.arange(-half, half + 1, dtype=torch.float64)
-    taps = torch.exp(-0.5 * (offsets / sigma) ** 2)
-    return to_device((taps / taps.sum()).to(torch.float32), device)
 
 
 @functools.cache
