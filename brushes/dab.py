@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from spectropaint.brushes import blend_fused, mask_compiled
+from spectropaint.brushes import blend_fused, mask_compiled, plan_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
@@ -411,7 +411,7 @@ class _EventDabs:
         settings = state.settings
         size = settings.size_at(dabs.pressure)
         reach = _columns(state.plane.radius[0] * size, state.plane.radius[1] * size)
-        weight = np.broadcast_to(settings.weight_at(dabs.pressure), len(dabs))
+        weight = settings.weight_at(dabs.pressure)  # (an array: the pressures')
         at = _columns(dabs.x, dabs.y)
         return cls(at, reach, _columns(dabs.step_x, dabs.step_y), weight)
 
@@ -442,7 +442,8 @@ def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _Event
         (stroke,), (block,) = strokes, grids
         boxes = dab_boxes(at, reach, n_bins=block.n_bins, n_frames=block.n_frames)
         keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
-        radius = np.broadcast_to(np.asarray(state.plane.radius, dtype=np.float64), at.shape)
+        radius = np.empty_like(at)
+        radius[:] = state.plane.radius
         fields = (boxes, at, reach, weight, radius, dabs.step, at, None)
         return [_keep(state, stroke, keep, *fields)]
     # along frequency: the same for every block of the family
@@ -628,10 +629,6 @@ def _paired(state: StrokeState, family: BlockFamily, found: list[_BlockDabs]) ->
     return limits[0] == limits[1]
 
 
-_LOOK_AHEAD = 512
-"""Dabs :func:`_groups` weighs at once for joining a group (more when they all join)."""
-
-
 def _groups(
     dabs: _BlockDabs, limit: int = FUSE_BOX, *, by_radius: bool = False, owners: bool = True
 ) -> list[tuple[int, int]]:
@@ -640,8 +637,8 @@ def _groups(
 
     Greedy, as adding the dabs one by one would be: a group takes the next dab while the joint
     box with it holds at most :data:`FUSE_SLACK` times their cells and at most ``limit`` cells,
-    and its cells times their count stay within :data:`FUSE_CELLS`; the running bounds are
-    computed as arrays. Without ``owners`` (a local brush: no map of which dab last holds each
+    and its cells times their count stay within :data:`FUSE_CELLS`, in one compiled loop
+    (:mod:`.plan_compiled`). Without ``owners`` (a local brush: no map of which dab last holds each
     cell is made), it is the tallest dab's height times the widest one's width times their count
     (the masks' size) that stays within :data:`FUSE_CELLS`.
     """
@@ -657,47 +654,9 @@ def _groups(
         runs = itertools.pairwise([0, *change.tolist(), n_dabs])
     else:
         runs = [(0, n_dabs)]
-    boxes = dabs.boxes
-    areas = (boxes[:, 1] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 2])
-    groups = []
-    for run_start, run_stop in runs:
-        start = run_start
-        while start < run_stop:
-            stop = _group_end(boxes, areas, start, run_stop, limit, owners)
-            groups.append((start, stop))
-            start = stop
-    return groups
-
-
-def _group_end(
-    boxes: np.ndarray, areas: np.ndarray, start: int, stop: int, limit: int, owners: bool = True
-) -> int:
-    """Where the group beginning at dab ``start`` ends (at most ``stop``): see :func:`_groups`."""
-    low_bin, high_bin, low_frame, high_frame = boxes[start]
-    cells = int(areas[start])
-    tallest, widest = high_bin - low_bin, high_frame - low_frame
-    end = start + 1
-    while end < stop:
-        ahead = slice(end, min(stop, end + _LOOK_AHEAD))
-        part = boxes[ahead]
-        bin0 = np.minimum(np.minimum.accumulate(part[:, 0]), low_bin)
-        bin1 = np.maximum(np.maximum.accumulate(part[:, 1]), high_bin)
-        frame0 = np.minimum(np.minimum.accumulate(part[:, 2]), low_frame)
-        frame1 = np.maximum(np.maximum.accumulate(part[:, 3]), high_frame)
-        joint = (bin1 - bin0) * (frame1 - frame0)
-        covered = cells + np.cumsum(areas[ahead])
-        count = np.arange(end - start + 1, end - start + 1 + len(part))
-        heights = np.maximum(np.maximum.accumulate(part[:, 1] - part[:, 0]), tallest)
-        widths = np.maximum(np.maximum.accumulate(part[:, 3] - part[:, 2]), widest)
-        each = joint if owners else heights * widths
-        fits = (joint <= FUSE_SLACK * covered) & (joint <= limit) & (each * count <= FUSE_CELLS)
-        if not fits.all():
-            return end + int(np.argmin(fits))
-        low_bin, high_bin, low_frame, high_frame = bin0[-1], bin1[-1], frame0[-1], frame1[-1]
-        tallest, widest = heights[-1], widths[-1]
-        cells = int(covered[-1])
-        end = ahead.stop
-    return end
+    return plan_compiled.group_bounds(
+        dabs.boxes, list(runs), limit, slack=FUSE_SLACK, most_cells=FUSE_CELLS, owners=owners
+    )
 
 
 @dataclass(frozen=True)
@@ -957,28 +916,6 @@ class _Cells:
     in_rows: np.ndarray
 
 
-def _cells(group: _BlockDabs, box: Region, *, windows: bool = False) -> _Cells:
-    """Where ``group``'s dabs lie in their joint ``box`` (see :class:`_Cells`)."""
-    n_bins, n_frames = box.shape
-    spans = group.boxes[:, [2, 3, 0, 1]] - (box.frame0, box.frame0, box.bin0, box.bin0)
-    widths, heights = spans[:, 1] - spans[:, 0], spans[:, 3] - spans[:, 2]
-    width, height = int(widths.max()), int(heights.max())
-    first_column, first_row = spans[:, :1], spans[:, 2:3]
-    steps_across, steps_down = np.arange(width), np.arange(height)
-    if windows:  # the block lies in the joint box, and holds the dab's box
-        first_column = np.minimum(first_column, n_frames - width)
-        first_row = np.minimum(first_row, n_bins - height)
-    columns = first_column + steps_across  # [K, W]
-    rows = first_row + steps_down  # [K, H]
-    if windows:
-        in_columns = (columns >= spans[:, :1]) & (columns < spans[:, 1:2])
-        in_rows = (rows >= spans[:, 2:3]) & (rows < spans[:, 3:4])
-    else:  # the block begins where the box does
-        in_columns, in_rows = steps_across < widths[:, None], steps_down < heights[:, None]
-    columns, rows = np.minimum(columns, n_frames - 1), np.minimum(rows, n_bins - 1)
-    return _Cells(spans, columns, rows, in_columns, in_rows)
-
-
 def _distances(
     stroke: BlockStroke,
     group: _BlockDabs,
@@ -1000,15 +937,11 @@ def _host_distances(stroke: BlockStroke, group: _BlockDabs, box: Region, *, wind
     is exactly 0), their ``columns`` ``[K, W]`` and ``rows`` ``[K, H]`` in the joint ``box``; and
     the :class:`_Cells` (``windows``: see there)."""
     axes = stroke.axes
-    at, reach = group.at, group.reach
-    cells = _cells(group, box, windows=windows)
-    columns, rows, in_columns, in_rows = cells.columns, cells.rows, cells.in_columns, cells.in_rows
-    frame_x = axes.x_offset + axes.x_scale * (box.frame0 + columns).astype(np.float64)
-    band_y = np.asarray(axes.y, dtype=np.float64)[box.bin0 + rows]
-    # outside its box a dab's distance is 2 radii: its weight there is exactly 0
-    u = np.where(in_columns, (frame_x - at[:, :1]) / reach[:, :1], 2.0)
-    v = np.where(in_rows, (band_y - at[:, 1:]) / reach[:, 1:], 2.0)
-    return u, v, columns, rows, cells
+    spans, columns, rows, in_columns, in_rows, u, v = plan_compiled.cells_and_distances(
+        group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape, axes.x_offset,
+        axes.x_scale, axes.y, windows=windows,
+    )  # fmt: skip
+    return u, v, columns, rows, _Cells(spans, columns, rows, in_columns, in_rows)
 
 
 def _nearest_weight(

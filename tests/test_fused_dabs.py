@@ -211,8 +211,7 @@ def test_a_group_s_box_and_masks_stay_within_their_budgets(limit):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_groups_are_those_of_adding_dabs_one_by_one(seed):
-    """Random walks of dabs (runs longer than the look-ahead among them), with clone offsets and
-    radii that change along the way."""
+    """Random walks of 1500 dabs, with clone offsets and radii that change along the way."""
     rng = np.random.default_rng(seed)
     n = 1500
     frames = np.cumsum(rng.integers(-3, 9, n))

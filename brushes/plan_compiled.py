@@ -1,0 +1,166 @@
+"""The host's planning of an event's dabs in compiled loops: which dabs join a group, and where
+each dab's cells lie in its group's joint box with their distances from its centre.
+
+Each is a dozen numpy operations on arrays of a few dozen values where it is written as arrays:
+some microseconds of dispatch apiece, and together a good part of a small brush's event on a
+2-core CPU, more on a GPU's host, whose device waits on them. Here each is one call of a loop
+compiled by Numba, computing the same numbers in the same order (integer bounds, and float64
+distances by the same operations as numpy's, without fast-math).
+
+Used wherever Numba imports, whatever :data:`~.kernels.compiled_math.COMPILED_ENV` says (that
+switch sends the brushes' cells through torch; this is the host's planning, the same numbers
+either way). Where Numba does not import, the loops run as plain Python.
+"""
+
+from __future__ import annotations
+
+import functools
+from types import SimpleNamespace
+
+import numpy as np
+
+from spectropaint.brushes.kernels import compiled_math
+
+
+def group_bounds(
+    boxes: np.ndarray,
+    runs: list[tuple[int, int]],
+    limit: int,
+    *,
+    slack: float,
+    most_cells: int,
+    owners: bool,
+) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each group of consecutive dabs, within each run of ``runs``, greedily:
+    a group takes the next dab while the joint box with it holds at most ``slack`` times the cells
+    of their own boxes (``boxes`` ``[K, 4]``: ``bin0, bin1, frame0, frame1``) and at most ``limit``
+    cells, and its cells (``owners``) or the tallest dab's height times the widest one's width
+    (without) times the dabs stay within ``most_cells``."""
+    firsts = np.array([run[0] for run in runs], dtype=np.int64)
+    lasts = np.array([run[1] for run in runs], dtype=np.int64)
+    bounds = np.empty((len(boxes), 2), dtype=np.int64)
+    count = _loops().bounds(
+        np.ascontiguousarray(boxes, dtype=np.int64), firsts, lasts, limit, float(slack),
+        most_cells, owners, bounds,
+    )  # fmt: skip
+    return [(start, stop) for start, stop in bounds[:count].tolist()]
+
+
+def cells_and_distances(
+    boxes: np.ndarray,
+    at: np.ndarray,
+    reach: np.ndarray,
+    corner: tuple[int, int],
+    shape: tuple[int, int],
+    x_offset: float,
+    x_scale: float,
+    y: np.ndarray,
+    *,
+    windows: bool,
+):
+    """Where each dab's block of the tallest and widest box's size lies in the joint box (of
+    ``shape`` ``(B, T)``, its first cell at ``corner`` ``(bin, frame)``), and each dab's distances
+    from its centre in radii along those columns and rows.
+
+    Returns ``spans`` ``[K, 4]`` (each dab's box in the joint box's cells: frame0, frame1, bin0,
+    bin1), ``columns`` ``[K, W]`` and ``rows`` ``[K, H]`` (at the box's top left, clamped into the
+    joint box past it; or, with ``windows``, moved so that the block lies in the joint box),
+    ``in_columns`` and ``in_rows`` (those inside the dab's box), and ``u`` ``[K, W]``, ``v``
+    ``[K, H]`` (2 outside the dab's box, where its weight is exactly 0). A frame's position is
+    ``x_offset + x_scale * frame``, a bin's ``y[bin]``."""
+    n_dabs = len(boxes)
+    boxes = np.ascontiguousarray(boxes, dtype=np.int64)
+    width = int((boxes[:, 3] - boxes[:, 2]).max())
+    height = int((boxes[:, 1] - boxes[:, 0]).max())
+    spans = np.empty((n_dabs, 4), dtype=np.int64)
+    columns = np.empty((n_dabs, width), dtype=np.int64)
+    rows = np.empty((n_dabs, height), dtype=np.int64)
+    in_columns = np.empty((n_dabs, width), dtype=np.bool_)
+    in_rows = np.empty((n_dabs, height), dtype=np.bool_)
+    u = np.empty((n_dabs, width))
+    v = np.empty((n_dabs, height))
+    _loops().distances(
+        boxes, np.ascontiguousarray(at, dtype=np.float64),
+        np.ascontiguousarray(reach, dtype=np.float64), corner[0], corner[1], shape[0], shape[1],
+        float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64), windows,
+        spans, columns, rows, in_columns, in_rows, u, v,
+    )  # fmt: skip
+    return spans, columns, rows, in_columns, in_rows, u, v
+
+
+def _plain_bounds(boxes, firsts, lasts, limit, slack, most_cells, owners, bounds):
+    """:func:`group_bounds`' loop: each group's start and stop into ``bounds``; how many groups
+    there are."""
+    count = 0
+    for run in range(len(firsts)):
+        start, end_of_run = firsts[run], lasts[run]
+        while start < end_of_run:
+            low_bin, high_bin = boxes[start, 0], boxes[start, 1]
+            low_frame, high_frame = boxes[start, 2], boxes[start, 3]
+            tallest, widest = high_bin - low_bin, high_frame - low_frame
+            cells = tallest * widest
+            end = start + 1
+            while end < end_of_run:
+                bin0, bin1 = boxes[end, 0], boxes[end, 1]
+                frame0, frame1 = boxes[end, 2], boxes[end, 3]
+                low_bin, high_bin = min(low_bin, bin0), max(high_bin, bin1)
+                low_frame, high_frame = min(low_frame, frame0), max(high_frame, frame1)
+                tallest, widest = max(tallest, bin1 - bin0), max(widest, frame1 - frame0)
+                cells += (bin1 - bin0) * (frame1 - frame0)
+                joint = (high_bin - low_bin) * (high_frame - low_frame)
+                each = joint if owners else tallest * widest
+                if not (
+                    joint <= slack * cells
+                    and joint <= limit
+                    and each * (end - start + 1) <= most_cells
+                ):
+                    break
+                end += 1
+            bounds[count, 0], bounds[count, 1] = start, end
+            count += 1
+            start = end
+    return count
+
+
+def _plain_distances(
+    boxes, at, reach, bin0, frame0, n_bins, n_frames, x_offset, x_scale, y, windows,
+    spans, columns, rows, in_columns, in_rows, u, v,
+):  # fmt: skip
+    """:func:`cells_and_distances`' loop, into its arrays."""
+    width, height = columns.shape[1], rows.shape[1]
+    for k in range(boxes.shape[0]):
+        first_frame, last_frame = boxes[k, 2] - frame0, boxes[k, 3] - frame0
+        first_bin, last_bin = boxes[k, 0] - bin0, boxes[k, 1] - bin0
+        spans[k, 0], spans[k, 1], spans[k, 2], spans[k, 3] = (
+            first_frame, last_frame, first_bin, last_bin
+        )  # fmt: skip
+        first_column = min(first_frame, n_frames - width) if windows else first_frame
+        first_row = min(first_bin, n_bins - height) if windows else first_bin
+        centre_x, centre_y = at[k, 0], at[k, 1]
+        reach_x, reach_y = reach[k, 0], reach[k, 1]
+        for step in range(width):
+            column = first_column + step
+            inside = first_frame <= column < last_frame
+            column = min(column, n_frames - 1)
+            columns[k, step], in_columns[k, step] = column, inside
+            frame_x = x_offset + x_scale * np.float64(frame0 + column)
+            u[k, step] = (frame_x - centre_x) / reach_x if inside else 2.0
+        for step in range(height):
+            row = first_row + step
+            inside = first_bin <= row < last_bin
+            row = min(row, n_bins - 1)
+            rows[k, step], in_rows[k, step] = row, inside
+            v[k, step] = (y[bin0 + row] - centre_y) / reach_y if inside else 2.0
+
+
+@functools.cache
+def _loops():
+    """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python."""
+    compiled = compiled_math.numba_module() is not None
+    loops = {"bounds": _plain_bounds, "distances": _plain_distances}
+    if compiled:
+        loops = {
+            name: compiled_math.compile_kernel(function, fastmath=False)
+            for name, function in loops.items()
+        }
+    return SimpleNamespace(**loops)

@@ -1,0 +1,98 @@
+"""The host's planning in compiled loops (:mod:`spectropaint.brushes.plan_compiled`): each dab's
+cells and distances against a reference computed dab by dab from the definitions, and the loops
+run as plain Python (where Numba does not import) against the compiled ones, bit for bit. The
+grouping rule is checked against dabs added one by one in ``test_fused_dabs.py``."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from spectropaint.brushes import plan_compiled
+from spectropaint.brushes.mask import dab_boxes
+
+
+def scattered_dabs(seed: int, n_dabs: int, radius: float):
+    """Dabs inside a 220 x 320 grid (a few past its edges), their boxes and their joint box's
+    corner and shape."""
+    rng = np.random.default_rng(seed)
+    at = np.stack([rng.uniform(-3, 323, n_dabs), rng.uniform(-3, 223, n_dabs)], axis=1)
+    reach = rng.uniform(0.6, radius, (n_dabs, 2))
+    boxes = dab_boxes(at, reach, n_bins=220, n_frames=320)
+    keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
+    boxes, at, reach = boxes[keep], at[keep], reach[keep]
+    corner = (int(boxes[:, 0].min()), int(boxes[:, 2].min()))
+    shape = (int(boxes[:, 1].max()) - corner[0], int(boxes[:, 3].max()) - corner[1])
+    return boxes, at, reach, corner, shape
+
+
+def reference(boxes, at, reach, corner, shape, x_offset, x_scale, y, windows):
+    """Each dab alone: its block of the widest and tallest size, placed at its box's top left (or
+    moved into the joint box), each cell's distance from the definitions."""
+    width = int((boxes[:, 3] - boxes[:, 2]).max())
+    height = int((boxes[:, 1] - boxes[:, 0]).max())
+    out = {name: [] for name in ("spans", "columns", "rows", "in_columns", "in_rows", "u", "v")}
+    for (bin0, bin1, frame0, frame1), (x, y_at), (rx, ry) in zip(boxes, at, reach, strict=True):
+        span = [frame0 - corner[1], frame1 - corner[1], bin0 - corner[0], bin1 - corner[0]]
+        first_column, first_row = span[0], span[2]
+        if windows:
+            first_column = min(first_column, shape[1] - width)
+            first_row = min(first_row, shape[0] - height)
+        columns = [first_column + step for step in range(width)]
+        rows = [first_row + step for step in range(height)]
+        in_columns = [span[0] <= c < span[1] for c in columns]
+        in_rows = [span[2] <= r < span[3] for r in rows]
+        columns = [min(c, shape[1] - 1) for c in columns]
+        rows = [min(r, shape[0] - 1) for r in rows]
+        u = [(x_offset + x_scale * float(corner[1] + c) - x) / rx if inside else 2.0
+             for c, inside in zip(columns, in_columns, strict=True)]  # fmt: skip
+        v = [(y[corner[0] + r] - y_at) / ry if inside else 2.0
+             for r, inside in zip(rows, in_rows, strict=True)]  # fmt: skip
+        for name, values in zip(out, (span, columns, rows, in_columns, in_rows, u, v), strict=True):
+            out[name].append(values)
+    return [np.array(values) for values in out.values()]
+
+
+@pytest.mark.parametrize("windows", [False, True])
+@pytest.mark.parametrize(("seed", "n_dabs", "radius"), [(0, 1, 9.0), (1, 12, 9.0), (2, 40, 30.0)])
+def test_each_dab_s_cells_and_distances_are_those_of_the_definitions(seed, n_dabs, radius, windows):
+    boxes, at, reach, corner, shape = scattered_dabs(seed, n_dabs, radius)
+    rng = np.random.default_rng(seed + 10)
+    bands = np.sort(rng.uniform(0, 500, 220))  # bands unevenly spaced, as an NSGT's
+    for x_offset, x_scale, y in [(0.0, 1.0, np.arange(220.0)), (0.37, 1.6, bands)]:
+        found = plan_compiled.cells_and_distances(
+            boxes, at, reach, corner, shape, x_offset, x_scale, y, windows=windows
+        )
+        want = reference(boxes, at, reach, corner, shape, x_offset, x_scale, y, windows)
+        for got, expected in zip(found, want, strict=True):
+            assert got.shape == expected.shape
+            np.testing.assert_array_equal(got, expected)  # bit for bit: the same operations
+        if x_scale == 1.0:  # (the boxes' own cells: each dab's lie within its radii)
+            u, v = found[-2:]
+            assert np.abs(u[u != 2.0]).max() < 1 and np.abs(v[v != 2.0]).max() < 1
+        if windows:  # each block lies inside the joint box
+            assert found[1].max() < shape[1] and found[2].max() < shape[0]
+
+
+def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
+    boxes, at, reach, corner, shape = scattered_dabs(3, 30, 12.0)
+    y = np.arange(220.0)
+    runs = [(0, 11), (11, len(boxes))]
+    arguments = (boxes, at, reach, corner, shape, 0.5, 1.25, y)
+    compiled = [
+        plan_compiled.cells_and_distances(*arguments, windows=True),
+        plan_compiled.group_bounds(boxes, runs, 900, slack=2.0, most_cells=1 << 22, owners=True),
+    ]
+    plain = SimpleNamespace(
+        bounds=plan_compiled._plain_bounds, distances=plan_compiled._plain_distances
+    )
+    assert plan_compiled._loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
+    monkeypatch.setattr(plan_compiled, "_loops", lambda: plain)
+    by_python = [
+        plan_compiled.cells_and_distances(*arguments, windows=True),
+        plan_compiled.group_bounds(boxes, runs, 900, slack=2.0, most_cells=1 << 22, owners=True),
+    ]
+    for got, expected in zip(by_python[0], compiled[0], strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert by_python[1] == compiled[1]
+    assert len(compiled[1]) > 2 and compiled[1][1][0] <= 11 <= compiled[1][-1][0]  # both runs
