@@ -213,6 +213,8 @@ class DabSpacer:
         if forward is None:
             return None
         f0, f1 = forward
+        if f0 == 0.0 and f1 == 1.0:  # (the whole segment: most of a stroke's)
+            return self._clamped(a), self._clamped(b), False
         g0, g1 = _fractions_inside(b, a, self.box) or (1.0 - f1, 1.0 - f0)
         start = a if f0 == 0.0 else _between(a, b, f0) if f0 <= 0.5 else _between(b, a, g1)
         end = b if f1 == 1.0 else _between(b, a, g0) if g0 <= 0.5 else _between(a, b, f1)
@@ -245,7 +247,9 @@ class DabSpacer:
             along = step if self._last_dab is not None and not entering else 0.0
             count = MAX_DABS_PER_EVENT
         # the distances along the segment, summed one step after another (as a walk would)
-        alongs = np.cumsum(np.concatenate(([along], np.full(count, step))))
+        alongs = np.full(count + 1, step)
+        alongs[0] = along
+        np.cumsum(alongs, out=alongs)
         f = np.minimum(alongs[:count] / length, 1.0)
         if count:
             self._emit(
@@ -276,7 +280,10 @@ class DabSpacer:
 
 def _steps(values: np.ndarray, before: float) -> np.ndarray:
     """``np.diff(values, prepend=before)``, the same numbers in a fifth of the time on a few."""
-    return values - np.concatenate(([before], values[:-1]))
+    steps = np.empty_like(values)
+    steps[0] = values[0] - before
+    np.subtract(values[1:], values[:-1], out=steps[1:])
+    return steps
 
 
 def _fractions_inside(
