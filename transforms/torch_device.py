@@ -153,9 +153,11 @@ def to_device_together(
     copied there in one piece: one copy instead of one an array. The arrays of each type go one
     after another; where types are mixed, the copy is of their bytes, each type's from a multiple
     of 8 bytes (where any type's view may begin), and on the device each type's part is viewed as
-    that type and split."""
+    that type and split. On the CPU, each array's own memory, shared (as :func:`to_device`)."""
     if dtype is not None:
         parts = [part.astype(dtype, copy=False) for part in parts]
+    if device.type == "cpu":  # each array's own memory: nothing to copy
+        return [torch.from_numpy(np.ascontiguousarray(part)) for part in parts]
     kinds: dict[np.dtype, list[int]] = {}
     for index, part in enumerate(parts):
         kinds.setdefault(part.dtype, []).append(index)
