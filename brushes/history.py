@@ -28,6 +28,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
+from spectropaint.brushes.kernels import originals_fused, triton_math
 from spectropaint.brushes.tiles import TILE, TileMap
 from spectropaint.transforms.regions import EMPTY, Region, Regions
 from spectropaint.transforms.torch_device import to_device
@@ -133,6 +134,10 @@ class OpenStep:
         :meth:`record` just gave, before the box is written), read from the document.
         """
         tiles = self._tiles(box.block)
+        if not box.empty and originals_fused.available(self.document.device):
+            gathered = self._gathered(tiles, box, fresh)
+            if gathered is not None:
+                return gathered
         if box.empty or any(key in fresh or key not in tiles.tiles for key in tiles.keys(box)):
             values = read_stacked(self.document, box)
         else:  # kept tiles cover the box: the paste writes every cell
@@ -140,6 +145,26 @@ class OpenStep:
             shape = (2, len(box.channels), *box.shape)
             values = torch.empty(shape, dtype=like.dtype, device=like.device)
         return tiles.paste_into(values, box, skip=fresh)
+
+    def _gathered(self, tiles: TileMap, box: Region, fresh) -> torch.Tensor | None:
+        """:meth:`original`'s values in one launch (:mod:`.kernels.originals_fused`), or None
+        where the box meets too many kept tiles, its channels are not a run, or the kernel
+        cannot run."""
+        side = tiles.tile
+        kept = [
+            (stored, key[0] * side - box.bin0, key[1] * side - box.frame0)
+            for key in tiles.keys(box)
+            if key not in fresh and (stored := tiles.tiles.get(key)) is not None
+        ]
+        cells = self.document.cells(box)
+        if len(kept) > originals_fused.MOST_TILES or cells is None:
+            return None
+        like = cells[0]
+        out = torch.empty((2, len(box.channels), *box.shape), dtype=like.dtype, device=like.device)
+        try:
+            return originals_fused.gather(out, kept, cells)
+        except triton_math.Unavailable:  # (Triton cannot compile here: the paste)
+            return None
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""

@@ -1,0 +1,115 @@
+"""A stroke's original values of a box gathered in one GPU launch (Triton) from the tiles its open
+step keeps and from the document: what :meth:`~spectropaint.brushes.history.OpenStep.original`
+otherwise does by pasting each tile (an allocation, then four slices and a copy a tile).
+
+A small brush's group box meets one to four tiles; on CUDA each paste's operations cost the host
+a launch or a view (some 5 to 20 us each on the H200's host), about nine operations an event. Here
+each cell of the box takes its value from the kept tile that holds it (a tile ``[2, C, h, w]``,
+read through its own shape), or from the document where the tile is fresh (recorded by this
+event: the document still holds its original values). The values are copied, not computed: the
+result equals the paste bit for bit.
+
+Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``, for
+boxes that meet at most :data:`MOST_TILES` kept tiles and whose channels are a run.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from spectropaint.brushes.kernels import triton_math
+
+MOST_TILES = 4
+"""The kept tiles one launch reads (each an argument): a box meeting more is pasted."""
+BLOCK = 512
+"""Cells each program copies."""
+
+
+def available(device: torch.device) -> bool:
+    """Whether a box's original values on ``device`` are gathered by the kernel."""
+    return triton_math.wanted(device)
+
+
+def gather(
+    out: torch.Tensor,
+    tiles: list[tuple[torch.Tensor, int, int]],
+    document: tuple[torch.Tensor, torch.Tensor, int],
+) -> torch.Tensor:
+    """``out`` ``[2, C, B, T]`` (contiguous) filled with each cell's value from the tile of
+    ``tiles`` that holds it (each ``[2, C, h, w]``, contiguous, with its first row and column in
+    the box, which may lie before it), and elsewhere from ``document`` (its magnitude and phase
+    and the index of the box's first cell in them, as :meth:`~spectropaint.transforms.document.
+    Document.cells` gives them); returns ``out``. At most :data:`MOST_TILES` tiles."""
+    _, channels, rows, width = out.shape
+    magnitude, phase, first = document
+    unused = (tiles[0][0] if tiles else out, 0, 0, 0, 0)  # (a tile of no rows: never read)
+    places = [(tile, top, left, tile.shape[-2], tile.shape[-1]) for tile, top, left in tiles]
+    places += [unused] * (MOST_TILES - len(places))
+    cells = out.numel()
+    triton_math.launch(
+        _kernel(), (-(-cells // BLOCK),),
+        out, magnitude, phase, first, *magnitude.stride(), *(value for place in places
+                                                              for value in place),
+        cells, channels, rows, width, BLOCK=BLOCK,
+    )  # fmt: skip
+    return out
+
+
+@functools.cache
+def _kernel():
+    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``); no argument
+    specialised on (:func:`~.triton_math.jit_with`'s ``general``)."""
+    global _from_tile
+    kernel = triton_math.jit_with(_gather_cells, general=True)
+    _from_tile = triton_math.triton().jit(_plain_from_tile)
+    return kernel
+
+
+def _gather_cells(
+    out, magnitude, phase, first, plane_stride, row_stride, column_stride,
+    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+    cells, channels, rows, width, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """The kernel: ``BLOCK`` cells of ``out`` ``[2, C, rows, width]``, each from the first tile
+    whose rows and columns hold it (tile ``i``'s first cell at row ``top_i`` and column
+    ``left_i`` of the box, ``height_i`` x ``width_i`` cells a plane), else from the document's
+    magnitude (part 0) or phase (part 1) at ``first`` and its strides."""
+    cell = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = cell < cells
+    column = cell % width
+    row = (cell // width) % rows
+    plane = cell // (width * rows)  # part * channels + channel
+    value = tl.zeros((BLOCK,), dtype=tl.float32)
+    held = tl.zeros((BLOCK,), dtype=tl.int32)  # (1 once a tile holds the cell)
+    value, held = _from_tile(tile0, top0, left0, height0, width0, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    value, held = _from_tile(tile1, top1, left1, height1, width1, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    value, held = _from_tile(tile2, top2, left2, height2, width2, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    value, held = _from_tile(tile3, top3, left3, height3, width3, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    part = plane // channels
+    at = first + (plane % channels) * plane_stride + row * row_stride + column * column_stride
+    from_document = inside & (held == 0)
+    stored_magnitude = tl.load(magnitude + at, mask=from_document & (part == 0), other=0.0)
+    stored_phase = tl.load(phase + at, mask=from_document & (part == 1), other=0.0)
+    value = tl.where(from_document, tl.where(part == 0, stored_magnitude, stored_phase), value)
+    tl.store(out + cell, value, mask=inside)
+
+
+def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
+    """``value`` where a cell (``plane``, ``row``, ``column`` of the box) lies in ``tile`` (its
+    first cell at ``top``, ``left``; ``height`` x ``width`` a plane) and no earlier tile held it,
+    taken from the tile; and ``held`` marking it."""
+    down = row - top
+    along = column - left
+    here = inside & (held == 0) & (down >= 0) & (down < height) & (along >= 0) & (along < width)
+    found = tl.load(tile + (plane * height + down) * width + along, mask=here, other=0.0)
+    return tl.where(here, found, value), tl.where(here, 1, held)
+
+
+tl = _from_tile = None  # (bound by _kernel)
