@@ -50,16 +50,21 @@ def crossfade(base: torch.Tensor, magnitude: torch.Tensor, phase: torch.Tensor, 
 
 
 def blend_into(base, magnitude, phase, weight, destination, *, owner=None, keeps_phase: bool):
-    """:func:`.blend.blend` written straight into ``destination`` (magnitude and phase views
-    ``[C, B, T]``, the document's cells of the group's box), in one launch: where ``owner``
+    """:func:`.blend.blend` written straight into ``destination`` (the document's magnitude and
+    phase and the index of the group's box's first cell in them, as
+    :meth:`~spectropaint.transforms.document.Document.cells` gives them: the box's cells are
+    read through the tensors' strides from there, with no view made), in one launch: where ``owner``
     (``[B, T]``, bool) is given, only the cells it marks are written (the others keep what they
     hold); a magnitude-only kernel's blend (``keeps_phase``: the linear blend of magnitudes,
     :func:`torch.lerp`'s arithmetic) writes no phase, which the stroke leaves as it was. ``weight``
     is ``[B, T]``."""
-    _launch(base, magnitude, phase, weight, *destination, owner, keeps_phase=keeps_phase)
+    out_magnitude, out_phase, first = destination
+    _launch(base, magnitude, phase, weight, out_magnitude, out_phase, owner,
+            keeps_phase=keeps_phase, first=first)  # fmt: skip
 
 
-def _launch(base, magnitude, phase, weight, out_magnitude, out_phase, owner, *, keeps_phase):
+def _launch(base, magnitude, phase, weight, out_magnitude, out_phase, owner, *, keeps_phase,
+            first=0):  # fmt: skip
     rows, width = magnitude.shape[-2:]
     planes = magnitude.numel() // (rows * width)
     group = planes if weight.dim() == 2 else planes // weight.shape[0]  # planes per weight
@@ -76,7 +81,7 @@ def _launch(base, magnitude, phase, weight, out_magnitude, out_phase, owner, *, 
     triton_math.launch(
         _kernel(), (-(-cells // BLOCK),),
         base, magnitude, phase, weight, owner, out_magnitude, out_phase, base.stride(0),
-        *strides[0], *strides[1], *strides[2], *strides[3], *owner_strides, *strides[4], cells,
+        *strides[0], *strides[1], *strides[2], *strides[3], *owner_strides, first, *strides[4], cells,
         rows, width, group, int(keeps_phase), BLOCK=BLOCK, enable_fp_fusion=False,
     )  # fmt: skip
 
@@ -91,11 +96,11 @@ def _kernel():
 def _blend_cells(
     base, magnitude, phase, weight, owner, out_magnitude, out_phase, part, base_plane, base_row,
     base_column, magnitude_plane, magnitude_row, magnitude_column, phase_plane, phase_row,
-    phase_column, weight_group, weight_row, weight_column, owner_row, owner_column, out_plane,
-    out_row, out_column, cells, rows, width, group, keeps_phase, BLOCK: tl.constexpr,
+    phase_column, weight_group, weight_row, weight_column, owner_row, owner_column, out_first,
+    out_plane, out_row, out_column, cells, rows, width, group, keeps_phase, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel: ``BLOCK`` cells of ``out_magnitude`` and ``out_phase`` ``[planes, rows,
-    width]`` (through their strides) from the same cells of ``base`` (magnitudes, then ``part``
+    width]`` (through their strides, from ``out_first``) from the same cells of ``base`` (magnitudes, then ``part``
     further on the phases), ``magnitude`` and ``phase``, each read through its (plane, row, column)
     strides, ``weight``'s cell of the same row and column in its ``plane // group``-th plane, and
     ``owner``'s (which cells are written). ``keeps_phase``: the magnitudes blended linearly, no
@@ -122,7 +127,7 @@ def _blend_cells(
     written = inside & (tl.load(owner + row * owner_row + column * owner_column, mask=inside,
                                 other=0) != 0)  # fmt: skip
     touched = amount > 0.0
-    at = plane * out_plane + row * out_row + column * out_column
+    at = out_first + plane * out_plane + row * out_row + column * out_column
     if keeps_phase != 0:  # torch.lerp's two forms, by the weight's size
         step = new_magnitude - old_magnitude
         mixed = tl.where(tl.abs(amount) < 0.5, old_magnitude + amount * step,

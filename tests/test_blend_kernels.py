@@ -132,7 +132,7 @@ def test_the_blend_written_into_the_document_equals_torch_s_blend_select_and_wri
     base, magnitude, phase, weight = blend_case(False, GPU, seed=11)
     generator = torch.Generator().manual_seed(12)
     owner = (torch.rand(weight.shape, generator=generator) > 0.25).to(GPU)
-    # the document's block, of which the box is a view (rows 5.., columns 9..)
+    # the document's block: the box lies at rows 5.., columns 9.. of its first two channels
     block = torch.rand((2, 3, 60, 90), generator=generator).to(GPU)
     rows, columns = slice(5, 5 + base.shape[-2]), slice(9, 9 + base.shape[-1])
     want = block.clone()
@@ -141,8 +141,8 @@ def test_the_blend_written_into_the_document_equals_torch_s_blend_select_and_wri
         view = want[part, :2, rows, columns]
         view.copy_(torch.where(owner, blended[part], view))
     got = block.clone()
-    blend_fused.blend_into(base, magnitude, phase, weight,
-                           (got[0, :2, rows, columns], got[1, :2, rows, columns]), owner=owner,
+    first = rows.start * got.stride(2) + columns.start * got.stride(3)  # (channel 0)
+    blend_fused.blend_into(base, magnitude, phase, weight, (got[0], got[1], first), owner=owner,
                            keeps_phase=keeps_phase)  # fmt: skip
     outside = torch.ones(block.shape[1:], dtype=torch.bool, device=GPU)
     outside[:2, rows, columns] = ~owner
@@ -224,7 +224,8 @@ def test_a_compiled_kernel_launched_again_directly_gives_triton_s_result(fused, 
         magnitude = torch.rand((2, rows, columns), generator=generator).to(GPU)
         weight = torch.rand((rows, columns), generator=generator).to(GPU)
         at = (slice(None), slice(seed, seed + rows), slice(2 * seed, 2 * seed + columns))
-        blend_fused.blend_into(base, magnitude, base[1], weight, (block[0][at], block[1][at]),
+        first = seed * block.stride(2) + 2 * seed * block.stride(3)
+        blend_fused.blend_into(base, magnitude, base[1], weight, (block[0], block[1], first),
                                keeps_phase=True)  # fmt: skip
         want = torch.where(weight > 0, base[0].lerp(magnitude, weight), base[0])
         assert (block[0][at] - want).abs().max() < 5e-7

@@ -607,14 +607,21 @@ class Document:
             block.phase[index] = phase.to(block.phase.device, torch.float32)
         self.mark_written(region)
 
-    def cells(self, region: Region) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """Views of magnitude and phase in ``region`` ``[len(channels), bins, frames]``, for a
-        kernel to write in place (then :meth:`mark_written`); None where the channels are not a
-        run (no view holds them)."""
-        block, (channels, bins, frames) = self._box(region)
+    def cells(self, region: Region) -> tuple[torch.Tensor, torch.Tensor, int] | None:
+        """Where ``region``'s cells lie, for a kernel to write them in place (then
+        :meth:`mark_written`): the block's magnitude and phase ``[channels, bins, frames]`` and
+        the index of the region's first cell in their memory (the same strides serve both: no view
+        is made); None where the channels are not a run."""
+        block, (channels, _, _) = self._box(region)
         if not isinstance(channels, slice):
             return None
-        return block.magnitude[channels, bins, frames], block.phase[channels, bins, frames]
+        magnitude = block.magnitude
+        first = (
+            channels.start * magnitude.stride(0)
+            + region.bin0 * magnitude.stride(1)
+            + region.frame0 * magnitude.stride(2)
+        )
+        return magnitude, block.phase, first
 
     def mark_written(self, region: Region) -> None:
         """Mark ``region``'s frames edited, after its cells were written in place (:meth:`cells`)."""
