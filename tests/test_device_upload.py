@@ -22,12 +22,13 @@ def arrays(seed: int) -> list[np.ndarray]:
         rng.integers(-9, 9, size=5, dtype=np.int32),  # 20 bytes
         rng.random((1, 4), dtype=np.float32),  # a second float32 array, after the others
         rng.random((2, 2)) > 0.5,
+        rng.random((3, 5), dtype=np.float32),  # of the first's type and shape: stacked
     ]
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("pick", [[0], [0, 5], [1], list(range(7)), [3, 1, 4, 0]],
-                         ids=["one", "one-type", "bool", "all-types", "mixed-order"])  # fmt: skip
+@pytest.mark.parametrize("pick", [[0], [0, 5], [0, 7], [1], list(range(8)), [3, 1, 4, 0]],
+                         ids=["one", "one-type", "one-shape", "bool", "all-types", "mixed-order"])  # fmt: skip
 def test_each_array_arrives_whole_in_its_type_and_shape(device, pick):
     parts = [arrays(4)[index] for index in pick]
     uploaded = to_device_together(parts, torch.device(device))
