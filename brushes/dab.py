@@ -411,7 +411,7 @@ class _EventDabs:
         settings = state.settings
         size = settings.size_at(dabs.pressure)
         reach = _columns(state.plane.radius[0] * size, state.plane.radius[1] * size)
-        weight = settings.weight_at(dabs.pressure)  # (an array: the pressures')
+        weight = settings.weight_at(dabs.pressure)  # (an array, as the pressures are)
         at = _columns(dabs.x, dabs.y)
         return cls(at, reach, _columns(dabs.step_x, dabs.step_y), weight)
 

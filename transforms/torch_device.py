@@ -169,7 +169,7 @@ def to_device_together(
     for index, part in enumerate(parts):
         kinds.setdefault(part.dtype, []).append(index)
     if len(kinds) == 1 and len(parts) > 1 and all(p.shape == parts[0].shape for p in parts):
-        return list(to_device(np.stack(parts), device).unbind(0))  # (one call apart them)
+        return list(to_device(np.stack(parts), device).unbind(0))  # (one call parts them)
     blocks = [
         np.ascontiguousarray(parts[indices[0]]) if len(indices) == 1
         else np.concatenate([parts[index].ravel() for index in indices])
