@@ -612,16 +612,20 @@ class Document:
         :meth:`mark_written`): the block's magnitude and phase ``[channels, bins, frames]`` and
         the index of the region's first cell in their memory (the same strides serve both: no view
         is made); None where the channels are not a run."""
-        block, (channels, _, _) = self._box(region)
-        if not isinstance(channels, slice):
+        block, channels = self.blocks[region.block], region.channels
+        inside = 0 <= region.bin0 < region.bin1 <= block.n_bins
+        if not (inside and 0 <= region.frame0 < region.frame1 <= block.n_frames and channels):
+            self._box(region)  # (which says why)
+        first = channels[0]
+        if len(channels) > 1 and channels != tuple(range(first, first + len(channels))):
             return None
         magnitude = block.magnitude
-        first = (
-            channels.start * magnitude.stride(0)
+        at = (
+            first * magnitude.stride(0)
             + region.bin0 * magnitude.stride(1)
             + region.frame0 * magnitude.stride(2)
         )
-        return magnitude, block.phase, first
+        return magnitude, block.phase, at
 
     def mark_written(self, region: Region) -> None:
         """Mark ``region``'s frames edited, after its cells were written in place (:meth:`cells`)."""
