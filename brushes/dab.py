@@ -39,7 +39,7 @@ from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant
 from spectropaint.brushes.kernels.select import select
-from spectropaint.brushes.mask import FAR, dab_boxes, mask_from_distances, mask_from_radius
+from spectropaint.brushes.mask import FAR, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
@@ -440,8 +440,8 @@ def _block_dabs(state: StrokeState, strokes: Sequence[BlockStroke], dabs: _Event
     grids = [state.document.blocks[stroke.index] for stroke in strokes]
     if axes.identity:  # the stroke's plane is this block's cells (a family of one)
         (stroke,), (block,) = strokes, grids
-        boxes = dab_boxes(at, reach, n_bins=block.n_bins, n_frames=block.n_frames)
-        keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
+        boxes, keep = plan_compiled.dab_boxes(at, reach, n_bins=block.n_bins,
+                                              n_frames=block.n_frames)  # fmt: skip
         radius = np.empty_like(at)
         radius[:] = state.plane.radius
         fields = (boxes, at, reach, weight, radius, dabs.step, at, None)

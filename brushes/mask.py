@@ -8,33 +8,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from spectropaint.brushes.kernels.phase import constant
 
 FAR = float(1 << 40)
 """Cell indices are clipped to this before they become integers (positions may reach ``1e308``)."""
-
-
-def dab_boxes(at: np.ndarray, reach: np.ndarray, *, n_bins: int, n_frames: int) -> np.ndarray:
-    """The grid cells the ellipses centred on ``at`` ``[K, 2]`` (frames, bins) with radii ``reach``
-    ``[K, 2]`` can cover, clipped (never wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0,
-    frame1`` (empty where ``bin0 >= bin1`` or ``frame0 >= frame1``).
-
-    Cells are at integer positions; a cell is in the box when it lies strictly inside the ellipse's
-    bounding rectangle.
-    """
-    low = np.floor(at - reach) + 1
-    high = np.minimum(np.ceil(at + reach), (n_frames, n_bins))
-    boxes = np.empty((len(at), 4))
-    boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3] = (
-        low[:, 1],
-        high[:, 1],
-        low[:, 0],
-        high[:, 0],
-    )
-    return np.clip(boxes, 0, FAR, out=boxes).astype(np.int64)
 
 
 def mask_from_distances(

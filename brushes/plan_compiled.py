@@ -1,5 +1,7 @@
-"""The host's planning of an event's dabs in compiled loops: which dabs join a group, and where
-each dab's cells lie in its group's joint box with their distances from its centre.
+"""The host's planning of an event's dabs in compiled loops: where the dabs lie along the
+pointer's path, each dab's box of cells, which dabs
+join a group, and where each dab's cells lie in its group's joint box with their distances from
+its centre.
 
 Each is a dozen numpy operations on arrays of a few dozen values where it is written as arrays:
 some microseconds of dispatch apiece, and together a good part of a small brush's event on a
@@ -20,6 +22,40 @@ from types import SimpleNamespace
 import numpy as np
 
 from spectropaint.brushes.kernels import compiled_math
+from spectropaint.brushes.mask import FAR
+
+
+def spaced(
+    count: int, along: float, step: float, length: float, start, end
+) -> tuple[np.ndarray, float]:
+    """``count`` dabs along the segment from event ``start`` to ``end`` (each ``(t, x, y,
+    pressure)``), ``length`` radii long: the first ``along`` radii from its start, then one every
+    ``step`` radii, the distances summed one step after another (as a walk would). Their ``[4,
+    count]`` times, positions and pressures (times from halves: they may be +-1e308), and the
+    distance of the step after the last."""
+    out = np.empty((4, count))
+    after = _loops().spaced(count, along, step, length, *start, *end, out)
+    return out, after
+
+
+def dab_boxes(
+    at: np.ndarray, reach: np.ndarray, *, n_bins: int, n_frames: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The grid cells the ellipses centred on ``at`` ``[K, 2]`` (frames, bins) with radii ``reach``
+    ``[K, 2]`` can cover, clipped (never wrapped): ``[K, 4]`` int64 rows ``bin0, bin1, frame0,
+    frame1``; and whether each is not empty (``bin0 < bin1`` and ``frame0 < frame1``).
+
+    Cells are at integer positions; a cell is in the box when it lies strictly inside the ellipse's
+    bounding rectangle: from ``floor(at - reach) + 1`` to ``ceil(at + reach)`` (exclusive), within
+    the grid, each bound clipped to ``[0, FAR]`` before it becomes an integer (positions may reach
+    ``1e308``)."""
+    boxes = np.empty((len(at), 4), dtype=np.int64)
+    found = np.empty(len(at), dtype=np.bool_)
+    _loops().boxes(
+        np.ascontiguousarray(at, dtype=np.float64), np.ascontiguousarray(reach, dtype=np.float64),
+        n_bins, n_frames, FAR, boxes, found,
+    )  # fmt: skip
+    return boxes, found
 
 
 def group_bounds(
@@ -86,6 +122,29 @@ def cells_and_distances(
         spans, columns, rows, in_columns, in_rows, u, v,
     )  # fmt: skip
     return spans, columns, rows, in_columns, in_rows, u, v
+
+
+def _plain_spaced(count, along, step, length, t0, x0, y0, p0, t1, x1, y1, p1, out):
+    """:func:`spaced`' loop, into ``out``; the distance after the last dab."""
+    half_t0, half_dt = t0 / 2, t1 / 2 - t0 / 2
+    dx, dy, dp = x1 - x0, y1 - y0, p1 - p0
+    for k in range(count):
+        f = min(along / length, 1.0)
+        out[0, k] = 2 * (half_t0 + f * half_dt)
+        out[1, k], out[2, k], out[3, k] = x0 + f * dx, y0 + f * dy, p0 + f * dp
+        along += step
+    return along
+
+
+def _plain_boxes(at, reach, n_bins, n_frames, far, boxes, found):
+    """:func:`dab_boxes`' loop, into ``boxes`` and ``found``."""
+    for k in range(at.shape[0]):
+        for axis, size in ((1, n_bins), (0, n_frames)):
+            low = np.floor(at[k, axis] - reach[k, axis]) + 1.0  # (floats: no integer overflow)
+            high = min(np.ceil(at[k, axis] + reach[k, axis]), np.float64(size))
+            low, high = min(max(low, 0.0), far), min(max(high, 0.0), far)
+            boxes[k, 2 * (1 - axis)], boxes[k, 2 * (1 - axis) + 1] = np.int64(low), np.int64(high)
+        found[k] = boxes[k, 0] < boxes[k, 1] and boxes[k, 2] < boxes[k, 3]
 
 
 def _plain_bounds(boxes, firsts, lasts, limit, slack, most_cells, owners, bounds):
@@ -157,7 +216,12 @@ def _plain_distances(
 def _loops():
     """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python."""
     compiled = compiled_math.numba_module() is not None
-    loops = {"bounds": _plain_bounds, "distances": _plain_distances}
+    loops = {
+        "spaced": _plain_spaced,
+        "boxes": _plain_boxes,
+        "bounds": _plain_bounds,
+        "distances": _plain_distances,
+    }
     if compiled:
         loops = {
             name: compiled_math.compile_kernel(function, fastmath=False)

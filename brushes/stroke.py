@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spectropaint.brushes import plan_compiled
 from spectropaint.brushes.validation import check_number
 
 _EPSILON = 1e-9
@@ -246,20 +247,12 @@ class DabSpacer:
             step = length / MAX_DABS_PER_EVENT
             along = step if self._last_dab is not None and not entering else 0.0
             count = MAX_DABS_PER_EVENT
-        # the distances along the segment, summed one step after another (as a walk would)
-        alongs = np.full(count + 1, step)
-        alongs[0] = along
-        np.cumsum(alongs, out=alongs)
-        f = np.minimum(alongs[:count] / length, 1.0)
+        at, after = plan_compiled.spaced(
+            count, along, step, length, _values(last), _values(event)
+        )  # (the distances summed one step after another, as a walk would)
         if count:
-            self._emit(
-                pieces,
-                2 * (last.t / 2 + f * (event.t / 2 - last.t / 2)),  # times may be ±1e308
-                last.x + f * dx,
-                last.y + f * dy,
-                last.pressure + f * (event.pressure - last.pressure),
-            )
-        self._travelled = min(length - (float(alongs[count]) - step), self.spacing)
+            self._emit(pieces, *at)
+        self._travelled = min(length - (after - step), self.spacing)
 
     def _emit(
         self, pieces: list[Dabs], t: np.ndarray, x: np.ndarray, y: np.ndarray, pressure: np.ndarray
@@ -276,6 +269,10 @@ class DabSpacer:
         if previous is None:  # the stroke's first dab has not moved
             previous = (x[0], y[0])
         pieces.append(Dabs(t, x, y, pressure, _steps(x, previous[0]), _steps(y, previous[1])))
+
+
+def _values(event: InputEvent) -> tuple[float, float, float, float]:
+    return event.t, event.x, event.y, event.pressure
 
 
 def _steps(values: np.ndarray, before: float) -> np.ndarray:

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from spectropaint.brushes import plan_compiled
-from spectropaint.brushes.mask import dab_boxes
 
 
 def scattered_dabs(seed: int, n_dabs: int, radius: float):
@@ -18,8 +17,7 @@ def scattered_dabs(seed: int, n_dabs: int, radius: float):
     rng = np.random.default_rng(seed)
     at = np.stack([rng.uniform(-3, 323, n_dabs), rng.uniform(-3, 223, n_dabs)], axis=1)
     reach = rng.uniform(0.6, radius, (n_dabs, 2))
-    boxes = dab_boxes(at, reach, n_bins=220, n_frames=320)
-    keep = (boxes[:, 0] < boxes[:, 1]) & (boxes[:, 2] < boxes[:, 3])
+    boxes, keep = plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320)
     boxes, at, reach = boxes[keep], at[keep], reach[keep]
     corner = (int(boxes[:, 0].min()), int(boxes[:, 2].min()))
     shape = (int(boxes[:, 1].max()) - corner[0], int(boxes[:, 3].max()) - corner[1])
@@ -79,20 +77,55 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
     y = np.arange(220.0)
     runs = [(0, 11), (11, len(boxes))]
     arguments = (boxes, at, reach, corner, shape, 0.5, 1.25, y)
-    compiled = [
-        plan_compiled.cells_and_distances(*arguments, windows=True),
-        plan_compiled.group_bounds(boxes, runs, 900, slack=2.0, most_cells=1 << 22, owners=True),
-    ]
+    path = (7, 0.3, 0.25, 1.9, (1e300, 2.0, 3.0, 0.2), (-1e300, 40.0, -9.0, 1.0))  # (times ±1e300)
+
+    def each_loop():
+        return [
+            plan_compiled.cells_and_distances(*arguments, windows=True),
+            plan_compiled.group_bounds(
+                boxes, runs, 900, slack=2.0, most_cells=1 << 22, owners=True
+            ),  # fmt: skip
+            plan_compiled.spaced(*path),
+            plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320),
+        ]
+
+    compiled = each_loop()
     plain = SimpleNamespace(
-        bounds=plan_compiled._plain_bounds, distances=plan_compiled._plain_distances
+        bounds=plan_compiled._plain_bounds,
+        distances=plan_compiled._plain_distances,
+        spaced=plan_compiled._plain_spaced,
+        boxes=plan_compiled._plain_boxes,
     )
     assert plan_compiled._loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
     monkeypatch.setattr(plan_compiled, "_loops", lambda: plain)
-    by_python = [
-        plan_compiled.cells_and_distances(*arguments, windows=True),
-        plan_compiled.group_bounds(boxes, runs, 900, slack=2.0, most_cells=1 << 22, owners=True),
-    ]
-    for got, expected in zip(by_python[0], compiled[0], strict=True):
+    by_python = each_loop()
+    for got, expected in [*zip(by_python[0], compiled[0], strict=True),
+                          *zip(by_python[3], compiled[3], strict=True),
+                          (by_python[2][0], compiled[2][0])]:  # fmt: skip
         np.testing.assert_array_equal(got, expected)
     assert by_python[1] == compiled[1]
+    assert by_python[2][1] == compiled[2][1]
+    assert np.isfinite(compiled[2][0]).all()  # (times of halves: no overflow)
     assert len(compiled[1]) > 2 and compiled[1][1][0] <= 11 <= compiled[1][-1][0]  # both runs
+
+
+def test_a_dab_s_box_holds_the_cells_strictly_inside_its_rectangle_within_the_grid():
+    rng = np.random.default_rng(7)
+    at = np.concatenate([rng.uniform(-20, 340, (200, 2)), [[1e300, 5.0], [-1e300, 5.0]]])
+    at[:50] = np.round(at[:50])  # centres on cells, radii a whole number of cells
+    reach = np.concatenate([rng.uniform(0.3, 25, (200, 2)), [[3.0, 3.0], [3.0, 3.0]]])
+    reach[:50] = np.round(reach[:50]) + 1
+    boxes, found = plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320)
+    for (bin0, bin1, frame0, frame1), ok, (x, y), (rx, ry) in zip(boxes, found, at, reach,
+                                                                  strict=True):  # fmt: skip
+        columns = [c for c in range(320) if x - rx < c < x + rx]
+        rows = [r for r in range(220) if y - ry < r < y + ry]
+        assert ok == bool(columns and rows)
+        if ok:
+            assert (frame0, frame1, bin0, bin1) == (
+                columns[0],
+                columns[-1] + 1,
+                rows[0],
+                rows[-1] + 1,
+            )
+    assert found[:200].sum() > 100 and not found[200:].any()  # (far past the grid: no cells)
