@@ -53,7 +53,9 @@ class Region:
             max(self.bin1, other.bin1),
             min(self.frame0, other.frame0),
             max(self.frame1, other.frame1),
-            tuple(sorted(set(self.channels) | set(other.channels))),
+            self.channels
+            if other.channels == self.channels  # (a stroke's boxes: no sets to merge)
+            else tuple(sorted(set(self.channels) | set(other.channels))),
             self.block,
         )
 
