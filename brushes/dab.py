@@ -859,15 +859,12 @@ def _raise_coverage(coverage: TileMap, box: Region, largest):
     the coverage is kept (:func:`_coverage_on_host`)."""
     if isinstance(largest, np.ndarray):
         coverage.ensure(box, lambda tile: np.zeros(tile.shape, dtype=np.float32))
-        covered = coverage.paste_into(np.empty_like(largest), box)
-        np.maximum(covered, largest, out=covered)
+        covered, maximum = np.empty_like(largest), np.maximum
     else:
         coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=largest.device))
-        covered = coverage.paste_into(torch.empty_like(largest), box)
-        torch.maximum(covered, largest, out=covered)
-    # every cell of the box lies in a tile just ensured: the paste wrote them all
-    coverage.scatter(covered, box)
-    return covered
+        covered, maximum = torch.empty_like(largest), torch.maximum
+    # every cell of the box lies in a tile just ensured: the raise writes them all
+    return coverage.raise_to(largest, box, covered, maximum)
 
 
 def _coverage_on_host(state: StrokeState, stroke: BlockStroke) -> bool:
@@ -1148,8 +1145,7 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
     context = _context(
         state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre
     )
-    with torch.inference_mode():  # a kernel is dozens of small operations: less dispatch
-        return kind.kernel(values[0], values[1], mask, params, context)
+    return kind.kernel(values[0], values[1], mask, params, context)
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):
@@ -1217,29 +1213,28 @@ def _apply_dragging(
     # (the fused warp's ramps find their bands and frames themselves)
     axes = not (whole is warp_fused and kind.prepare is not None)
     original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
-    with torch.inference_mode():  # a dab is dozens of small operations: a third less dispatch
-        prepared = None
-        if not axes:
-            with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
-                prepared = warp_ramps_fused.prepare(
-                    original, stroke.band_hz, region, (grid.n_bins, grid.n_frames), hop=grid.hop,
-                    sample_rate=document.sample_rate,
-                )  # fmt: skip
-            if prepared is None:
-                bins, frames = _axes(before, grid, document.device)
-        if kind.prepare is not None and prepared is None:
-            prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
-            prepared = prepare(
-                original, stroke.band_hz[bins], frames[1:], group.params(state.params),
-                hop=grid.hop, sample_rate=document.sample_rate,
+    prepared = None
+    if not axes:
+        with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
+            prepared = warp_ramps_fused.prepare(
+                original, stroke.band_hz, region, (grid.n_bins, grid.n_frames), hop=grid.hop,
+                sample_rate=document.sample_rate,
             )  # fmt: skip
-        frames = None if frames is None else frames[1:]
-        original = original[..., 1:]
-        if whole is not None or (planned and kind.plan is not None and len(group) > 1):
-            _drag_planned(state, stroke, group, box, inside, current, original, prepared)
-        else:
-            _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
-                       prepared)  # fmt: skip
+        if prepared is None:
+            bins, frames = _axes(before, grid, document.device)
+    if kind.prepare is not None and prepared is None:
+        prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
+        prepared = prepare(
+            original, stroke.band_hz[bins], frames[1:], group.params(state.params),
+            hop=grid.hop, sample_rate=document.sample_rate,
+        )  # fmt: skip
+    frames = None if frames is None else frames[1:]
+    original = original[..., 1:]
+    if whole is not None or (planned and kind.plan is not None and len(group) > 1):
+        _drag_planned(state, stroke, group, box, inside, current, original, prepared)
+    else:
+        _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
+                   prepared)  # fmt: skip
     at = (slice(None), *_within(box, inside))
     document.write(box, current[0][at], current[1][at])
     return box

@@ -196,7 +196,10 @@ class StrokeSession:
 
         def work() -> Region | Regions:
             self.state.follow(self.document.device)
-            return apply_dabs(self.state, dabs, fuse=self.fuse, pair=self.pair, done=done)
+            # an event is dozens of small torch calls: each dispatches faster without autograd's
+            # bookkeeping (what they make is read, or written only under this mode, later)
+            with torch.inference_mode():
+                return apply_dabs(self.state, dabs, fuse=self.fuse, pair=self.pair, done=done)
 
         return work
 

@@ -98,7 +98,12 @@ class TileMap:
             out[(..., *in_box)] = stored[(..., *in_tile)]
         return out
 
-    def scatter(self, values: torch.Tensor, box: Region) -> None:
-        """Write ``values`` (covering ``box``) into the stored tiles it meets (tiles must exist)."""
+    def raise_to(self, values, box: Region, out, maximum):
+        """Raise the stored tiles ``box`` meets to ``values`` (covering ``box``) where they are
+        lower, in place (``maximum``: numpy's or torch's, as the tiles are), and copy the raised
+        values into ``out`` (covering ``box``); returns ``out``. One pass over the tiles."""
         for stored, in_tile, in_box in self._overlaps(box):
-            stored[(..., *in_tile)] = values[(..., *in_box)]
+            part = stored[(..., *in_tile)]
+            maximum(part, values[(..., *in_box)], out=part)
+            out[(..., *in_box)] = part
+        return out
