@@ -26,15 +26,19 @@ from spectropaint.brushes.mask import FAR
 
 
 def spaced(
-    count: int, along: float, step: float, length: float, start, end
+    count: int, along: float, step: float, length: float, start, end, before
 ) -> tuple[np.ndarray, float]:
     """``count`` dabs along the segment from event ``start`` to ``end`` (each ``(t, x, y,
     pressure)``), ``length`` radii long: the first ``along`` radii from its start, then one every
-    ``step`` radii, the distances summed one step after another (as a walk would). Their ``[4,
-    count]`` times, positions and pressures (times from halves: they may be +-1e308), and the
-    distance of the step after the last."""
-    out = np.empty((4, count))
-    after = _loops().spaced(count, along, step, length, *start, *end, out)
+    ``step`` radii, the distances summed one step after another (as a walk would). Their ``[6,
+    count]`` times, positions, pressures and steps in x and y since the dab before (from
+    ``before``, the last dab's ``(x, y)``; None: the first has not moved), times from halves (they
+    may be +-1e308); and the distance of the step after the last."""
+    out = np.empty((6, count))
+    moved = before is not None
+    after = _loops().spaced(
+        count, along, step, length, *start, *end, moved, *(before if moved else (0.0, 0.0)), out
+    )
     return out, after
 
 
@@ -124,7 +128,9 @@ def cells_and_distances(
     return spans, columns, rows, in_columns, in_rows, u, v
 
 
-def _plain_spaced(count, along, step, length, t0, x0, y0, p0, t1, x1, y1, p1, out):
+def _plain_spaced(
+    count, along, step, length, t0, x0, y0, p0, t1, x1, y1, p1, moved, before_x, before_y, out
+):  # fmt: skip
     """:func:`spaced`' loop, into ``out``; the distance after the last dab."""
     half_t0, half_dt = t0 / 2, t1 / 2 - t0 / 2
     dx, dy, dp = x1 - x0, y1 - y0, p1 - p0
@@ -133,6 +139,11 @@ def _plain_spaced(count, along, step, length, t0, x0, y0, p0, t1, x1, y1, p1, ou
         out[0, k] = 2 * (half_t0 + f * half_dt)
         out[1, k], out[2, k], out[3, k] = x0 + f * dx, y0 + f * dy, p0 + f * dp
         along += step
+        if k > 0:
+            before_x, before_y = out[1, k - 1], out[2, k - 1]
+        elif not moved:
+            before_x, before_y = out[1, 0], out[2, 0]
+        out[4, k], out[5, k] = out[1, k] - before_x, out[2, k] - before_y
     return along
 
 

@@ -178,9 +178,9 @@ class DabSpacer:
         for event in events:
             last, self._last = self._last, event
             if last is None:
-                if self._inside(event.x, event.y):
-                    one = [np.array([value]) for value in (event.t, event.x, event.y)]
-                    self._emit(pieces, *one, np.array([event.pressure]))
+                if self._inside(event.x, event.y):  # (the stroke's first dab has not moved)
+                    one = [np.array([value]) for value in _values(event)]
+                    self._emit(pieces, *one, np.zeros(1), np.zeros(1))
                 continue
             part = self._clipped(last, event)
             if part is not None:
@@ -247,40 +247,28 @@ class DabSpacer:
             step = length / MAX_DABS_PER_EVENT
             along = step if self._last_dab is not None and not entering else 0.0
             count = MAX_DABS_PER_EVENT
-        at, after = plan_compiled.spaced(
-            count, along, step, length, _values(last), _values(event)
+        dabs, after = plan_compiled.spaced(
+            count, along, step, length, _values(last), _values(event), self._last_dab
         )  # (the distances summed one step after another, as a walk would)
         if count:
-            self._emit(pieces, *at)
+            self._emit(pieces, *dabs)
         self._travelled = min(length - (after - step), self.spacing)
 
-    def _emit(
-        self, pieces: list[Dabs], t: np.ndarray, x: np.ndarray, y: np.ndarray, pressure: np.ndarray
-    ) -> None:
-        """Add dabs at these positions, up to the stroke's limit, with their steps."""
+    def _emit(self, pieces: list[Dabs], *fields: np.ndarray) -> None:
+        """Add dabs (:class:`Dabs`' fields, steps included), up to the stroke's limit."""
         room = max(0, self.max_dabs - self._count)
-        if len(x) > room:
+        if len(fields[1]) > room:
             self.limited = True
-            t, x, y, pressure = t[:room], x[:room], y[:room], pressure[:room]
-        if not len(x):
+            fields = tuple(field[:room] for field in fields)
+        if not len(fields[1]):
             return
-        self._count += len(x)
-        previous, self._last_dab = self._last_dab, (float(x[-1]), float(y[-1]))
-        if previous is None:  # the stroke's first dab has not moved
-            previous = (x[0], y[0])
-        pieces.append(Dabs(t, x, y, pressure, _steps(x, previous[0]), _steps(y, previous[1])))
+        self._count += len(fields[1])
+        self._last_dab = (float(fields[1][-1]), float(fields[2][-1]))
+        pieces.append(Dabs(*fields))
 
 
 def _values(event: InputEvent) -> tuple[float, float, float, float]:
     return event.t, event.x, event.y, event.pressure
-
-
-def _steps(values: np.ndarray, before: float) -> np.ndarray:
-    """``np.diff(values, prepend=before)``, the same numbers in a fifth of the time on a few."""
-    steps = np.empty_like(values)
-    steps[0] = values[0] - before
-    np.subtract(values[1:], values[:-1], out=steps[1:])
-    return steps
 
 
 def _fractions_inside(

@@ -77,7 +77,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
     y = np.arange(220.0)
     runs = [(0, 11), (11, len(boxes))]
     arguments = (boxes, at, reach, corner, shape, 0.5, 1.25, y)
-    path = (7, 0.3, 0.25, 1.9, (1e300, 2.0, 3.0, 0.2), (-1e300, 40.0, -9.0, 1.0))  # (times ±1e300)
+    path = (7, 0.3, 0.25, 1.9, (1e300, 2.0, 3.0, 0.2), (-1e300, 40.0, -9.0, 1.0), (1.5, 2.5))
 
     def each_loop():
         return [
@@ -105,7 +105,10 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
         np.testing.assert_array_equal(got, expected)
     assert by_python[1] == compiled[1]
     assert by_python[2][1] == compiled[2][1]
-    assert np.isfinite(compiled[2][0]).all()  # (times of halves: no overflow)
+    assert np.isfinite(compiled[2][0]).all()  # (times ±1e300 from halves: no overflow)
+    dabs = compiled[2][0]  # each dab's step from the one before, the first's from (1.5, 2.5)
+    np.testing.assert_array_equal(dabs[4], np.diff(dabs[1], prepend=1.5))
+    np.testing.assert_array_equal(dabs[5], np.diff(dabs[2], prepend=2.5))
     assert len(compiled[1]) > 2 and compiled[1][1][0] <= 11 <= compiled[1][-1][0]  # both runs
 
 
