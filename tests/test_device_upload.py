@@ -1,14 +1,18 @@
 """Host arrays uploaded together (:func:`~spectropaint.transforms.torch_device.to_device_together`):
 a stroke's group uploads its weights, owner maps and index arrays in one copy, of mixed types, and
-each must arrive whole, in its own type and shape, in a place of its own."""
+each must arrive whole, in its own type and shape, in a place of its own. The packing of their
+bytes (:func:`~spectropaint.transforms.torch_device.packed_upload`, the GPU's path) is checked on
+the CPU as well."""
 
 import numpy as np
 import pytest
 import torch
 
-from spectropaint.transforms.torch_device import to_device_together
+from spectropaint.transforms.torch_device import packed_upload, to_device_together
 
 DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+UPLOADS = [(device, to_device_together) for device in DEVICES] + [("cpu", packed_upload)]
+"""Each device's upload, and the packing of bytes on the CPU (where the upload shares memory)."""
 
 
 def arrays(seed: int) -> list[np.ndarray]:
@@ -26,12 +30,12 @@ def arrays(seed: int) -> list[np.ndarray]:
     ]
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(("device", "upload"), UPLOADS)
 @pytest.mark.parametrize("pick", [[0], [0, 5], [0, 7], [1], list(range(8)), [3, 1, 4, 0]],
                          ids=["one", "one-type", "one-shape", "bool", "all-types", "mixed-order"])  # fmt: skip
-def test_each_array_arrives_whole_in_its_type_and_shape(device, pick):
+def test_each_array_arrives_whole_in_its_type_and_shape(device, upload, pick):
     parts = [arrays(4)[index] for index in pick]
-    uploaded = to_device_together(parts, torch.device(device))
+    uploaded = upload(parts, torch.device(device))
     assert len(uploaded) == len(parts)
     for part, tensor in zip(parts, uploaded, strict=True):
         assert tensor.device.type == device
@@ -40,11 +44,11 @@ def test_each_array_arrives_whole_in_its_type_and_shape(device, pick):
         np.testing.assert_array_equal(tensor.cpu().numpy(), part)
 
 
-@pytest.mark.parametrize("device", DEVICES)
-def test_the_arrays_do_not_overlap(device):
+@pytest.mark.parametrize(("device", "upload"), UPLOADS)
+def test_the_arrays_do_not_overlap(device, upload):
     parts = arrays(5)
     expected = [part.copy() for part in parts]  # (on the CPU the tensors share the arrays' memory)
-    uploaded = to_device_together(parts, torch.device(device))
+    uploaded = upload(parts, torch.device(device))
     for index, tensor in enumerate(uploaded):
         tensor.zero_()  # (False for the masks)
         for other, (part, kept) in enumerate(zip(expected, uploaded, strict=True)):

@@ -155,55 +155,57 @@ def to_device_together(
     parts: list[np.ndarray], device: torch.device, dtype=None
 ) -> list[torch.Tensor]:
     """Host arrays on ``device`` (as ``dtype`` where given), each in its own shape and type,
-    copied there in one piece: one copy instead of one an array. The arrays of each type go one
-    after another; where types are mixed, the copy is of their bytes, each type's from a multiple
-    of 8 bytes (where any type's view may begin), and on the device each type's part is viewed as
-    that type and split; arrays all of one type and shape go up stacked and are unbound (one call
-    on the device where a split and a view each take one). On the CPU, each array's own memory,
-    shared (as :func:`to_device`)."""
+    copied there in one piece: one copy instead of one an array (:func:`packed_upload`); arrays
+    all of one type and shape go up stacked and are unbound (one call on the device parts them).
+    On the CPU, each array's own memory, shared (as :func:`to_device`)."""
     if dtype is not None:
         parts = [part.astype(dtype, copy=False) for part in parts]
     if device.type == "cpu":  # each array's own memory: nothing to copy
         return [torch.from_numpy(np.ascontiguousarray(part)) for part in parts]
-    kinds: dict[np.dtype, list[int]] = {}
-    for index, part in enumerate(parts):
-        kinds.setdefault(part.dtype, []).append(index)
-    if len(kinds) == 1 and len(parts) > 1 and all(p.shape == parts[0].shape for p in parts):
-        return list(to_device(np.stack(parts), device).unbind(0))  # (one call parts them)
-    blocks = [
-        np.ascontiguousarray(parts[indices[0]]) if len(indices) == 1
-        else np.concatenate([parts[index].ravel() for index in indices])
-        for indices in kinds.values()
-    ]  # fmt: skip
-    if len(blocks) == 1:
-        typed = [to_device(blocks[0], device)]
-    else:
-        sizes = [-(-block.nbytes // 8) * 8 for block in blocks]
-        packed = np.empty(sum(sizes), dtype=np.uint8)
-        for block, start in zip(blocks, itertools.accumulate([0, *sizes]), strict=False):
-            packed[start : start + block.nbytes] = block.view(np.uint8).ravel()
-        pieces = to_device(packed, device).split(sizes)
-        typed = [
-            (piece if block.nbytes == size else piece[: block.nbytes]).view(TORCH_TYPES[kind])
-            for piece, block, size, kind in zip(pieces, blocks, sizes, kinds, strict=True)
-        ]
-    uploaded: list[torch.Tensor | None] = [None] * len(parts)
-    for indices, values in zip(kinds.values(), typed, strict=True):
-        each = (
-            values.split([parts[index].size for index in indices]) if len(indices) > 1 else [values]
+    if len(parts) == 1:
+        return [to_device(parts[0], device)]
+    first = parts[0]
+    if all(part.dtype == first.dtype and part.shape == first.shape for part in parts):
+        return list(to_device(np.stack(parts), device).unbind(0))
+    return packed_upload(parts, device)
+
+
+def packed_upload(parts: list[np.ndarray], device: torch.device) -> list[torch.Tensor]:
+    """Host arrays of any of :data:`TORCH_TYPES` on ``device`` in one copy of their bytes: each
+    placed from a multiple of 8 bytes (where a view of any type may begin) in one host buffer
+    (pinned on CUDA, written by numpy), and on the device seen through a view of the copy as each
+    type present (one call a type) and then its own shape and place (one call an array)."""
+    sizes = [-(-part.nbytes // 8) * 8 for part in parts]
+    starts = list(itertools.accumulate([0, *sizes]))
+    buffer = torch.empty(max(8, starts[-1]), dtype=torch.uint8, pin_memory=device.type == "cuda")
+    host = buffer.numpy()
+    for part, start in zip(parts, starts, strict=False):
+        host[start : start + part.nbytes] = np.ascontiguousarray(part).view(np.uint8).ravel()
+    uploaded = buffer.to(device, non_blocking=True)
+    typed = {kind: uploaded.view(TORCH_TYPES[kind]) for kind in {part.dtype for part in parts}}
+    return [
+        typed[part.dtype].as_strided(
+            part.shape, _contiguous_strides(part.shape), start // part.itemsize
         )
-        for index, piece in zip(indices, each, strict=True):
-            shape = parts[index].shape
-            uploaded[index] = piece if piece.shape == shape else piece.view(shape)
-    return uploaded
+        for part, start in zip(parts, starts, strict=False)
+    ]
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides (in elements) of a C-contiguous array of ``shape``."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 TORCH_TYPES = {
     np.dtype(name): getattr(torch, name)
     for name in ("float32", "float64", "int32", "int64", "uint8")
 } | {np.dtype(np.bool_): torch.bool}
-"""Torch's type of each array type :func:`to_device_together` mixes (and :func:`to_device` writes
-into pinned memory itself)."""
+"""Torch's type of each array type :func:`packed_upload` mixes (and :func:`to_device` writes into
+pinned memory itself)."""
 
 
 PINNED_MOST = 1 << 25
