@@ -794,14 +794,7 @@ def _owners(group: _BlockDabs, spans: np.ndarray, shape: tuple[int, int]):
     """Host arrays ``[B, T]`` of the joint box: the centre bin (block cells) of the last dab whose
     box (``spans``, :class:`_Cells`'s) holds each cell, NaN where none does; which cells some
     dab's box holds; and the last such dab's index (0 where none)."""
-    n_bins, n_frames = shape
-    frames, bins = np.arange(n_frames), np.arange(n_bins)
-    inside = ((bins >= spans[:, 2:3]) & (bins < spans[:, 3:4]))[:, :, None] & (
-        (frames >= spans[:, :1]) & (frames < spans[:, 1:2])
-    )[:, None, :]  # [K, B, T]
-    last = len(group) - 1 - np.argmax(inside[::-1], axis=0)
-    owned = inside.any(axis=0)
-    return np.where(owned, group.centre[:, 1][last], np.nan), owned, np.where(owned, last, 0)
+    return plan_compiled.owners(spans, group.centre[:, 1], shape)
 
 
 @dataclass(frozen=True)
@@ -844,13 +837,10 @@ def _dab_regions(group: _BlockDabs, box: Region, planes: int, last: np.ndarray, 
     for indices, (height, width) in sizes:  # a size's results follow the earlier sizes'
         first[indices] = start + np.arange(len(indices)) * planes * height * width
         start += len(indices) * planes * height * width
-    corners = np.stack((boxes[order, 0] - box.bin0, boxes[order, 2] - box.frame0))
-    n_bins, n_frames = box.shape
-    row = np.arange(n_bins)[:, None] - (boxes[last, 0] - box.bin0)
-    column = np.arange(n_frames)[None, :] - (boxes[last, 2] - box.frame0)
-    within = first[last] + row * widths[last] + column  # [B, T]: the last dab's, first plane
-    cells = within + np.arange(planes)[:, None, None] * (heights * widths)[last]
-    return sizes, corners, np.where(owned, cells, 0)
+    tops, lefts = boxes[:, 0] - box.bin0, boxes[:, 2] - box.frame0
+    cells = plan_compiled.region_cells(last, owned, first, tops, lefts, widths, heights * widths,
+                                       planes)  # fmt: skip
+    return sizes, np.stack((tops[order], lefts[order])), cells
 
 
 def _raise_coverage(coverage: TileMap, box: Region, largest):
@@ -1209,7 +1199,9 @@ def _apply_dragging(
     whole = _whole_group(document.device) if planned and kind.plan is not None else None
     if whole is warp_fused and len(group) == 1 and math.prod(region.shape) > warp_fused.ALONE_CELLS:
         whole = None  # (one program on a wide window is slower than torch's kernel)
-    before = dataclasses.replace(region, frame0=region.frame0 - 1)  # drift needs the frame before
+    # drift needs the frame before
+    before = Region(region.bin0, region.bin1, region.frame0 - 1, region.frame1, region.channels,
+                    region.block)  # fmt: skip
     # (the fused warp's ramps find their bands and frames themselves)
     axes = not (whole is warp_fused and kind.prepare is not None)
     original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
@@ -1231,7 +1223,7 @@ def _apply_dragging(
     frames = None if frames is None else frames[1:]
     original = original[..., 1:]
     if whole is not None or (planned and kind.plan is not None and len(group) > 1):
-        _drag_planned(state, stroke, group, box, inside, current, original, prepared)
+        _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
     else:
         _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
                    prepared)  # fmt: skip
@@ -1270,10 +1262,11 @@ PLAN_CELLS = 1 << 16
 its tensors take some 400 bytes a cell, 26 MB at most."""
 
 
-def _drag_planned(state, stroke, group, box, inside, current, original, prepared):
+def _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole):
     """The group's dabs one after another through the brush's ``plan`` (see
     :func:`_apply_dragging`), each on its window of ``current`` (:class:`DragDabs`), in parts of at
-    most :data:`PLAN_CELLS` window cells planned one after another."""
+    most :data:`PLAN_CELLS` window cells planned one after another (``whole``: the kernel that
+    plans and applies a part in one call, :func:`_whole_group`, or None)."""
     heights = group.boxes[:, 1] - group.boxes[:, 0]
     widths = group.boxes[:, 3] - group.boxes[:, 2]
     start, tallest, widest = 0, 0, 0
@@ -1281,13 +1274,13 @@ def _drag_planned(state, stroke, group, box, inside, current, original, prepared
         tallest, widest = max(tallest, heights[index]), max(widest, widths[index])
         if index > start and (index + 1 - start) * tallest * widest > PLAN_CELLS:
             _drag_part(state, stroke, group.part(start, index), box, inside, current, original,
-                       prepared)  # fmt: skip
+                       prepared, whole)  # fmt: skip
             start, tallest, widest = index, heights[index], widths[index]
     _drag_part(state, stroke, group.part(start, len(group)), box, inside, current, original,
-               prepared)  # fmt: skip
+               prepared, whole)  # fmt: skip
 
 
-def _drag_part(state, stroke, group, box, inside, current, original, prepared):
+def _drag_part(state, stroke, group, box, inside, current, original, prepared, whole):
     """Dabs of a group (in its joint ``box``) through one plan."""
     kind, grid = state.kind, state.document.blocks[stroke.index]
     device = state.document.device
@@ -1311,7 +1304,7 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
         (box.frame0 + spans[:, 0] - margin_frames, box.frame0 + spans[:, 1] + margin_frames,
          grid.n_frames, spans[:, 0], inside.frame0, width + 2 * margin_frames),
     ]  # fmt: skip
-    maps = [_own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
+    maps = [plan_compiled.own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
     rows, columns = cells.rows, cells.columns
     dest = [
         rows - spans[:, 2:3] + margin_bins,
@@ -1337,7 +1330,6 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared):
         outside=~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]),
     )
     params = group.params(state.params)
-    whole = _whole_group(device)
     if whole is not None:
         with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
             whole.apply(current, windows, original, prepared, params)
@@ -1420,27 +1412,6 @@ def drag_windows(plan, current, masks, first_rows, first_columns) -> None:
         window = current[:, :, row : row + height, column : column + width]
         magnitude, phase = plan.dab(index, held, out=blender.phase)
         blender(window, magnitude, phase, each[index], touched[index])
-
-
-def _own_cells(first, stop, n, offset, held, size) -> np.ndarray:
-    """Along one axis, for each dab's own region (cells ``first`` to ``stop`` of a grid of ``n``,
-    beginning ``offset`` cells into the group's region): each of its ``size`` cells' (padded)
-    place in the group's region and in the values held (which begin at cell ``held``),
-    reflected past the grid as :func:`_reflected` would: ``[2, K, size]`` int64."""
-    clipped0, clipped1 = np.maximum(first, 0), np.minimum(stop, n)
-    steps = np.arange(size)
-    into = (
-        clipped0[:, None]
-        - held
-        + _reflect_np(steps + (first - clipped0)[:, None], (clipped1 - clipped0)[:, None])
-    )
-    return np.stack((offset[:, None] + steps, into))
-
-
-def _reflect_np(index: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """:func:`reflect_index` on the host, for per-row lengths ``n``."""
-    index = np.remainder(index, 2 * n)
-    return np.where(index >= n, 2 * n - 1 - index, index)
 
 
 def _reflected(

@@ -128,6 +128,80 @@ def cells_and_distances(
     return spans, columns, rows, in_columns, in_rows, u, v
 
 
+def owners(spans: np.ndarray, centres: np.ndarray, shape: tuple[int, int]):
+    """Which dab last holds each cell of a group's joint box (of ``shape`` ``(B, T)``): host
+    arrays ``[B, T]`` of the centre (``centres`` ``[K]``) of the last dab whose box (``spans``
+    ``[K, 4]``: frame0, frame1, bin0, bin1 in the joint box) holds each cell, NaN where none
+    does; whether some dab's box holds it; and the last such dab's index (0 where none)."""
+    centre = np.empty(shape)
+    owned = np.empty(shape, dtype=np.bool_)
+    last = np.empty(shape, dtype=np.int64)
+    _loops().owners(np.ascontiguousarray(spans, dtype=np.int64),
+                    np.ascontiguousarray(centres, dtype=np.float64), centre, owned, last)  # fmt: skip
+    return centre, owned, last
+
+
+def region_cells(last, owned, first, tops, lefts, widths, areas, planes: int) -> np.ndarray:
+    """Where each cell of a group's joint box finds its result among a whole-box kernel's
+    (:class:`~spectropaint.brushes.dab._DabRegions`' ``cells``): ``[planes, B, T]``, in the
+    results of the last dab whose box holds it (``last``, ``owned``: :func:`owners`'), whose
+    results begin at ``first`` ``[K]`` (its box's ``areas`` a plane, ``widths`` a row, its first
+    row and column ``tops`` and ``lefts`` in the joint box); 0 where none does."""
+    cells = np.empty((planes, *last.shape), dtype=np.int64)
+    _loops().region_cells(last, owned, *(np.ascontiguousarray(values, dtype=np.int64)
+                                         for values in (first, tops, lefts, widths, areas)),
+                          cells)  # fmt: skip
+    return cells
+
+
+def own_cells(first, stop, n: int, offset, held: int, size: int) -> np.ndarray:
+    """Along one axis, for each dab's own region (cells ``first`` to ``stop`` ``[K]`` of a grid of
+    ``n``, beginning ``offset`` ``[K]`` cells into the group's region): each of its ``size``
+    cells' (padded) place in the group's region and in the values held (which begin at cell
+    ``held``), reflected past the grid as :func:`~spectropaint.brushes.dab.reflect_index` would:
+    ``[2, K, size]`` int64."""
+    out = np.empty((2, len(first), size), dtype=np.int64)
+    first, stop, offset = (np.ascontiguousarray(v, dtype=np.int64) for v in (first, stop, offset))
+    _loops().own_cells(first, stop, n, offset, held, out)
+    return out
+
+
+def _plain_own_cells(first, stop, n, offset, held, out):
+    """:func:`own_cells`' loop, into ``out``."""
+    for k in range(first.shape[0]):
+        low, high = max(first[k], 0), min(stop[k], n)
+        length = high - low
+        for step in range(out.shape[2]):
+            index = (step + first[k] - low) % (2 * length)  # (Python's remainder: never negative)
+            index = 2 * length - 1 - index if index >= length else index
+            out[0, k, step], out[1, k, step] = offset[k] + step, low - held + index
+
+
+def _plain_owners(spans, centres, centre, owned, last):
+    """:func:`owners`' loop, into its arrays."""
+    last[:] = -1
+    for k in range(spans.shape[0]):
+        for row in range(spans[k, 2], spans[k, 3]):
+            for column in range(spans[k, 0], spans[k, 1]):
+                last[row, column] = k
+    for row in range(last.shape[0]):
+        for column in range(last.shape[1]):
+            k = last[row, column]
+            owned[row, column] = k >= 0
+            centre[row, column] = centres[k] if k >= 0 else np.nan
+            last[row, column] = max(k, 0)
+
+
+def _plain_region_cells(last, owned, first, tops, lefts, widths, areas, cells):
+    """:func:`region_cells`' loop, into ``cells``."""
+    for row in range(last.shape[0]):
+        for column in range(last.shape[1]):
+            k = last[row, column]
+            within = first[k] + (row - tops[k]) * widths[k] + (column - lefts[k])
+            for plane in range(cells.shape[0]):
+                cells[plane, row, column] = within + plane * areas[k] if owned[row, column] else 0
+
+
 def _plain_spaced(
     count, along, step, length, t0, x0, y0, p0, t1, x1, y1, p1, moved, before_x, before_y, out
 ):  # fmt: skip
@@ -232,6 +306,9 @@ def _loops():
         "boxes": _plain_boxes,
         "bounds": _plain_bounds,
         "distances": _plain_distances,
+        "owners": _plain_owners,
+        "own_cells": _plain_own_cells,
+        "region_cells": _plain_region_cells,
     }
     if compiled:
         loops = {

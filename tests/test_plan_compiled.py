@@ -87,20 +87,27 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
             ),  # fmt: skip
             plan_compiled.spaced(*path),
             plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320),
+            plan_compiled.owners(spans, at[:, 1], shape),
+            plan_compiled.own_cells(boxes[:, 2] - 3, boxes[:, 3] + 3, 320, boxes[:, 2], 1, 20),
         ]
 
+    spans = plan_compiled.cells_and_distances(*arguments, windows=False)[0]
     compiled = each_loop()
     plain = SimpleNamespace(
         bounds=plan_compiled._plain_bounds,
         distances=plan_compiled._plain_distances,
         spaced=plan_compiled._plain_spaced,
         boxes=plan_compiled._plain_boxes,
+        owners=plan_compiled._plain_owners,
+        own_cells=plan_compiled._plain_own_cells,
     )
     assert plan_compiled._loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
     monkeypatch.setattr(plan_compiled, "_loops", lambda: plain)
     by_python = each_loop()
     for got, expected in [*zip(by_python[0], compiled[0], strict=True),
                           *zip(by_python[3], compiled[3], strict=True),
+                          *zip(by_python[4], compiled[4], strict=True),
+                          (by_python[5], compiled[5]),
                           (by_python[2][0], compiled[2][0])]:  # fmt: skip
         np.testing.assert_array_equal(got, expected)
     assert by_python[1] == compiled[1]
@@ -132,3 +139,43 @@ def test_a_dab_s_box_holds_the_cells_strictly_inside_its_rectangle_within_the_gr
                 rows[-1] + 1,
             )
     assert found[:200].sum() > 100 and not found[200:].any()  # (far past the grid: no cells)
+
+
+def test_each_cell_s_last_dab_and_its_place_in_that_dab_s_results():
+    """:func:`owners` and :func:`region_cells` against each cell looked up dab by dab."""
+    rng = np.random.default_rng(11)
+    spans = np.array([[0, 9, 0, 5], [4, 12, 2, 8], [20, 25, 0, 3], [6, 7, 1, 9]])  # f0 f1 b0 b1
+    centres = rng.uniform(0, 50, 4)
+    shape = (10, 26)
+    centre, owned, last = plan_compiled.owners(spans, centres, shape)
+    first, areas = np.array([0, 90, 200, 230]), np.array([45, 48, 15, 8])
+    widths, tops, lefts = spans[:, 1] - spans[:, 0], spans[:, 2], spans[:, 0]
+    cells = plan_compiled.region_cells(last, owned, first, tops, lefts, widths, areas, 3)
+    for row in range(shape[0]):
+        for column in range(shape[1]):
+            holders = [k for k, (f0, f1, b0, b1) in enumerate(spans)
+                       if f0 <= column < f1 and b0 <= row < b1]  # fmt: skip
+            assert owned[row, column] == bool(holders)
+            if not holders:
+                assert np.isnan(centre[row, column]) and last[row, column] == 0
+                assert (cells[:, row, column] == 0).all()
+                continue
+            k = holders[-1]
+            assert last[row, column] == k and centre[row, column] == centres[k]
+            within = first[k] + (row - tops[k]) * widths[k] + column - lefts[k]
+            assert list(cells[:, row, column]) == [within, within + areas[k], within + 2 * areas[k]]
+    assert owned.sum() > 0 and not owned.all()
+
+
+def test_a_dab_s_own_cells_are_its_region_s_reflected_past_the_grid():
+    first, stop, offset = np.array([-3, 4, 8]), np.array([5, 9, 14]), np.array([0, 7, 11])
+    n, held, size = 10, 2, 9
+    out = plan_compiled.own_cells(first, stop, n, offset, held, size)
+    for k in range(3):
+        low, high = max(first[k], 0), min(stop[k], n)
+        for step in range(size):
+            cell = first[k] + step  # its place in the grid, reflected into [low, high)
+            while not low <= cell < high:
+                cell = 2 * low - 1 - cell if cell < low else 2 * high - 1 - cell
+            assert out[0, k, step] == offset[k] + step
+            assert out[1, k, step] == cell - held

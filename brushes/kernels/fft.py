@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Hashable
 
@@ -55,11 +56,17 @@ by a linear convolution on these lengths instead (:func:`fft_filter`)."""
 
 def fast_length(n: int, device: torch.device | None = None) -> int:
     """A length at least ``n`` that the FFT handles quickly: the smallest ``2^a 3^b 5^c``, or on
-    a CUDA ``device`` the smallest power of two (see :data:`GPU_LENGTHS`)."""
+    a CUDA ``device`` the smallest power of two (see :data:`GPU_LENGTHS`); remembered (a filter
+    event asks four times, and the search is some thirty steps)."""
+    return _fast_length(n, device is not None and device.type == "cuda")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fast_length(n: int, power_of_two: bool) -> int:
     best = 1
     while best < n:
         best *= 2
-    if device is not None and device.type == "cuda":
+    if power_of_two:
         return best
     power5 = 1
     while power5 < 2 * n:
