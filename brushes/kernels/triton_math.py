@@ -80,10 +80,10 @@ def launch(kernel, grid: tuple[int, ...], *args, **options) -> None:
         if compiled is None:
             _compiled[types] = kernel[grid](*args, **options)
             return
-        device = triton().runtime.driver.active.get_current_device()
+        driver = _driver()
         constants = [options[name] for name in kernel.arg_names[len(args) :]]
         compiled.run(*grid, *(1,) * (3 - len(grid)),
-                     triton().runtime.driver.active.get_current_stream(device), compiled.function,
+                     driver.get_current_stream(driver.get_current_device()), compiled.function,
                      compiled.packed_metadata, None, None, None, *args, *constants)  # fmt: skip
         return
     try:
@@ -93,6 +93,12 @@ def launch(kernel, grid: tuple[int, ...], *args, **options) -> None:
         log.warning("Triton's kernels are off, torch's path is taken: %s", _failure)
         raise Unavailable(_failure) from error
     _launched.add(kernel)
+
+
+@functools.cache
+def _driver():
+    """Triton's active driver (looked up once: a chain of attributes, twice a launch)."""
+    return triton().runtime.driver.active
 
 
 _compiled: dict = {}
