@@ -1,7 +1,7 @@
 """The host's planning of an event's dabs in compiled loops: where the dabs lie along the
-pointer's path, each dab's box of cells, which dabs
-join a group, and where each dab's cells lie in its group's joint box with their distances from
-its centre.
+pointer's path, each dab's box of cells, which dabs join a group, where each dab's cells lie in its
+group's joint box with their distances from its centre, which dab last holds each cell of the box
+and where that cell finds its result, and warp's own cells of each dab.
 
 Each is a dozen numpy operations on arrays of a few dozen values where it is written as arrays:
 some microseconds of dispatch apiece, and together a good part of a small brush's event on a
@@ -11,7 +11,9 @@ distances by the same operations as numpy's, without fast-math).
 
 Used wherever Numba imports, whatever :data:`~.kernels.compiled_math.COMPILED_ENV` says (that
 switch sends the brushes' cells through torch; this is the host's planning, the same numbers
-either way). Where Numba does not import, the loops run as plain Python.
+either way). Where Numba does not import, the loops run as plain Python. Each loop compiles at its
+first call (kept in Numba's cache on disk); the window's warm-up compiles them all before the
+first stroke (:func:`compile_loops`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,24 @@ import numpy as np
 
 from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.mask import FAR
+
+
+def compile_loops() -> None:
+    """Compile every loop now, on small arrays of the types strokes give them (a second or two on
+    a 2-core machine without Numba's cache on disk, a fraction of that with it), so that no stroke
+    waits for one: the window's warm-up calls this first (:func:`~.warm_up.warm_up_later`)."""
+    at, reach = np.array([[10.5, 20.5], [12.0, 21.0]]), np.full((2, 2), 3.0)
+    spaced(2, 0.0, 0.5, 1.0, (0.0, 1.0, 2.0, 1.0), (1.0, 3.0, 4.0, 1.0), None)
+    boxes, _ = dab_boxes(at, reach, n_bins=64, n_frames=64)
+    group_bounds(boxes, [(0, 2)], 1 << 16, slack=2.0, most_cells=1 << 22, owners=True)
+    corner = (int(boxes[:, 0].min()), int(boxes[:, 2].min()))
+    shape = (int(boxes[:, 1].max()) - corner[0], int(boxes[:, 3].max()) - corner[1])
+    spans = cells_and_distances(boxes, at, reach, corner, shape, 0.0, 1.0, np.arange(64.0),
+                                windows=False)[0]  # fmt: skip
+    _, owned, last = owners(spans, at[:, 1], shape)
+    widths = spans[:, 1] - spans[:, 0]
+    region_cells(last, owned, np.array([0, 100]), spans[:, 2], spans[:, 0], widths, widths * 5, 2)
+    own_cells(spans[:, 2] - 1, spans[:, 3] + 1, 64, spans[:, 2], 0, 8)
 
 
 def spaced(

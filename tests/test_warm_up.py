@@ -1,12 +1,13 @@
 """Warming up the brushes' GPU kernels before the first stroke: every brush is painted once per
 device on a scratch document, a failure is logged and skipped, and the CPU needs only the kernels
-Numba compiles (warp's and the clone's)."""
+Numba compiles (warp's and the clone's); the host's planning loops are compiled first on either."""
 
 import logging
 
 import numpy as np
 import pytest
 
+from spectropaint.brushes import plan_compiled
 from spectropaint.brushes import warm_up as warm_up_module
 from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.registry import BRUSHES
@@ -47,14 +48,17 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     document = Document.from_samples(samples, 44100, device="cpu")
     revision = document.revision
     thread = warm_up_later(document)
-    if not compiled_math.wanted(document.device):  # without Numba: nothing to compile
-        assert thread is None
-        return
     thread.join(timeout=60)
-    assert painted == [((document.device,), {"every_device": True, "brushes": ("clone", "warp")})]
+    if compiled_math.wanted(document.device):
+        assert painted == [((document.device,),
+                            {"every_device": True, "brushes": ("clone", "warp")})]  # fmt: skip
+        spacer = plan_compiled._loops().spaced
+        assert spacer.signatures  # the planning's loops compiled before any stroke
     assert document.revision == revision and not document.is_edited
-    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
-    assert warm_up_later(document) is None
+    painted.clear()
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")  # the brushes' compiled code turned off
+    warm_up_later(document).join(timeout=60)
+    assert painted == []
 
 
 @pytest.mark.gpu
