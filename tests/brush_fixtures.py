@@ -1,5 +1,5 @@
-"""The small noise document the brush tests paint on (16 kHz, n_fft 256, hop 64), and a Triton
-kernel turned on for a test: on a machine without CUDA, through Triton's interpreter on CPU tensors
+"""The small noise document the brush tests paint on (16 kHz, n_fft 256, hop 64), a stroke's
+values on it (:func:`painted_values`), and a Triton kernel turned on for a test: on a machine without CUDA, through Triton's interpreter on CPU tensors
 (``TRITON_INTERPRET=1``, set here before Triton is first imported); with CUDA, compiled, on the GPU
 (:data:`GPU`)."""
 
@@ -10,6 +10,10 @@ import numpy as np
 import pytest
 import torch
 
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.history import History
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
 
@@ -25,6 +29,29 @@ def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
     return Document.from_samples(
         samples, RATE, settings=STFTSettings(n_fft=256, hop=64), device=device
     )
+
+
+def painted_values(
+    document, brush: str, params: dict, *, radii=(5, 4), events=12, start=(100.0, 30.0),
+    step=(3.3, 0.8),
+) -> torch.Tensor:  # fmt: skip
+    """The document's values ``[2, C, B, T]`` after a stroke of ``brush`` (then undone, checked
+    to restore them exactly): ``events`` moves 1/60 s apart from ``start`` by ``step`` (frames,
+    bins) each, of a brush of ``radii`` (frames, bins), dabs fused a few an event."""
+    history = History(document)
+    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    settings = BrushSettings(radius_frames=radii[0], radius_bins=radii[1], hardness=0.5,
+                             spacing=0.25)  # fmt: skip
+    stroke = StrokeSession(document, brush, settings, params=params, history=history)
+    for i in range(events):
+        at = (start[0] + step[0] * i, start[1] + step[1] * i)
+        stroke.add_events([InputEvent(i / 60, *at, 0.8)])
+    stroke.end()
+    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    history.undo()
+    after = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
+    assert torch.equal(after, before)
+    return values
 
 
 @contextmanager

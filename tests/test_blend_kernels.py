@@ -13,15 +13,11 @@ import math
 
 import pytest
 import torch
-from brush_fixtures import GPU, NoCompiler, small_document, triton_fixture
+from brush_fixtures import GPU, NoCompiler, painted_values, small_document, triton_fixture
 
 from spectropaint.brushes import blend_compiled, blend_fused
 from spectropaint.brushes.blend import blend
-from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import compiled_math, pen_fused, triton_math
-from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import InputEvent
 
 fused = triton_fixture(blend_fused)
 
@@ -162,23 +158,6 @@ def torch_blend_kept(monkeypatch, base, magnitude, phase, weight, keeps_phase):
         return blend(base, magnitude, phase, weight, keeps_phase=keeps_phase)
 
 
-def painted(document, brush: str, params: dict) -> torch.Tensor:
-    """The document's values after a stroke of ``brush`` (then undone, checked to restore them
-    exactly): a drag of 12 events across 40 frames, dabs fused a few an event."""
-    history = History(document)
-    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
-    settings = BrushSettings(radius_frames=5, radius_bins=4, hardness=0.5, spacing=0.25)
-    stroke = StrokeSession(document, brush, settings, params=params, history=history)
-    for i in range(12):
-        stroke.add_events([InputEvent(i / 60, 100.0 + 3.3 * i, 30.0 + 0.8 * i, 0.8)])
-    stroke.end()
-    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
-    history.undo()
-    after = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
-    assert torch.equal(after, before)
-    return values
-
-
 STROKES = [
     pytest.param("gain", {"gain_db": -12.0}, id="gain"),  # magnitude-only, one owner a cell
     pytest.param("filter", {}, id="filter"),  # magnitude-only, cells no dab's box holds
@@ -195,10 +174,10 @@ def test_a_stroke_blended_into_the_document_equals_torch_s(fused, monkeypatch, b
     real = blend_fused.blend_into
     monkeypatch.setattr(blend_fused, "blend_into",
                         lambda *args, **kwargs: written.append(1) or real(*args, **kwargs))  # fmt: skip
-    got = painted(document, brush, params)
+    got = painted_values(document, brush, params)
     assert len(written) >= 12  # every group went through it
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
-    want = painted(document, brush, params)
+    want = painted_values(document, brush, params)
     changed = torch.polar(want[0].double(), want[1].double()) - torch.polar(
         start[0].double(), start[1].double()
     )

@@ -11,15 +11,11 @@ import numpy as np
 import pytest
 import scipy.ndimage
 import torch
-from brush_fixtures import GPU, small_document, triton_fixture
+from brush_fixtures import GPU, painted_values, small_document, triton_fixture
 
-from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import blur_fused, compiled_math
 from spectropaint.brushes.kernels.blur import BlurParams, blur, support
 from spectropaint.brushes.kernels.context import DabContext
-from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import InputEvent
 
 fused = triton_fixture(blur_fused)
 
@@ -86,18 +82,8 @@ def test_the_fused_blur_equals_the_fft_s_and_scipy_s(fused, monkeypatch, radius,
 
 def painted(document) -> torch.Tensor:
     """The document's values after a blur stroke (then undone, checked to restore them)."""
-    history = History(document)
-    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
-    settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=0.5, spacing=0.25)
-    stroke = StrokeSession(document, "blur", settings, params={"sigma": 0.5}, history=history)
-    for i in range(10):
-        stroke.add_events([InputEvent(i / 60, 100.0 + 3.7 * i, 30.0 + 1.1 * i, 0.8)])
-    stroke.end()
-    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
-    history.undo()
-    assert torch.equal(torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]),
-                       before)  # fmt: skip
-    return values
+    return painted_values(document, "blur", {"sigma": 0.5}, radii=(6, 5), events=10,
+                          step=(3.7, 1.1))  # fmt: skip
 
 
 def test_a_stroke_through_it_equals_torch_s(fused, monkeypatch):

@@ -8,13 +8,10 @@ compiled, on the GPU."""
 
 import pytest
 import torch
-from brush_fixtures import GPU, small_document, triton_fixture
+from brush_fixtures import GPU, painted_values, small_document, triton_fixture
 
-from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.history import History, OpenStep
+from spectropaint.brushes.history import OpenStep
 from spectropaint.brushes.kernels import blur_fused, originals_fused
-from spectropaint.brushes.settings import BrushSettings
-from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.regions import Region
 
 fused = triton_fixture(originals_fused)
@@ -76,19 +73,6 @@ def test_a_box_meeting_more_tiles_than_one_launch_reads_is_pasted(fused, monkeyp
     assert torch.equal(step.original(box), pasted(monkeypatch, step, box))
 
 
-def stroke_values(document, brush: str, params: dict) -> torch.Tensor:
-    """The document's values after a stroke of ``brush`` (12 events), undone after."""
-    history = History(document)
-    settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=0.5, spacing=0.25)
-    stroke = StrokeSession(document, brush, settings, params=params, history=history)
-    for i in range(12):
-        stroke.add_events([InputEvent(i / 60, 60.0 + 9.1 * i, 40.0 + 2.3 * i, 0.8)])
-    stroke.end()
-    values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
-    history.undo()
-    return values
-
-
 @pytest.mark.parametrize(("brush", "params"), [("gain", {"gain_db": -12.0}),
                                                ("blur", {"sigma": 0.5})])  # fmt: skip
 def test_a_stroke_through_the_gathered_originals_equals_the_pasted_one(fused, monkeypatch, brush,
@@ -102,10 +86,12 @@ def test_a_stroke_through_the_gathered_originals_equals_the_pasted_one(fused, mo
     real = originals_fused.gather
     monkeypatch.setattr(originals_fused, "gather",
                         lambda *args: gathered.append(1) or real(*args))  # fmt: skip
-    got = stroke_values(document, brush, params)
+    got = painted_values(document, brush, params, radii=(6, 5), start=(60.0, 40.0),
+                         step=(9.1, 2.3))  # fmt: skip
     assert len(gathered) >= 12  # each group's originals were gathered
     with monkeypatch.context() as off:
         off.setattr(originals_fused, "available", lambda device: False)
-        want = stroke_values(document, brush, params)
+        want = painted_values(document, brush, params, radii=(6, 5), start=(60.0, 40.0),
+                              step=(9.1, 2.3))  # fmt: skip
     assert not torch.equal(want, start)  # the stroke painted
     assert torch.equal(got, want)
