@@ -317,20 +317,23 @@ def _plain_distances(
             v[k, step] = (y[bin0 + row] - centre_y) / reach_y if inside else 2.0
 
 
+PLAIN_LOOPS = {
+    "spaced": _plain_spaced,
+    "boxes": _plain_boxes,
+    "bounds": _plain_bounds,
+    "distances": _plain_distances,
+    "owners": _plain_owners,
+    "own_cells": _plain_own_cells,
+    "region_cells": _plain_region_cells,
+}
+"""The loops as plain Python, by the name :func:`_loops` gives each."""
+
+
 @functools.cache
 def _loops():
     """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python."""
-    compiled = compiled_math.numba_module() is not None
-    loops = {
-        "spaced": _plain_spaced,
-        "boxes": _plain_boxes,
-        "bounds": _plain_bounds,
-        "distances": _plain_distances,
-        "owners": _plain_owners,
-        "own_cells": _plain_own_cells,
-        "region_cells": _plain_region_cells,
-    }
-    if compiled:
+    loops = PLAIN_LOOPS
+    if compiled_math.numba_module() is not None:
         loops = {
             name: compiled_math.compile_kernel(function, fastmath=False)
             for name, function in loops.items()

@@ -93,14 +93,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
 
     spans = plan_compiled.cells_and_distances(*arguments, windows=False)[0]
     compiled = each_loop()
-    plain = SimpleNamespace(
-        bounds=plan_compiled._plain_bounds,
-        distances=plan_compiled._plain_distances,
-        spaced=plan_compiled._plain_spaced,
-        boxes=plan_compiled._plain_boxes,
-        owners=plan_compiled._plain_owners,
-        own_cells=plan_compiled._plain_own_cells,
-    )
+    plain = SimpleNamespace(**plan_compiled.PLAIN_LOOPS)
     assert plan_compiled._loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
     monkeypatch.setattr(plan_compiled, "_loops", lambda: plain)
     by_python = each_loop()
