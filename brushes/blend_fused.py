@@ -90,7 +90,7 @@ def _launch(base, magnitude, phase, weight, out_magnitude, out_phase, owner, *, 
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
     argument specialised on (:func:`~.kernels.triton_math.jit_with`'s ``general``)."""
-    return triton_math.jit_with(_blend_cells, "atan2", general=True)
+    return triton_math.jit_with(_blend_cells, "atan2", "lerp", general=True)
 
 
 def _blend_cells(
@@ -128,11 +128,8 @@ def _blend_cells(
                                 other=0) != 0)  # fmt: skip
     touched = amount > 0.0
     at = out_first + plane * out_plane + row * out_row + column * out_column
-    if keeps_phase != 0:  # torch.lerp's two forms, by the weight's size
-        step = new_magnitude - old_magnitude
-        mixed = tl.where(tl.abs(amount) < 0.5, old_magnitude + amount * step,
-                         new_magnitude - step * (1.0 - amount))  # fmt: skip
-        tl.store(out_magnitude + at, tl.where(touched, mixed, old_magnitude), mask=written)
+    if keeps_phase != 0:
+        tl.store(out_magnitude + at, _lerp(old_magnitude, new_magnitude, amount), mask=written)
     else:
         old_real = tl.cos(old_phase) * old_magnitude
         old_imag = tl.sin(old_phase) * old_magnitude
@@ -143,4 +140,4 @@ def _blend_cells(
         tl.store(out_phase + at, tl.where(touched, _atan2(imag, real), old_phase), mask=written)
 
 
-tl = _atan2 = None  # (bound by _kernel)
+tl = _atan2 = _lerp = None  # (bound by _kernel)

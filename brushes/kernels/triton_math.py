@@ -121,7 +121,7 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``) are bound in its module's globals (as ``_<name>``).
+    ``columns``, ``lerp``) are bound in its module's globals (as ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
     would otherwise compile a variant for each combination of sizes and strides that are or are
@@ -155,7 +155,8 @@ def one_cell(device: torch.device, dtype: torch.dtype, value: float) -> torch.Te
 def _helpers() -> dict:
     jit = triton().jit
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
-             "row_program": _plain_row_program, "columns": _plain_columns}  # fmt: skip
+             "row_program": _plain_row_program, "columns": _plain_columns,
+             "lerp": _plain_lerp}  # fmt: skip
     return {name: jit(function) for name, function in plain.items()}
 
 
@@ -183,6 +184,14 @@ def _plain_row(values, channel, row, channel_stride, row_stride):
 def _plain_wrap(angle):
     """Angles less the nearest whole number of turns: ``[-pi, pi]``."""
     return angle - tl.floor(angle * 0.15915494309189535 + 0.5) * 6.283185307179586  # 1 / 2 pi, 2 pi
+
+
+def _plain_lerp(old, new, amount):
+    """``torch.lerp(old, new, amount)``'s arithmetic (its two forms, by the weight's size) where
+    ``amount`` is above 0, ``old`` elsewhere: a magnitude-only kernel's blend."""
+    step = new - old
+    mixed = tl.where(tl.abs(amount) < 0.5, old + amount * step, new - step * (1.0 - amount))
+    return tl.where(amount > 0.0, mixed, old)
 
 
 def _plain_atan2(y, x):
