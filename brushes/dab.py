@@ -1040,14 +1040,8 @@ def _apply_stamping(
     kind, document = state.kind, state.document
     stroke, group = members[0]
     boxes = [dabs.joint_box() for _, dabs in members]
-    reads = []
-    for (member, _), box in zip(members, boxes, strict=True):
-        fresh = state.step.record(box)
-        region = _grown(box, member.margin)
-        reads.append(_read(state, member.index, region, original=True, fresh=fresh,
-                           axes=kind.reads_frames))  # fmt: skip
+    fresh = [state.step.record(box) for box in boxes]
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
-    values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     mask, masks = None, None
     on_host = _coverage_on_host(state, stroke)
     if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
@@ -1055,7 +1049,8 @@ def _apply_stamping(
     if mask is None:
         coverage = [(member.coverage, member_box) for (member, _), member_box in
                     zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
-        planes = (values if len(members) == 1 or not kind.reads_frames else reads[0][0]).shape[1]
+        # the planes of the kernel's values: the blocks' channels, stacked where it takes both
+        planes = len(box.channels) * (1 if kind.reads_frames else len(members))
         masks = _masks(state, stroke, group, box, each=kind.whole_box, on_host=on_host,
                        coverage=coverage, planes=planes if kind.whole_box else 0)  # fmt: skip
         mask = masks.largest()
@@ -1064,6 +1059,14 @@ def _apply_stamping(
     else:
         weights = [_raise_coverage(member.coverage, member_box, mask)
                    for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
+    if _scaled_into(state, group, boxes, fresh, weights):
+        return box if len(boxes) == 1 else Regions(tuple(boxes))
+    reads = [
+        _read(state, member.index, _grown(member_box, member.margin), original=True,
+              fresh=member_fresh, axes=kind.reads_frames)
+        for (member, _), member_box, member_fresh in zip(members, boxes, fresh, strict=True)
+    ]  # fmt: skip
+    values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
     else:  # each block's region alone: the kernel reads its frames
@@ -1101,6 +1104,24 @@ def _apply_stamping(
         document.write(member_box, out_magnitude[index],
                        None if out_phase is None else out_phase[index])  # fmt: skip
     return Regions(tuple(boxes))
+
+
+def _scaled_into(state: StrokeState, group: _BlockDabs, boxes: list[Region], fresh: list,
+                 weights: list[torch.Tensor]) -> bool:  # fmt: skip
+    """A group of a brush that scales magnitudes by one number (gain and erase:
+    :attr:`~.registry.BrushKind.scale`; no margin, so each block's region is its box, inside the
+    grid) read, scaled, blended and written in one launch a block where the fused kernels run
+    (:meth:`~.history.OpenStep.scale_into`); whether it was. (Where one block's launch is refused
+    after another's ran, the caller's blend writes that block's cells again, with the same
+    values: both are computed from the stroke's starting values.)"""
+    scale = state.kind.scale
+    if scale is None:
+        return False
+    factor = scale(group.params(state.params))
+    return all(
+        state.step.scale_into(box, box_fresh, factor, weight)
+        for box, box_fresh, weight in zip(boxes, fresh, weights, strict=True)
+    )
 
 
 def _blend_into(document, box, base, magnitude, phase, weight, owner, keeps_phase) -> bool:

@@ -146,10 +146,44 @@ class OpenStep:
             values = torch.empty(shape, dtype=like.dtype, device=like.device)
         return tiles.paste_into(values, box, skip=fresh)
 
+    def scale_into(
+        self, box: Region, fresh: frozenset[tuple[int, int]], factor: float, weight: torch.Tensor
+    ) -> bool:
+        """Write ``box``'s original magnitudes times ``factor``, blended towards by ``weight``
+        ``[B, T]``, into the document in one launch (:func:`.kernels.originals_fused.scale_into`;
+        ``fresh`` as :meth:`original` takes it), then mark it written; whether it was (not where
+        the kernel does not run here, or cannot read this box in one launch: the caller reads
+        :meth:`original` and blends)."""
+        if box.empty or not originals_fused.available(self.document.device):
+            return False
+        found = self._kept(self._tiles(box.block), box, fresh)
+        if found is None:
+            return False
+        try:
+            originals_fused.scale_into(*found, (len(box.channels), *box.shape), factor, weight)
+        except triton_math.Unavailable:
+            return False
+        self.document.mark_written(box)
+        return True
+
     def _gathered(self, tiles: TileMap, box: Region, fresh) -> torch.Tensor | None:
         """:meth:`original`'s values in one launch (:mod:`.kernels.originals_fused`), or None
-        where the box meets too many kept tiles, its channels are not a run, or the kernel
-        cannot run."""
+        where :meth:`_kept` finds none or the kernel cannot run."""
+        found = self._kept(tiles, box, fresh)
+        if found is None:
+            return None
+        like = found[1][0]
+        out = torch.empty((2, len(box.channels), *box.shape), dtype=like.dtype, device=like.device)
+        try:
+            return originals_fused.gather(out, *found)
+        except triton_math.Unavailable:  # (Triton cannot compile here: the paste)
+            return None
+
+    def _kept(self, tiles: TileMap, box: Region, fresh):
+        """What a kernel of :mod:`.kernels.originals_fused` reads ``box``'s original values from:
+        the kept tiles that hold some of it (each with its first row and column in the box) and
+        where its cells lie in the document (:meth:`Document.cells`); None where the box meets
+        more kept tiles than one launch reads or its channels are not a run."""
         side = tiles.tile
         kept = [
             (stored, key[0] * side - box.bin0, key[1] * side - box.frame0)
@@ -159,12 +193,7 @@ class OpenStep:
         cells = self.document.cells(box)
         if len(kept) > originals_fused.MOST_TILES or cells is None:
             return None
-        like = cells[0]
-        out = torch.empty((2, len(box.channels), *box.shape), dtype=like.dtype, device=like.device)
-        try:
-            return originals_fused.gather(out, kept, cells)
-        except triton_math.Unavailable:  # (Triton cannot compile here: the paste)
-            return None
+        return kept, cells
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""

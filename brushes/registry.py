@@ -21,7 +21,7 @@ from typing import Any
 from spectropaint.brushes.kernels.blur import BlurParams, blur
 from spectropaint.brushes.kernels.clone import CloneParams, clone
 from spectropaint.brushes.kernels.context import Kernel
-from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain
+from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain, gain_factor
 from spectropaint.brushes.kernels.pen import PenParams, pen
 from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp, warp_prepare
@@ -84,6 +84,13 @@ class BrushKind:
         The stroke's settle imposes the painted phase as well as the magnitude (gain and erase,
         whose phase is the original's and fits); the others' phase is free to settle (see
         :mod:`spectropaint.brushes.settle`).
+    scale : callable or None
+        ``scale(params) -> float`` where the kernel multiplies every magnitude by one number that
+        depends on the parameters alone (gain and erase; such a kernel keeps the phase and reads
+        no margin): where the fused kernels run, a group's original magnitudes are then read,
+        scaled, blended and written in one launch
+        (:meth:`~spectropaint.brushes.history.OpenStep.scale_into`) instead of going through
+        the kernel, the result the same bit for bit.
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """
@@ -101,6 +108,7 @@ class BrushKind:
     reads_radius: bool = False
     reads_frames: bool = False
     settles_phase: bool = False
+    scale: Callable[[Any], float] | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def params(self, values: Mapping[str, Any] | None = None) -> Any:
@@ -115,13 +123,16 @@ class BrushKind:
 BRUSHES: dict[str, BrushKind] = {
     kind.name: kind
     for kind in (
-        BrushKind("gain", gain, GainParams, keeps_phase=True, settles_phase=True),
+        BrushKind(
+            "gain", gain, GainParams, keeps_phase=True, settles_phase=True, scale=gain_factor
+        ),
         BrushKind(
             "erase",
             gain,
             GainParams,
             keeps_phase=True,
             settles_phase=True,
+            scale=gain_factor,
             defaults={"gain_db": ERASE_DB},
         ),
         BrushKind("blur", blur, BlurParams, keeps_phase=True, reads_radius=True),

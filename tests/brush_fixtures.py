@@ -5,6 +5,7 @@ values on it (:func:`painted_values`), and a Triton kernel turned on for a test:
 
 import os
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
+from spectropaint.brushes.registry import BRUSHES, BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
@@ -32,10 +34,11 @@ def small_document(seconds=1.0, channels=2, seed=0, device="cpu"):
 
 
 def painted_values(
-    document, brush: str, params: dict, *, radii=(5, 4), events=12, start=(100.0, 30.0),
-    step=(3.3, 0.8),
+    document, brush: str | BrushKind, params: dict, *, radii=(5, 4), events=12,
+    start=(100.0, 30.0), step=(3.3, 0.8),
 ) -> torch.Tensor:  # fmt: skip
-    """The document's values ``[2, C, B, T]`` after a stroke of ``brush`` (then undone, checked
+    """The document's values ``[2, C, B, T]`` after a stroke of ``brush`` (a name or a
+    :class:`~spectropaint.brushes.registry.BrushKind`; then undone, checked
     to restore them exactly): ``events`` moves 1/60 s apart from ``start`` by ``step`` (frames,
     bins) each, of a brush of ``radii`` (frames, bins), dabs fused a few an event."""
     history = History(document)
@@ -52,6 +55,12 @@ def painted_values(
     after = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
     assert torch.equal(after, before)
     return values
+
+
+def unscaled(name: str) -> BrushKind:
+    """The brush ``name`` through its kernel, each group's originals read and blended (a scaling
+    brush's one launch, :attr:`~spectropaint.brushes.registry.BrushKind.scale`, off)."""
+    return replace(BRUSHES[name], scale=None)
 
 
 @contextmanager

@@ -6,12 +6,18 @@ tiles, the grid's edges, one channel of two, and whole strokes.
 On a machine without CUDA the kernel runs through Triton's interpreter on CPU tensors; with CUDA,
 compiled, on the GPU."""
 
+import math
+
 import pytest
 import torch
-from brush_fixtures import GPU, painted_values, small_document, triton_fixture
+from brush_fixtures import GPU, painted_values, small_document, triton_fixture, unscaled
 
+from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import OpenStep
 from spectropaint.brushes.kernels import blur_fused, originals_fused
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms.document import Document
 from spectropaint.transforms.regions import Region
 
 fused = triton_fixture(originals_fused)
@@ -73,8 +79,11 @@ def test_a_box_meeting_more_tiles_than_one_launch_reads_is_pasted(fused, monkeyp
     assert torch.equal(step.original(box), pasted(monkeypatch, step, box))
 
 
-@pytest.mark.parametrize(("brush", "params"), [("gain", {"gain_db": -12.0}),
-                                               ("blur", {"sigma": 0.5})])  # fmt: skip
+@pytest.mark.parametrize(
+    ("brush", "params"),
+    [(unscaled("gain"), {"gain_db": -12.0}), ("blur", {"sigma": 0.5})],
+    ids=["gain", "blur"],
+)
 def test_a_stroke_through_the_gathered_originals_equals_the_pasted_one(fused, monkeypatch, brush,
                                                                        params):  # fmt: skip
     """The blur reads its region with the Gaussian's margin (through its FFTs here: its own
@@ -95,3 +104,85 @@ def test_a_stroke_through_the_gathered_originals_equals_the_pasted_one(fused, mo
                               step=(9.1, 2.3))  # fmt: skip
     assert not torch.equal(want, start)  # the stroke painted
     assert torch.equal(got, want)
+
+
+def counted(monkeypatch, name: str) -> list:
+    """Calls of ``originals_fused``'s ``name``, each still made."""
+    calls = []
+    real = getattr(originals_fused, name)
+    monkeypatch.setattr(originals_fused, name, lambda *args: calls.append(1) or real(*args))
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("brush", "params"),
+    [("gain", {"gain_db": -12.0}), ("gain", {"gain_db": 9.5}), ("erase", {})],
+    ids=["cut", "boost", "erase"],
+)
+def test_a_scaling_brush_s_groups_are_one_launch_equal_to_its_kernel_and_blend(
+    fused, monkeypatch, brush, params
+):
+    """Gain and erase read, scale, blend and write each group in one launch: the document equals,
+    bit for bit, what the gathered originals, the kernel's product and the blend give; the stroke
+    crosses cells it painted before (read from kept tiles) and cells it meets first (read from
+    the document), and leaves every phase as it was."""
+    document = small_document(device=GPU)
+    start = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    stroke = {"radii": (6, 5), "events": 16, "start": (60.0, 40.0), "step": (4.1, 1.3)}
+    scaled, gathered = counted(monkeypatch, "scale_into"), counted(monkeypatch, "gather")
+    got = painted_values(document, brush, params, **stroke)
+    assert len(scaled) >= 16 and not gathered  # every group in its one launch
+    want = painted_values(document, unscaled(brush), params, **stroke)
+    assert len(gathered) >= 16 and len(scaled) == len(gathered)  # (the same groups)
+    changed = got[0] != start[0]
+    assert changed.sum() > 500  # the stroke painted
+    assert torch.equal(got, want)
+    assert torch.equal(got[1], start[1])
+
+
+def test_a_box_meeting_more_tiles_than_one_launch_reads_is_blended_as_before(fused, monkeypatch):
+    """A wide gain brush's group meets more kept tiles than the launch reads: its originals are
+    pasted, the kernel and blend run, and the stroke equals the same stroke through them alone."""
+    document = small_document(device=GPU)
+    stroke = {"radii": (40, 30), "events": 4, "start": (80.0, 60.0), "step": (6.0, 2.0)}
+    start = document.blocks[0].magnitude.clone()
+    launched = counted(monkeypatch, "scale_into")
+    got = painted_values(document, "gain", {"gain_db": -6.0}, **stroke)
+    want = painted_values(document, unscaled("gain"), {"gain_db": -6.0}, **stroke)
+    assert 1 <= len(launched) < 4  # the first group's box met no kept tile; later ones met many
+    assert not torch.equal(got[0], start)
+    assert torch.equal(got, want)
+
+
+def test_a_scaling_brush_paints_the_nsgt_s_paired_blocks_in_one_launch_each(fused, monkeypatch):
+    """On the NSGT a gain stroke in seconds and semitones paints each family's two blocks
+    together (:func:`~spectropaint.brushes.dab.apply_dabs`): one launch a block. The kernel and
+    torch's blend of the pair give the same values to float rounding (torch's ``lerp`` may fuse
+    its multiply-add, the launch does not): every phase and every cell the stroke did not touch
+    bit for bit, the magnitudes it changed within -120 dB of the change."""
+    from test_nsgt_document import RATE as NSGT_RATE
+    from test_nsgt_document import SETTINGS as NSGT_SETTINGS
+    from test_nsgt_document import tones
+
+    def painted(brush) -> list[torch.Tensor]:
+        document = Document.from_samples(tones(2.0), NSGT_RATE, settings=NSGT_SETTINGS, device=GPU)
+        settings = BrushSettings(radius_seconds=0.06, radius_semitones=2.0, hardness=0.5)
+        stroke = StrokeSession(document, brush, settings, params={"gain_db": -9.0})
+        for i in range(10):
+            stroke.add_events([InputEvent(i / 60, 0.5 + 0.08 * i, 300.0 * 1.05**i, 0.8)])
+        stroke.end()
+        return [torch.stack([block.magnitude, block.phase]) for block in document.blocks]
+
+    scaled = counted(monkeypatch, "scale_into")
+    got = painted("gain")
+    assert len(scaled) >= 20  # (ten events, on pairs of blocks)
+    want = painted(unscaled("gain"))
+    unpainted = Document.from_samples(tones(2.0), NSGT_RATE, settings=NSGT_SETTINGS, device=GPU)
+    starts = [block.magnitude for block in unpainted.blocks]
+    changed = [(w[0] - start).abs() for w, start in zip(want, starts, strict=True)]
+    assert sum(int((change > 0).sum()) for change in changed) > 200  # the stroke painted
+    for got_block, want_block, change in zip(got, want, changed, strict=True):
+        assert torch.equal(got_block[1], want_block[1])
+        assert torch.equal(got_block[0][change == 0], want_block[0][change == 0])
+        error = float((got_block[0] - want_block[0]).abs().max())
+        assert 20 * math.log10(error / max(float(change.max()), 1e-30) + 1e-300) < -120

@@ -30,6 +30,11 @@ def gain(
     params: GainParams,
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Magnitude of the box times ``10^(gain_db / 20)``; phase as it was."""
+    """Magnitude of the box times :func:`gain_factor`; phase as it was."""
     inner = (slice(None), *context.inner)
-    return magnitude[inner] * 10.0 ** (params.gain_db / 20.0), phase[inner]
+    return magnitude[inner] * gain_factor(params), phase[inner]
+
+
+def gain_factor(params: GainParams) -> float:
+    """What the gain multiplies magnitudes by: ``10^(gain_db / 20)``."""
+    return 10.0 ** (params.gain_db / 20.0)

@@ -9,6 +9,12 @@ read through its own shape), or from the document where the tile is fresh (recor
 event: the document still holds its original values). The values are copied, not computed: the
 result equals the paste bit for bit.
 
+:func:`scale_into` goes on from those values for a brush whose kernel scales magnitudes by one
+number (gain and erase, :attr:`~spectropaint.brushes.registry.BrushKind.scale`): each cell's
+original magnitude, scaled, blended by the stroke's coverage and written into the document in the
+same launch, for what the gather, the kernel's product and the blend's launch took in three (a
+gain event on the H200 did little else).
+
 Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``, for
 boxes that meet at most :data:`MOST_TILES` kept tiles and whose channels are a run.
 """
@@ -44,26 +50,58 @@ def gather(
     Document.cells` gives them); returns ``out``. At most :data:`MOST_TILES` tiles."""
     _, channels, rows, width = out.shape
     magnitude, phase, first = document
-    unused = (tiles[0][0] if tiles else out, 0, 0, 0, 0)  # (a tile of no rows: never read)
-    places = [(tile, top, left, tile.shape[-2], tile.shape[-1]) for tile, top, left in tiles]
-    places += [unused] * (MOST_TILES - len(places))
     cells = out.numel()
     triton_math.launch(
-        _kernel(), (-(-cells // BLOCK),),
-        out, magnitude, phase, first, *magnitude.stride(), *(value for place in places
-                                                              for value in place),
-        cells, channels, rows, width, BLOCK=BLOCK,
+        _kernel("gather"), (-(-cells // BLOCK),),
+        out, magnitude, phase, first, *magnitude.stride(), *_places(tiles, out), cells, channels,
+        rows, width, BLOCK=BLOCK,
     )  # fmt: skip
     return out
 
 
+def scale_into(
+    tiles: list[tuple[torch.Tensor, int, int]],
+    document: tuple[torch.Tensor, torch.Tensor, int],
+    shape: tuple[int, int, int],
+    factor: float,
+    weight: torch.Tensor,
+) -> None:
+    """The original magnitudes of a box of ``shape`` ``(C, B, T)`` (from ``tiles`` and
+    ``document``, as :func:`gather` reads them) times ``factor``, blended towards by ``weight``
+    (``[B, T]``; torch's ``lerp``, as :func:`.blend.blend` blends a magnitude-only kernel's
+    result) and written into ``document``'s magnitudes; its phases are left as they are. The
+    product is rounded to float32 as torch's would be (``factor`` is taken as a float32)."""
+    channels, rows, width = shape
+    magnitude, _, first = document
+    cells = channels * rows * width
+    triton_math.launch(
+        _kernel("scale"), (-(-cells // BLOCK),),
+        magnitude, first, *magnitude.stride(), *_places(tiles, magnitude), weight,
+        *weight.stride(), factor, cells, rows, width, BLOCK=BLOCK, enable_fp_fusion=False,
+    )  # fmt: skip
+
+
+def _places(tiles: list[tuple[torch.Tensor, int, int]], spare: torch.Tensor) -> list:
+    """The kernels' arguments for ``tiles``: each tile, its first row and column in the box and
+    its height and width, then tiles of no rows (never read; ``spare`` stands for their tensor)
+    up to :data:`MOST_TILES`."""
+    unused = (tiles[0][0] if tiles else spare, 0, 0, 0, 0)
+    places = [(tile, top, left, tile.shape[-2], tile.shape[-1]) for tile, top, left in tiles]
+    places += [unused] * (MOST_TILES - len(places))
+    return [value for place in places for value in place]
+
+
 @functools.cache
-def _kernel():
-    """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``); no argument
-    specialised on (:func:`~.triton_math.jit_with`'s ``general``)."""
-    global _from_tile
-    kernel = triton_math.jit_with(_gather_cells, general=True)
-    _from_tile = triton_math.triton().jit(_plain_from_tile)
+def _kernel(name: str):
+    """The kernel ``name`` (``"gather"`` or ``"scale"``), compiled (or interpreted, under
+    ``TRITON_INTERPRET=1``); no argument specialised on (:func:`~.triton_math.jit_with`'s
+    ``general``)."""
+    global _from_tile, _from_tiles
+    function = {"gather": _gather_cells, "scale": _scale_cells}[name]
+    kernel = triton_math.jit_with(function, *(["lerp"] if name == "scale" else []), general=True)
+    if _from_tiles is None:  # (one pair of helpers for both: Triton checks the globals read)
+        _from_tile = triton_math.triton().jit(_plain_from_tile)
+        _from_tiles = triton_math.triton().jit(_plain_from_tiles)
     return kernel
 
 
@@ -82,6 +120,55 @@ def _gather_cells(
     column = cell % width
     row = (cell // width) % rows
     plane = cell // (width * rows)  # part * channels + channel
+    value, held = _from_tiles(
+        tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+        tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+        plane, row, column, inside, BLOCK,
+    )  # fmt: skip
+    part = plane // channels
+    at = first + (plane % channels) * plane_stride + row * row_stride + column * column_stride
+    from_document = inside & (held == 0)
+    stored_magnitude = tl.load(magnitude + at, mask=from_document & (part == 0), other=0.0)
+    stored_phase = tl.load(phase + at, mask=from_document & (part == 1), other=0.0)
+    value = tl.where(from_document, tl.where(part == 0, stored_magnitude, stored_phase), value)
+    tl.store(out + cell, value, mask=inside)
+
+
+def _scale_cells(
+    magnitude, first, plane_stride, row_stride, column_stride,
+    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+    weight, weight_row, weight_column, factor, cells, rows, width, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """The kernel: ``BLOCK`` cells of the box's magnitudes ``[C, rows, width]`` (at ``first`` of
+    ``magnitude`` and its strides), each its original value (the first tile's that holds it, as
+    :func:`_gather_cells` finds it, else the document's) moved towards that value times ``factor``
+    by ``weight``'s cell of the same row and column."""
+    cell = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = cell < cells
+    column = cell % width
+    row = (cell // width) % rows
+    plane = cell // (width * rows)  # the channel: a tile's magnitudes are its first planes
+    value, held = _from_tiles(
+        tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+        tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+        plane, row, column, inside, BLOCK,
+    )  # fmt: skip
+    at = first + plane * plane_stride + row * row_stride + column * column_stride
+    from_document = inside & (held == 0)
+    stored = tl.load(magnitude + at, mask=from_document, other=0.0)
+    original = tl.where(from_document, stored, value)
+    amount = tl.load(weight + row * weight_row + column * weight_column, mask=inside, other=0.0)
+    tl.store(magnitude + at, _lerp(original, original * factor, amount), mask=inside)
+
+
+def _plain_from_tiles(
+    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+    plane, row, column, inside, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """Each cell's value (``plane``, ``row``, ``column`` of the box) from the first of the four
+    tiles that holds it (0 elsewhere), and whether one did (1, else 0)."""
     value = tl.zeros((BLOCK,), dtype=tl.float32)
     held = tl.zeros((BLOCK,), dtype=tl.int32)  # (1 once a tile holds the cell)
     value, held = _from_tile(tile0, top0, left0, height0, width0, plane, row, column, inside,
@@ -92,13 +179,7 @@ def _gather_cells(
                              value, held)  # fmt: skip
     value, held = _from_tile(tile3, top3, left3, height3, width3, plane, row, column, inside,
                              value, held)  # fmt: skip
-    part = plane // channels
-    at = first + (plane % channels) * plane_stride + row * row_stride + column * column_stride
-    from_document = inside & (held == 0)
-    stored_magnitude = tl.load(magnitude + at, mask=from_document & (part == 0), other=0.0)
-    stored_phase = tl.load(phase + at, mask=from_document & (part == 1), other=0.0)
-    value = tl.where(from_document, tl.where(part == 0, stored_magnitude, stored_phase), value)
-    tl.store(out + cell, value, mask=inside)
+    return value, held
 
 
 def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
@@ -112,4 +193,4 @@ def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside,
     return tl.where(here, found, value), tl.where(here, 1, held)
 
 
-tl = _from_tile = None  # (bound by _kernel)
+tl = _from_tile = _from_tiles = _lerp = None  # (bound by _kernel)
