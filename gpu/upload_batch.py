@@ -2,8 +2,9 @@
 
 Every rectangle a frame uploads (a dirty box at each level it reaches, the columns a view needs,
 a streamed span) is added to an :class:`UploadBatch` as a torch tensor on the document's device.
-:meth:`UploadBatch.write` then writes each tile piece with ``queue.write_texture`` straight from host
-memory, addressed by an offset and a row pitch, so that nothing is copied on the host:
+:meth:`UploadBatch.write` then writes each tile piece with ``queue.write_texture`` (through
+:func:`~.texture_writes.write_texture`) straight from host memory, addressed by an offset and a row
+pitch, so that nothing is copied on the host:
 
 - on CUDA, every rectangle is gathered by one ``torch.cat`` into a persistent staging buffer on the
   device (those with as many rows side by side: a box at each level it reaches is one block of
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 import wgpu
 
+from spectropaint.gpu.texture_writes import write_texture
 from spectropaint.gpu.tiles import Rect, TileGrid
 
 STAGING_LIMIT = 64 * 2**20
@@ -76,16 +78,10 @@ class HostCells(NamedTuple):
             row, col = piece.source
             width, height, _ = piece.size
             x, y, layer = piece.origin
-            queue.write_texture(
-                {"texture": self.texture, "origin": (x, y, self.layer0 + layer)},
-                self.buffer,
-                {
-                    "offset": 4 * (self.start + row * self.pitch + col),
-                    "bytes_per_row": 4 * self.pitch,
-                    "rows_per_image": height,
-                },
-                piece.size,
-            )
+            write_texture(
+                queue, self.texture, (x, y, self.layer0 + layer), self.buffer,
+                4 * (self.start + row * self.pitch + col), 4 * self.pitch, height, piece.size,
+            )  # fmt: skip
             stats.count(4 * width * height)
 
 

@@ -19,6 +19,7 @@ import soundfile as sf
 import wgpu
 from test_render_reference import FakeDocument, sample_magnitudes
 
+from spectropaint.gpu import upload_batch
 from spectropaint.gpu.adapter import (
     NO_ADAPTER_HINT,
     check_adapter,
@@ -104,20 +105,20 @@ def test_a_renderer_on_a_lost_device_names_the_textures_it_wanted(document, own_
         SpectrogramRenderer(own_device, document)
 
 
-def test_an_injected_out_of_memory_error_while_uploading(document, own_device):
+def test_an_injected_out_of_memory_error_while_uploading(document, own_device, monkeypatch):
     renderer = SpectrogramRenderer(own_device, document)
 
     def out_of_memory(*args, **kwargs):
         raise wgpu.GPUOutOfMemoryError("")
 
-    own_device.queue.write_texture = out_of_memory
+    monkeypatch.setattr(upload_batch, "write_texture", out_of_memory)
     with pytest.raises(
         GPUFailedError,
         match=r"^the GPU reported it is out of memory while uploading the spectrogram to the GPU "
         r"\(GPU is out of memory\.\); " + ADVICE,
     ):
         renderer.render(target_texture(own_device).create_view(), 32, 16)
-    del own_device.queue.write_texture
+    monkeypatch.undo()
     renderer.close()
 
 

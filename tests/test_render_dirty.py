@@ -14,6 +14,7 @@ from test_render_reference import (
     sample_magnitudes,
 )
 
+from spectropaint.gpu import upload_batch
 from spectropaint.gpu.adapter import shared_device
 from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.view import ViewSettings
@@ -236,15 +237,14 @@ def test_regions_of_other_blocks_and_outside_the_grid_are_ignored_or_clipped(doc
 def test_a_box_is_written_from_the_cells_own_memory_with_no_host_copy(
     document, renderer, monkeypatch
 ):
-    queue = renderer.device.queue
     written = []
-    write_texture = type(queue).write_texture
+    write_texture = upload_batch.write_texture
 
-    def spy(self, destination, data, layout, size):
-        written.append((data, layout, size))
-        write_texture(self, destination, data, layout, size)
+    def spy(queue, texture, origin, data, offset, bytes_per_row, rows_per_image, size):
+        written.append((data, bytes_per_row, size))
+        write_texture(queue, texture, origin, data, offset, bytes_per_row, rows_per_image, size)
 
-    monkeypatch.setattr(type(queue), "write_texture", spy)
+    monkeypatch.setattr(upload_batch, "write_texture", spy)
     region = Region(bin0=5, bin1=37, frame0=600, frame1=700, channels=(0,))
     document.write(region, np.full((1, 32, 100), 0.25, np.float32))
     after = render_offscreen(renderer, N_FRAMES, N_BINS)
@@ -255,12 +255,12 @@ def test_a_box_is_written_from_the_cells_own_memory_with_no_host_copy(
         renderer._levels.columns(level, renderer.grid.full_rect(level)).numpy()
         for level in range(1, len(renderer.grid.level_widths))
     ]
-    uploads = [(data, layout, size) for data, layout, size in written if size[1] == 32]
+    uploads = [(data, pitch, size) for data, pitch, size in written if size[1] == 32]
     assert len(uploads) >= len(levels)  # a box at each level (split at tile borders)
-    for data, layout, _ in uploads:  # every write reads a level's own cells, a row its pitch
+    for data, pitch, _ in uploads:  # every write reads a level's own cells, a row its pitch
         owner = next((level for level in levels if np.shares_memory(data, level)), None)
         assert owner is not None
-        assert layout["bytes_per_row"] == 4 * owner.shape[1]
+        assert pitch == 4 * owner.shape[1]
     assert_pixels_match(after, oracle_picture(document, NATIVE, N_FRAMES, N_BINS))
 
 
