@@ -138,17 +138,27 @@ def linear_filter(
     lengths = tuple(fast_length(2 * s - 1, x.device) for s in shape)
 
     def make() -> torch.Tensor:
-        kernel = torch.fft.irfft2(response(*grid), s=grid)  # float64, on the CPU
-        taps = kernel
-        for axis, (s, n) in enumerate(zip(shape, grid, strict=True)):
-            offsets = torch.remainder(torch.arange(-(s - 1), s), n)
-            taps = taps.index_select(axis, offsets)
+        taps = filter_taps(response, shape, grid)
         spectrum = torch.fft.rfft2(taps, s=lengths).to(torch.complex64)
         return to_device(spectrum, x.device)  # through pinned memory: a stroke never waits
 
     transfer = cached_transfer((key, shape, grid, lengths, x.device), None, make)
     out = torch.fft.irfft2(torch.fft.rfft2(x, s=lengths) * transfer, s=lengths)
     return out[..., shape[0] - 1 : 2 * shape[0] - 1, shape[1] - 1 : 2 * shape[1] - 1]
+
+
+def filter_taps(
+    response: Callable[[int, int], torch.Tensor], shape: tuple[int, int], grid: tuple[int, int]
+) -> torch.Tensor:
+    """The taps ``[2 S - 1, 2 T - 1]`` (float64, on the CPU) by which :func:`fft_filter`'s
+    circular filter on ``grid`` reads an image of ``shape`` ``(S, T)``: a cell ``i`` of the result
+    is the sum over the image's cells ``j`` of ``x[j] * taps[i - j + (S - 1, T - 1)]`` (the grid's
+    periodic kernel at offset ``(i - j) mod grid``)."""
+    taps = torch.fft.irfft2(response(*grid), s=grid)
+    for axis, (s, n) in enumerate(zip(shape, grid, strict=True)):
+        offsets = torch.remainder(torch.arange(-(s - 1), s), n)
+        taps = taps.index_select(axis, offsets)
+    return taps
 
 
 def warm_lengths(device: torch.device) -> None:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import torch
 
+from spectropaint.brushes.kernels import filter_fused, triton_math
 from spectropaint.brushes.kernels.context import DabContext
-from spectropaint.brushes.kernels.fft import fft_filter
+from spectropaint.brushes.kernels.fft import cached_transfer, fast_length, fft_filter, filter_taps
 from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
+from spectropaint.transforms.torch_device import to_device
 
 MODES = ("lowpass", "highpass", "bandpass")
 ORDER = 2
@@ -90,10 +92,32 @@ def spectral_filter(
     context: DabContext,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The filtered magnitude image on the box (never below zero); ``magnitude`` and ``phase``
-    may have leading dimensions (one per dab, each filtered alone)."""
-    out = fft_filter(magnitude, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t))
+    may have leading dimensions (one per dab, each filtered alone). A small region on CUDA is
+    summed directly at the box's cells (:mod:`.filter_fused`), a larger one or on the CPU goes
+    through the FFT (:func:`.fft.fft_filter`)."""
     inner = (..., *context.inner)
+    shape = tuple(magnitude.shape[-2:])
+    if filter_fused.available(magnitude.device, shape, context.inner):
+        try:
+            return filter_fused.filtered(
+                magnitude, _device_taps(params, shape, magnitude.device), context.inner
+            ), phase[inner]
+        except triton_math.Unavailable:  # (Triton cannot compile here: the FFT)
+            pass
+    out = fft_filter(magnitude, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t))
     return out[inner].clamp_min(0.0), phase[inner]
+
+
+def _device_taps(params: FilterParams, shape: tuple[int, int], device: torch.device):
+    """The filter's taps for a region of ``shape`` (:func:`.fft.filter_taps` on its grid),
+    float32 on ``device``; kept for the next dab of the same size."""
+    grid = (fast_length(shape[0]), fast_length(shape[1]))
+
+    def make() -> torch.Tensor:
+        taps = filter_taps(lambda n_b, n_t: transfer(params, n_b, n_t), shape, grid)
+        return to_device(taps.to(torch.float32).contiguous(), device)
+
+    return cached_transfer(("filter taps", params, shape, device), None, make)
 
 
 def transfer(params: FilterParams, n_b: int, n_t: int) -> torch.Tensor:

@@ -1,0 +1,86 @@
+"""The spectral filter summed directly at the box's cells in one launch (:mod:`spectropaint.
+brushes.kernels.filter_fused`) against the FFT filter it replaces for small regions: to float
+rounding, for each mode, boxes anywhere in their regions and leading dimensions of dabs and
+channels; a stroke through it against the same stroke through the FFT; and large regions left to
+the FFT.
+
+On a machine without CUDA the kernel runs through Triton's interpreter on CPU tensors; with CUDA,
+compiled, on the GPU."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from brush_fixtures import GPU, painted_values, small_document, triton_fixture
+
+from spectropaint.brushes.kernels import filter_fused
+from spectropaint.brushes.kernels.context import DabContext
+from spectropaint.brushes.kernels.fft import clear_transfers, fft_filter
+from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter, transfer
+
+fused = triton_fixture(filter_fused)
+
+
+def filter_context(shape: tuple[int, int], inner: tuple[slice, slice]) -> DabContext:
+    return DabContext(inner=inner, bin_hz=None, frames=None, hop=64, sample_rate=16000,
+                      radius=(shape[1] / 2, shape[0] / 2), hardness=0.5)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("params", "shape", "inner"),
+    [
+        (FilterParams(mode="lowpass", cutoff=0.1), (2, 33, 33), (slice(8, 25), slice(8, 25))),
+        (FilterParams(mode="highpass", cutoff=0.2), (3, 2, 21, 47), (slice(3, 18), slice(0, 40))),
+        (
+            FilterParams(mode="bandpass", cutoff=0.05, cutoff_high=0.3),
+            (1, 40, 9),
+            (slice(0, 40), slice(2, 9)),
+        ),  # fmt: skip
+    ],
+    ids=["lowpass", "highpass-dabs", "bandpass-edge"],
+)
+def test_the_direct_sum_equals_the_fft_filter_at_the_box(fused, params, shape, inner):
+    x = torch.tensor(np.random.default_rng(4).random(shape), dtype=torch.float32)
+    phase = torch.zeros(shape)
+    clear_transfers()
+    context = filter_context(shape[-2:], inner)
+    assert filter_fused.available(GPU, shape[-2:], inner)
+    got, got_phase = spectral_filter(x.to(GPU), phase.to(GPU), None, params, context)
+    full = fft_filter(x, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t))
+    want = full[(..., *inner)]
+    assert got.shape == want.shape and got_phase.shape == want.shape
+    got = got.cpu()
+    assert (got >= 0).all()
+    assert (got - want.clamp_min(0)).abs().max() < 1e-5 * want.abs().max()
+    if params.mode == "highpass":  # the clamp: where the filter undershoots, 0
+        assert (want < 0).any() and (got[want < -1e-4 * want.abs().max()] == 0).all()
+
+
+def test_a_large_region_is_left_to_the_fft(fused, monkeypatch):
+    shape, inner = (277, 277), (slice(10, 267), slice(10, 267))  # a radius-128 dab's region
+    assert not filter_fused.available(GPU, shape, inner)
+    monkeypatch.setattr(filter_fused, "filtered", None)  # (a call would fail)
+    x = torch.rand(shape)
+    got, _ = spectral_filter(
+        x.to(GPU), x.to(GPU), None, FilterParams(), filter_context(shape, inner)
+    )
+    assert got.shape == (257, 257)
+
+
+def test_a_filter_stroke_through_the_direct_sum_equals_the_fft_s(fused, monkeypatch):
+    document = small_document(device=GPU)
+    start = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
+    calls = []
+    real = filter_fused.filtered
+    monkeypatch.setattr(filter_fused, "filtered", lambda *args: calls.append(1) or real(*args))
+    stroke = {"radii": (5, 4), "events": 10, "start": (60.0, 40.0), "step": (4.1, 1.3)}
+    got = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
+    assert len(calls) >= 10
+    monkeypatch.setattr(filter_fused, "available", lambda *args: False)
+    want = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
+    change = (want[0] - start[0]).abs()
+    assert change.max() > 1e-3  # the stroke filtered
+    assert torch.equal(got[1], want[1])  # phases untouched alike
+    error = float((got[0] - want[0]).abs().max())
+    assert 20 * math.log10(error / float(change.max()) + 1e-300) < -100
