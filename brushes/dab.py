@@ -1112,8 +1112,8 @@ def _scaled_into(state: StrokeState, group: _BlockDabs, boxes: list[Region], fre
     :attr:`~.registry.BrushKind.scale`; no margin, so each block's region is its box, inside the
     grid) read, scaled, blended and written in one launch a block where the fused kernels run
     (:meth:`~.history.OpenStep.scale_into`); whether it was. (Where one block's launch is refused
-    after another's ran, the caller's blend writes that block's cells again, with the same
-    values: both are computed from the stroke's starting values.)"""
+    after another's ran, the caller's blend writes that block's cells again, with the same values
+    to float rounding: both are computed from the stroke's starting values.)"""
     scale = state.kind.scale
     if scale is None:
         return False

@@ -90,7 +90,8 @@ class BrushKind:
         no margin): where the fused kernels run, a group's original magnitudes are then read,
         scaled, blended and written in one launch
         (:meth:`~spectropaint.brushes.history.OpenStep.scale_into`) instead of going through
-        the kernel, the result the same bit for bit.
+        the kernel and the blend: bit for bit what the fused blend gives, and torch's blend to
+        float rounding.
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """

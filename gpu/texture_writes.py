@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 
+import cffi
 import numpy as np
 import wgpu
 
@@ -30,7 +31,7 @@ def _native():
         ffi, calls, aspect = _api.ffi, _api.libf, _api.lib.WGPUTextureAspect_All
         calls.wgpuQueueWriteTexture  # noqa: B018 - (present in this wgpu)
         ffi.new("WGPUTexelCopyTextureInfo *")
-    except (ImportError, AttributeError, TypeError):  # (cffi's errors for an unknown type)
+    except (ImportError, AttributeError, cffi.CDefError):  # (a struct this wgpu does not name)
         return None
     return ffi, calls, aspect
 
