@@ -1326,29 +1326,21 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared, w
          grid.n_frames, spans[:, 0], inside.frame0, width + 2 * margin_frames),
     ]  # fmt: skip
     maps = [plan_compiled.own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
-    rows, columns = cells.rows, cells.columns
-    dest = [
-        rows - spans[:, 2:3] + margin_bins,
-        columns - spans[:, :1] + margin_frames,
-    ]
-    high = np.stack([(spans[:, 1] - spans[:, 0]) + 2 * margin_frames - 1,
-                     (spans[:, 3] - spans[:, 2]) + 2 * margin_bins - 1], axis=1)  # fmt: skip
-    window_cells = (rows + margin_bins)[:, :, None] * original.shape[-1] + (
-        columns + margin_frames
-    )[:, None, :]
+    corners, dest_rows, dest_columns, high, window_cells, outside = plan_compiled.drag_windows(
+        spans, cells.rows, cells.columns, cells.in_rows, cells.in_columns,
+        (box.bin0 - inside.bin0, box.frame0 - inside.frame0), stroke.margin, original.shape[-1],
+    )  # fmt: skip
     windows = DragWindows(
         masks=masks,
-        corners=np.stack(
-            (rows[:, 0] + box.bin0 - inside.bin0, columns[:, 0] + box.frame0 - inside.frame0)
-        ),  # fmt: skip
+        corners=corners,
         step=group.step,
-        dest_columns=dest[1],
-        dest_rows=dest[0],
+        dest_columns=dest_columns,
+        dest_rows=dest_rows,
         high=high,
         column_maps=maps[1],
         row_maps=maps[0],
         window_cells=window_cells,
-        outside=~(cells.in_rows[:, :, None] & cells.in_columns[:, None, :]),
+        outside=outside,
     )
     params = group.params(state.params)
     if whole is not None:

@@ -1,7 +1,7 @@
 """The host's planning of an event's dabs in compiled loops: where the dabs lie along the
 pointer's path, each dab's box of cells, which dabs join a group, where each dab's cells lie in its
 group's joint box with their distances from its centre, which dab last holds each cell of the box
-and where that cell finds its result, and warp's own cells of each dab.
+and where that cell finds its result, and warp's own cells and windows of each dab.
 
 Each is a dozen numpy operations on arrays of a few dozen values where it is written as arrays:
 some microseconds of dispatch apiece, and together a good part of a small brush's event on a
@@ -43,6 +43,8 @@ def compile_loops() -> None:
     widths = spans[:, 1] - spans[:, 0]
     region_cells(last, owned, np.array([0, 100]), spans[:, 2], spans[:, 0], widths, widths * 5, 2)
     own_cells(spans[:, 2] - 1, spans[:, 3] + 1, 64, spans[:, 2], 0, 8)
+    columns, rows = np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64)
+    drag_windows(spans, rows, columns, rows > 0, columns > 0, (1, 2), (0, 1), 40)
 
 
 def spaced(
@@ -186,6 +188,62 @@ def own_cells(first, stop, n: int, offset, held: int, size: int) -> np.ndarray:
     return out
 
 
+def drag_windows(
+    spans: np.ndarray,
+    rows: np.ndarray,
+    columns: np.ndarray,
+    in_rows: np.ndarray,
+    in_columns: np.ndarray,
+    corner: tuple[int, int],
+    margin: tuple[int, int],
+    region_width: int,
+) -> tuple[np.ndarray, ...]:
+    """A dragging group's dabs on their windows (``rows`` ``[K, H]`` and ``columns`` ``[K, W]``
+    of the group's joint box, and which lie in each dab's box, as :func:`cells_and_distances`
+    gives them with ``windows``; ``spans`` its ``[K, 4]``), for a region with ``margin`` (bins,
+    frames) around the joint box, ``region_width`` columns wide, whose first cell is ``corner``
+    (bins, frames) cells past the joint box's first in the values held. Returns, int64 unless
+    said: each window's first row and column in the values held ``[2, K]``; each window cell's
+    row and column in its dab's own region (its box and the margin) ``[K, H]`` and ``[K, W]``;
+    each own region's highest column and row ``[K, 2]``; each window cell's index in the region
+    ``[K, H, W]``; and whether it lies outside its dab's box ``[K, H, W]``, bool."""
+    n_dabs, height = rows.shape
+    width = columns.shape[1]
+    corners = np.empty((2, n_dabs), dtype=np.int64)
+    dest_rows = np.empty((n_dabs, height), dtype=np.int64)
+    dest_columns = np.empty((n_dabs, width), dtype=np.int64)
+    high = np.empty((n_dabs, 2), dtype=np.int64)
+    window_cells = np.empty((n_dabs, height, width), dtype=np.int64)
+    outside = np.empty((n_dabs, height, width), dtype=np.bool_)
+    _loops().windows(
+        np.ascontiguousarray(spans, dtype=np.int64), rows, columns, in_rows, in_columns,
+        corner[0], corner[1], margin[0], margin[1], region_width, corners, dest_rows,
+        dest_columns, high, window_cells, outside,
+    )  # fmt: skip
+    return corners, dest_rows, dest_columns, high, window_cells, outside
+
+
+def _plain_windows(
+    spans, rows, columns, in_rows, in_columns, corner_bins, corner_frames, margin_bins,
+    margin_frames, region_width, corners, dest_rows, dest_columns, high, window_cells, outside,
+):  # fmt: skip
+    """:func:`drag_windows`' loop, into its arrays."""
+    for k in range(spans.shape[0]):
+        corners[0, k], corners[1, k] = rows[k, 0] + corner_bins, columns[k, 0] + corner_frames
+        high[k, 0] = (spans[k, 1] - spans[k, 0]) + 2 * margin_frames - 1
+        high[k, 1] = (spans[k, 3] - spans[k, 2]) + 2 * margin_bins - 1
+        for step in range(rows.shape[1]):
+            dest_rows[k, step] = rows[k, step] - spans[k, 2] + margin_bins
+        for step in range(columns.shape[1]):
+            dest_columns[k, step] = columns[k, step] - spans[k, 0] + margin_frames
+        for row in range(rows.shape[1]):
+            for column in range(columns.shape[1]):
+                window_cells[k, row, column] = (rows[k, row] + margin_bins) * region_width + (
+                    columns[k, column] + margin_frames
+                )
+                outside[k, row, column] = not (in_rows[k, row] and in_columns[k, column])
+
+
 def _plain_own_cells(first, stop, n, offset, held, out):
     """:func:`own_cells`' loop, into ``out``."""
     for k in range(first.shape[0]):
@@ -325,6 +383,7 @@ PLAIN_LOOPS = {
     "owners": _plain_owners,
     "own_cells": _plain_own_cells,
     "region_cells": _plain_region_cells,
+    "windows": _plain_windows,
 }
 """The loops as plain Python, by the name :func:`_loops` gives each."""
 

@@ -89,9 +89,11 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
             plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320),
             plan_compiled.owners(spans, at[:, 1], shape),
             plan_compiled.own_cells(boxes[:, 2] - 3, boxes[:, 3] + 3, 320, boxes[:, 2], 1, 20),
+            plan_compiled.drag_windows(*windowed[:5], (2, 3), (4, 5), shape[1] + 10),
         ]
 
     spans = plan_compiled.cells_and_distances(*arguments, windows=False)[0]
+    windowed = plan_compiled.cells_and_distances(*arguments, windows=True)
     compiled = each_loop()
     plain = SimpleNamespace(**plan_compiled.PLAIN_LOOPS)
     assert plan_compiled._loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
@@ -101,6 +103,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
                           *zip(by_python[3], compiled[3], strict=True),
                           *zip(by_python[4], compiled[4], strict=True),
                           (by_python[5], compiled[5]),
+                          *zip(by_python[6], compiled[6], strict=True),
                           (by_python[2][0], compiled[2][0])]:  # fmt: skip
         np.testing.assert_array_equal(got, expected)
     assert by_python[1] == compiled[1]
@@ -172,3 +175,35 @@ def test_a_dab_s_own_cells_are_its_region_s_reflected_past_the_grid():
                 cell = 2 * low - 1 - cell if cell < low else 2 * high - 1 - cell
             assert out[0, k, step] == offset[k] + step
             assert out[1, k, step] == cell - held
+
+
+@pytest.mark.parametrize(("seed", "n_dabs", "radius"), [(4, 1, 6.0), (5, 25, 14.0)])
+def test_a_dragging_group_s_windows_are_those_of_their_definitions(seed, n_dabs, radius):
+    """Each window's corner in the values held, its cells' places in the dab's own region, the
+    own region's highest column and row, each cell's index in the group's region, and which cells
+    lie outside the dab's box, against the array expressions that define them."""
+    boxes, at, reach, corner, shape = scattered_dabs(seed, n_dabs, radius)
+    spans, columns, rows, in_columns, in_rows, _, _ = plan_compiled.cells_and_distances(
+        boxes, at, reach, corner, shape, 0.0, 1.0, np.arange(220.0), windows=True
+    )
+    held, margin, region_width = (3, -2), (4, 6), shape[1] + 12
+    found = plan_compiled.drag_windows(spans, rows, columns, in_rows, in_columns, held, margin,
+                                       region_width)  # fmt: skip
+    want = [
+        np.stack((rows[:, 0] + held[0], columns[:, 0] + held[1])),
+        rows - spans[:, 2:3] + margin[0],
+        columns - spans[:, :1] + margin[1],
+        np.stack(
+            [
+                (spans[:, 1] - spans[:, 0]) + 2 * margin[1] - 1,
+                (spans[:, 3] - spans[:, 2]) + 2 * margin[0] - 1,
+            ],
+            axis=1,
+        ),  # fmt: skip
+        (rows + margin[0])[:, :, None] * region_width + (columns + margin[1])[:, None, :],
+        ~(in_rows[:, :, None] & in_columns[:, None, :]),
+    ]
+    for got, expected in zip(found, want, strict=True):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(got, expected)
+    assert found[5].any() or n_dabs == 1  # (windows moved into the joint box reach past a box)
