@@ -4,8 +4,9 @@ wgpu-py's ``GPUQueue.write_texture`` checks its two dicts and builds four C stru
 before it calls wgpu-native's ``wgpuQueueWriteTexture``: a 256 x 256 edit's seven writes took
 about half of its upload's host time on the H200 (cProfile of ``bench_render.py``'s upload).
 :func:`write_texture` makes the same native call, through wgpu-py's own error-checking wrapper,
-with structs made once per thread whose fields it fills. Where wgpu's native backend does not
-have what it uses (another wgpu version), it is wgpu-py's own method.
+with structs made once per thread (the mip level and aspect set then) whose other fields it
+fills. Where wgpu's native backend does not have what it uses (another wgpu version), it is
+wgpu-py's own method.
 """
 
 from __future__ import annotations
@@ -62,15 +63,13 @@ def write_texture(
     made = getattr(_structs, "made", None)
     if made is None:
         made = _structs.made = (
-            ffi.new("WGPUTexelCopyTextureInfo *"),
+            ffi.new("WGPUTexelCopyTextureInfo *", {"mipLevel": 0, "aspect": aspect}),
             ffi.new("WGPUTexelCopyBufferLayout *"),
             ffi.new("WGPUExtent3D *"),
         )
     destination, layout, extent = made
     destination.texture = texture._internal
-    destination.mipLevel = 0
     destination.origin.x, destination.origin.y, destination.origin.z = origin
-    destination.aspect = aspect
     layout.offset, layout.bytesPerRow, layout.rowsPerImage = offset, bytes_per_row, rows_per_image
     extent.width, extent.height, extent.depthOrArrayLayers = size
     calls.wgpuQueueWriteTexture(
