@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -96,6 +97,7 @@ class PaintQueue:
         self._closing = False
         self.applied = 0
         """Jobs done (a begin, each queued event, an end or cancel): benchmarks follow it."""
+        self._applied_at = 0.0
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="painting", daemon=True)
         self._thread.start()
@@ -142,6 +144,12 @@ class PaintQueue:
         """Work is queued or running."""
         with self._condition:
             return bool(self._jobs) or self._busy
+
+    def progress(self) -> tuple[int, float]:
+        """:attr:`applied`, and when (``time.perf_counter()``, on the painting thread) the last of
+        those jobs was done: benchmarks time each move's dabs by it, not by when they looked."""
+        with self._condition:
+            return self.applied, self._applied_at
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until every queued event was applied; False if ``timeout`` passed first."""
@@ -205,6 +213,7 @@ class PaintQueue:
                 with self._condition:
                     self._busy = False
                     self.applied += max(1, len(moves))
+                    self._applied_at = time.perf_counter()
                     self._condition.notify_all()
 
 

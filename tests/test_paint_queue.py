@@ -110,6 +110,28 @@ def test_the_pointers_thread_never_waits_for_the_document():
     queue.close()
 
 
+def test_progress_says_when_the_painting_thread_did_its_last_job():
+    """The time a job was done is taken on the painting thread as it finishes, not when someone
+    looks (a benchmark polling between Qt's events saw a move's dabs a frame late)."""
+    session = Session(small_document(), settle=False)
+    queue = PaintQueue(session)
+    done = []
+    session.changed.connect(lambda change: done.append((change.kind, time.perf_counter())))
+    with session.lock:
+        queue.begin_stroke("gain", SETTINGS, {"gain_db": -20}, EVENTS[0])
+        queue.paint(EVENTS[1])
+        released = time.perf_counter()
+    assert queue.wait_idle(30)
+    idle = time.perf_counter()
+    time.sleep(0.05)
+    count, when = queue.progress()
+    assert count == queue.applied == 2  # the begin and the move
+    painted = max(t for kind, t in done if kind == "paint")
+    assert released < painted <= when <= idle  # not when progress() was asked, 50 ms later
+    queue.end_stroke()
+    queue.close()
+
+
 def test_moves_queued_behind_are_applied_together_with_the_same_result():
     """While the painting thread waits (here for the session's lock), moves queue; it then applies
     them in batches of about DABS_PER_BATCH dabs, one change each, and the stroke is the one painted

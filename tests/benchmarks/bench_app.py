@@ -20,7 +20,7 @@ measures:
   ``--moves`` pointer moves sent at 60
   per second, as a mouse sends them (not waiting for the window): for each move, the time until a
   painted frame shows its dabs (**paint**: median and p99; **applied**: until its dabs are in the
-  document, the painting thread's part), and until the widget shows the brush
+  document, the painting thread's part, timed on that thread: :meth:`~spectropaint.app.paint_queue.PaintQueue.progress`), and until the widget shows the brush
   outline at the new place (**outline**); the longest the window's thread was busy at a stretch while
   the stroke was painted (**busy max**: the longest single ``processEvents`` call; the target is under
   50 ms); the time after the release until every move is painted (**backlog**) and until playback
@@ -195,9 +195,9 @@ def paint_stroke(pump: Pump, window, *, moves: int) -> dict:
         if canvas.frames_presented != seen_frames[0]:
             seen_frames[0] = canvas.frames_presented
             frames.append(canvas.last_present_time)
-        done = queue.applied
+        done, when = queue.progress()
         if done not in applied:
-            applied[done] = time.perf_counter()
+            applied[done] = when
 
     path = [
         (width * (0.1 + 0.8 * k / moves), height * (0.5 + 0.2 * np.sin(k / 5)))
