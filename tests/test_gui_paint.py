@@ -16,7 +16,8 @@ from gui_fixtures import (
     tones_window,  # noqa: F401 - the window fixture
     wait_for_fresh_frame,
 )
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QPoint, QRect, Qt
+from PySide6.QtGui import QRegion
 from PySide6.QtTest import QTest
 
 from spectropaint.app.tools.footprint import outline_polygon
@@ -268,6 +269,36 @@ def test_a_strokes_move_is_painted_once_by_the_frame_that_shows_its_dabs(window,
     changed = (document.blocks[0].magnitude != magnitude.to(document.device)).sum().item()
     assert changed > 0  # the move's dabs, shown by that frame
     send_mouse(canvas, QEvent.Type.MouseButtonRelease, x + 40, y, button=Qt.MouseButton.LeftButton)
+
+
+def test_a_strokes_change_is_on_the_widget_when_the_window_has_taken_it(window, qtbot):
+    """By read-back, while a stroke goes on, the window draws a change's frame, reads it back and
+    paints it as it takes the change (on the H200 a painted move waited about 1 ms for
+    rendercanvas's next look and 2 ms for Qt's paint event); outside a drag it asks for a frame."""
+    canvas, session = window.canvas, window.session
+    if canvas.present != "bitmap":
+        pytest.skip("a surface keeps Qt's paint events")
+    x, y = _pressed_gain_stroke(window, qtbot)
+    changes = []
+    session.changed.connect(changes.append, replay=False)
+    send_mouse(canvas, QEvent.Type.MouseMove, x + 40, y, buttons=Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not canvas.painter.busy, timeout=5000)
+    (change,) = [c for c in changes if c.kind == "paint"]
+    wait_for_fresh_frame(qtbot, canvas)
+    painted = _record_paints(canvas)
+    shown = canvas.frames_presented
+    canvas.show_change(change)
+    assert canvas.frames_presented == shown + 1  # drawn, read back and painted in the call
+    x0, y0, x1, y1 = canvas._damage_rects(change.region)[0]
+    box = QRegion(QRect(QPoint(math.ceil(x0), math.ceil(y0)), QPoint(int(x1) - 1, int(y1) - 1)))
+    assert painted and not box.isEmpty() and box.subtracted(painted[-1]).isEmpty()
+    send_mouse(canvas, QEvent.Type.MouseButtonRelease, x + 40, y, button=Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not canvas.interacting, timeout=5000)
+    wait_for_fresh_frame(qtbot, canvas)
+    shown = canvas.frames_presented
+    canvas.show_change(change)
+    assert canvas.frames_presented == shown  # asked for, not drawn yet
+    qtbot.waitUntil(lambda: canvas.frames_presented > shown, timeout=5000)
 
 
 def test_a_strokes_move_that_stamps_no_dab_still_moves_the_outline(window, qtbot):

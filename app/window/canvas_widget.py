@@ -146,6 +146,8 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self._damage: list[tuple[float, float, float, float]] | None = None
         """Parts of the picture (logical pixels) to draw again; None: all of it."""
         self._drawn_size: tuple[int, int] | None = None
+        self._draws = 0
+        """Frames begun (a change drawn at once checks that it was: not while a draw goes on)."""
         self._drawn_area = QRect()
         """By read-back: the widget's area (logical pixels) that frames drawn since the last one
         presented changed; the presented image differs from the one shown only there."""
@@ -471,7 +473,20 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
                 return  # out of view: uploaded with the next frame drawn
             else:
                 self._damage.extend(rects)
-        self.request_draw()
+        if self._draw_now():
+            drawn = self._draws
+            self._draw_and_present(force_sync=True)
+            if self._draws != drawn:
+                return
+        self.request_draw()  # rendercanvas draws at its next look (within 1/fps)
+
+    def _draw_now(self) -> bool:
+        """Whether a change is drawn, read back and painted at once instead of at the scheduler's
+        next look and the next paint event: while a stroke or drag goes on, by read-back. Each
+        would otherwise wait for the window's thread to come round to it (a painted move's frame
+        on the H200: about 1 ms for the look and 2 ms for the paint event), where this thread has
+        nothing else to do meanwhile. Frames to a surface keep Qt's paint events."""
+        return self.interacting and not self._present_to_screen
 
     def _damage_rects(self, region) -> list[tuple[float, float, float, float]] | None:
         """The canvas rectangles (logical pixels) ``region``'s boxes reach in each lane, or None
@@ -494,6 +509,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
 
     def _take_damage(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
         """:meth:`_scissor`, its area (logical pixels) added to :attr:`_drawn_area`."""
+        self._draws += 1
         scissor = self._scissor(size)
         if scissor is None:
             self._drawn_area = self.rect()
@@ -513,12 +529,17 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         """By read-back, after an image is presented: repaint the part of the widget it changed
         and the marks due, not the whole widget (rendercanvas's way): a stroke's frame on the H200
         (offscreen) spent 1.3 ms painting all of it. rendercanvas presents one frame at a time
-        (its scheduler waits for each read-back), so each image's area is known."""
+        (its scheduler waits for each read-back), so each image's area is known. Painted at once
+        while :meth:`_draw_now` says so, else at Qt's next paint event."""
         if self._present_to_screen:
             super()._rc_request_paint()
             return
         area, self._shown_area = self._shown_area.united(self._marks_due), QRect()
-        if not area.isEmpty():
+        if area.isEmpty():
+            return
+        if self._draw_now():
+            QWidget.repaint(self, area)
+        else:
             QWidget.update(self, area)
 
     def _scissor(self, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
