@@ -1214,12 +1214,22 @@ def _apply_dragging(
     state.step.record(box)
     region = _grown(box, stroke.margin)
     inside = region.clipped(grid.n_bins, grid.n_frames)
-    current = read_stacked(document, inside).contiguous()
     # a group planned and applied in one call (:func:`_whole_group`), a dab alone too; otherwise
     # a dab alone takes the brush's kernel on its own region, which costs less than a plan
     whole = _whole_group(document.device) if planned and kind.plan is not None else None
     if whole is warp_fused and len(group) == 1 and math.prod(region.shape) > warp_fused.ALONE_CELLS:
         whole = None  # (one program on a wide window is slower than torch's kernel)
+    # the values the dabs read and change: the document's own cells where the fused warp changes
+    # them in place (no copy read before nor written back after), else a copy
+    channels = slice(inside.channels[0], inside.channels[-1] + 1)
+    in_place = (whole is warp_fused and warp_fused.in_place()
+                and inside.channels == tuple(range(channels.start, channels.stop))
+                and grid.magnitude.stride() == grid.phase.stride())  # fmt: skip
+    if in_place:
+        at = (channels, slice(inside.bin0, inside.bin1), slice(inside.frame0, inside.frame1))
+        current = (grid.magnitude[at], grid.phase[at])
+    else:
+        current = read_stacked(document, inside).contiguous()
     # drift needs the frame before
     before = Region(region.bin0, region.bin1, region.frame0 - 1, region.frame1, region.channels,
                     region.block)  # fmt: skip
@@ -1248,6 +1258,9 @@ def _apply_dragging(
     else:
         _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
                    prepared)  # fmt: skip
+    if in_place:
+        document.mark_written(box)
+        return box
     at = (slice(None), *_within(box, inside))
     document.write(box, current[0][at], current[1][at])
     return box
@@ -1287,7 +1300,9 @@ def _drag_planned(state, stroke, group, box, inside, current, original, prepared
     """The group's dabs one after another through the brush's ``plan`` (see
     :func:`_apply_dragging`), each on its window of ``current`` (:class:`DragDabs`), in parts of at
     most :data:`PLAN_CELLS` window cells planned one after another (``whole``: the kernel that
-    plans and applies a part in one call, :func:`_whole_group`, or None)."""
+    plans and applies a part in one call, :func:`_whole_group`, or None). ``current``: the
+    region's values ``[2, C, R, S]``, or (for the fused warp, once it has run) the document's own
+    magnitude and phase there, two views changed in place."""
     heights = group.boxes[:, 1] - group.boxes[:, 0]
     widths = group.boxes[:, 3] - group.boxes[:, 2]
     start, tallest, widest = 0, 0, 0

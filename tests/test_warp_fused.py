@@ -123,21 +123,29 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
     ways."""
     request.getfixturevalue(kernel)
     module = warp_fused if kernel == "fused" else warp_compiled
-    compared, sizes, kernel_apply = [], [], module.apply
+    compared, sizes, copies, kernel_apply = [], [], [], module.apply
 
-    def both(current, windows, original, prepared, params):
+    def both(held, windows, original, prepared, params):
+        # held: a copy [2, C, R, S] of the region, or the document's cells (the fused warp once
+        # it has run), changed in place
         sizes.append(len(windows.masks))
-        reference = current.clone()
+        copies.append(isinstance(held, torch.Tensor))
+        reference = torch.stack((held[0], held[1]))
         dab.drag_planned(WarpPlan, reference, windows, original, prepared, params)
-        kernel_apply(current, windows, original, prepared, params)
-        masks = torch.as_tensor(windows.masks, device=current.device)  # (host arrays, or not)
-        compared.append(compare(current, reference, masks, windows.corners))
-        current.copy_(reference)
+        kernel_apply(held, windows, original, prepared, params)
+        masks = torch.as_tensor(windows.masks, device=reference.device)  # (host arrays, or not)
+        compared.append(compare(torch.stack((held[0], held[1])), reference, masks, windows.corners))
+        held[0].copy_(reference[0])
+        held[1].copy_(reference[1])
 
     monkeypatch.setattr(module, "apply", both)
     paint_and_compare(phase, radius, tonal_document(DEVICE if kernel == "fused" else "cpu"),
                       compared)  # fmt: skip
     assert 1 in sizes and max(sizes) > 1  # a dab alone and planned groups
+    # the fused warp's first group on a copy; once it has run, the document's cells in place
+    assert copies == (
+        [True] + [False] * (len(copies) - 1) if kernel == "fused" else [True] * len(copies)
+    )
 
 
 @pytest.mark.parametrize("kernel", ["fused", "compiled"])
@@ -166,6 +174,29 @@ def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(request, kerne
     assert float(energy[..., inside].sum()) > 1e3 * float(energy[..., ~inside].sum() + 1e-30)
     history.undo()
     assert torch.equal(torch.stack((block.magnitude, block.phase)), before)
+
+
+@pytest.mark.parametrize("phase", ["auto", "shift"])
+def test_groups_changed_in_place_equal_groups_changed_on_a_copy(fused, monkeypatch, phase):
+    """Once the fused warp has run, a group changes the document's cells in place instead of a
+    copy of its region that is then written back: the same stroke both ways gives the same
+    document bit for bit, and marks the same frames edited."""
+    results = []
+    for in_place in (False, True):
+        monkeypatch.setattr(warp_fused, "in_place", lambda in_place=in_place: in_place)
+        document = tonal_document()
+        settings = BrushSettings(radius_frames=6, radius_bins=6, hardness=0.5)
+        params = {"amount": 1.0, "phase": phase}
+        stroke = StrokeSession(document, "warp", settings, params=params, history=History(document))
+        for event in events(6):
+            stroke.add_events([event])
+        stroke.end()
+        block = document.blocks[0]
+        results.append((block.magnitude.clone(), block.phase.clone(), block.edited_frames.copy()))
+    (magnitude, phase_, edited), (in_place_magnitude, in_place_phase, in_place_edited) = results
+    assert edited.sum() > 20
+    assert torch.equal(magnitude, in_place_magnitude) and torch.equal(phase_, in_place_phase)
+    assert np.array_equal(edited, in_place_edited)
 
 
 def test_the_kernel_is_off_where_asked_or_off_the_gpu(monkeypatch):

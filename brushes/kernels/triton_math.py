@@ -59,6 +59,12 @@ def wanted(device: torch.device, variable: str = compiled_math.COMPILED_ENV) -> 
     return not compiled_math.switched_off(variable) and takes(device)
 
 
+def launched(kernel) -> bool:
+    """Whether ``kernel`` has run in this session: its later launches are not refused (a refused
+    launch, :class:`Unavailable`, is a first one, before anything has run)."""
+    return kernel in _launched
+
+
 def failure() -> str | None:
     """Why Triton's kernels are off for the session, or None."""
     return _failure

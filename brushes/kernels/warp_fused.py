@@ -48,7 +48,7 @@ ALONE_CELLS = 1 << 15
 of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radius 32 (4 225
 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
 SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W")
-"""The kernel's arguments that are sizes (see :func:`_kernel`)."""
+"""The kernel's arguments that are sizes or strides (see :func:`_kernel`)."""
 
 
 def available(device: torch.device) -> bool:
@@ -56,13 +56,23 @@ def available(device: torch.device) -> bool:
     return triton_math.wanted(device, FUSED_ENV)
 
 
-def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict, params) -> None:
-    """A group's ``K`` dabs applied in order to ``current`` ``[2, C, R, S]`` (contiguous, on the
-    GPU), in place, as :func:`~spectropaint.brushes.dab.drag_planned` applies them: planned and
-    applied in one launch.
+def in_place() -> bool:
+    """Whether a group may change the document's cells in place (:func:`apply`): once the kernel
+    has run, no launch of it is refused (:class:`~.triton_math.Unavailable`), so no group goes
+    to torch's path, which works on a copy of the group's region."""
+    return triton_math.launched(_kernel())
+
+
+def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None:
+    """A group's ``K`` dabs applied in order to the values ``held``, in place, as
+    :func:`~spectropaint.brushes.dab.drag_planned` applies them: planned and applied in one launch.
 
     Parameters
     ----------
+    held : torch.Tensor or tuple of torch.Tensor
+        Magnitude and phase ``[C, R, S]`` on the GPU (``held[0]`` and ``held[1]``: a contiguous
+        ``[2, C, R, S]`` copy of the group's region, or two views of one shape and strides, a
+        row's cells adjacent: the document's own cells, changed in place).
     windows : spectropaint.brushes.dab.DragWindows
         The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already;
         uploaded here in one copy).
@@ -72,10 +82,13 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
         :func:`.warp.warp_prepare`'s tensors for the group's region.
     params : spectropaint.brushes.kernels.warp.WarpParams
     """
-    device = current.device
+    magnitude, phase = held[0], held[1]
+    if magnitude.stride() != phase.stride() or magnitude.stride(-1) != 1:
+        raise ValueError("warp_fused.apply: magnitude and phase of one layout, rows contiguous")
+    device = magnitude.device
     masks = windows.masks
     n_dabs, height, width = masks.shape
-    channels = current.shape[1]
+    channels = magnitude.shape[0]
     ramp = prepared["ramp"].contiguous()
     drift = prepared.get("drift", ramp)  # (a mode not used: never read)
     omega = prepared["omega"][:, 0].contiguous() if "omega" in prepared else ramp
@@ -100,9 +113,9 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
     low, high = ALIGNMENT
     triton_math.launch(
         _kernel(), (1,),
-        current, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
-        original.contiguous(), scratch, n_dabs, current.shape[-2] * current.shape[-1],
-        current.shape[-1], ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
+        magnitude, phase, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
+        original.contiguous(), scratch, n_dabs, magnitude.stride(0), magnitude.stride(1),
+        ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
         1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES, BLOCK=BLOCK,
@@ -119,15 +132,15 @@ def _kernel():
 
 
 def _warp_dabs(
-    held, masks, floats, integers, ramp, drift, omega, start, scratch, n_dabs, plane,
+    held, held_phase, masks, floats, integers, ramp, drift, omega, start, scratch, n_dabs, plane,
     row_length, region_width, last_row, columns, rows, low, along_scale, margin_scale, H, W,
     C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
-    """The kernel (see the module's docstring). ``held`` ``[2, C, plane]``: magnitudes, then
-    phases; ``masks`` ``[K, H, W]``; ``floats``: each dab's shift ``[K, 2]`` and highest own-region
-    column and row ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the
-    windows; ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
+    """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
+    the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on; ``masks``
+    ``[K, H, W]``; ``floats``: each dab's shift ``[K, 2]`` and highest own-region column and row
+    ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the windows; ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
     ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
     ``[K, H, W]``; ``ramp`` ``[Bm Tm]``, ``drift`` ``[C, Bm Tm]``, ``omega`` ``[Bm]``; ``start``
     ``[2, C, Bm Tm]``: the region as the stroke began; ``scratch`` ``[6, C, H, W]``: magnitude, the
@@ -154,6 +167,7 @@ def _warp_dabs(
             cell = first + tl.arange(0, BLOCK)
             inside = cell < cells
             channel = cell // window
+            held_channel = channel.to(tl.int64) * plane  # (a long file's channels are far apart)
             spot = cell % window
             y = spot // W
             x = spot % W
@@ -185,9 +199,9 @@ def _warp_dabs(
                 weight_t = frac_t if tap % 2 == 1 else 1.0 - frac_t
                 weight_b = frac_b if tap // 2 == 1 else 1.0 - frac_b
                 tap_weight = weight_b * weight_t
-                value = tl.load(held + channel * plane + place, mask=inside, other=0.0,
+                value = tl.load(held + held_channel + place, mask=inside, other=0.0,
                                 cache_modifier=".cg")  # fmt: skip
-                phase = tl.load(held + (C + channel) * plane + place, mask=inside, other=0.0,
+                phase = tl.load(held_phase + held_channel + place, mask=inside, other=0.0,
                                 cache_modifier=".cg")  # fmt: skip
                 magnitude += value * tap_weight
                 deviation = phase - tl.load(ramp + region, mask=inside, other=0.0)
@@ -258,16 +272,17 @@ def _warp_dabs(
                                   cache_modifier=".cg")  # fmt: skip
                 moved = _wrap(moved - shifted) * sure + shifted
             phase = _wrap(moved)
-            place = channel * plane + (row0 + spot // W) * row_length + column0 + column
+            place = (channel.to(tl.int64) * plane + (row0 + spot // W) * row_length + column0
+                     + column)  # fmt: skip
             old = tl.load(held + place, mask=touched, other=0.0, cache_modifier=".cg")
-            old_phase = tl.load(held + C * plane + place, mask=touched, other=0.0,
+            old_phase = tl.load(held_phase + place, mask=touched, other=0.0,
                                 cache_modifier=".cg")  # fmt: skip
             old_real = tl.cos(old_phase) * old
             old_imag = tl.sin(old_phase) * old
             real = (tl.cos(phase) * magnitude - old_real) * weight + old_real
             imag = (tl.sin(phase) * magnitude - old_imag) * weight + old_imag
             tl.store(held + place, tl.sqrt(real * real + imag * imag), mask=touched)
-            tl.store(held + C * plane + place, _atan2(imag, real), mask=touched)
+            tl.store(held_phase + place, _atan2(imag, real), mask=touched)
         tl.debug_barrier()
 
 
