@@ -37,7 +37,7 @@ from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
-from spectropaint.brushes.kernels.phase import constant
+from spectropaint.brushes.kernels.phase import constant, kept_indices
 from spectropaint.brushes.kernels.select import select
 from spectropaint.brushes.mask import FAR, mask_from_distances, mask_from_radius
 from spectropaint.brushes.plane import BlockAxes, StrokePlane
@@ -257,14 +257,27 @@ def _read(
 
 def _axes(box: Region, block, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """The bin and frame indices of ``box``'s cells in ``block``, reflected past its grid as
-    :func:`_read` reflects the values."""
-    bins = torch.arange(box.bin0, box.bin1, device=device)
-    frames = torch.arange(box.frame0, box.frame1, device=device)
-    if box.bin0 < 0 or box.bin1 > block.n_bins:
-        bins = reflect_index(bins, block.n_bins)
-    if box.frame0 < 0 or box.frame1 > block.n_frames:
-        frames = reflect_index(frames, block.n_frames)
-    return bins, frames
+    :func:`_read` reflects the values. Inside the grid, views of the grid's indices (made once,
+    :func:`.kernels.phase.kept_indices`): no launch on a GPU."""
+    return (
+        _indices_of(box.bin0, box.bin1, block.n_bins, device),
+        _indices_of(box.frame0, box.frame1, block.n_frames, device),
+    )
+
+
+def _indices_of(first: int, stop: int, size: int, device: torch.device) -> torch.Tensor:
+    """Indices ``first`` to ``stop`` along an axis of ``size`` cells, reflected past it."""
+    if first >= 0 and stop <= size:
+        return kept_indices(size, device)[first:stop]
+    return reflect_index(torch.arange(first, stop, device=device), size)
+
+
+def _bins_hz(stroke: BlockStroke, region: Region, bins: torch.Tensor, size: int) -> torch.Tensor:
+    """The centre frequencies of ``region``'s bins (``bins``, as :func:`_axes` gives them for a
+    grid of ``size`` bins): a slice of the stroke's inside the grid (no gather), else gathered."""
+    if region.bin0 >= 0 and region.bin1 <= size:
+        return stroke.band_hz[region.bin0 : region.bin1]
+    return stroke.band_hz[bins]
 
 
 def _reflect(values: torch.Tensor, before: int, after: int, *, dim: int) -> torch.Tensor:
@@ -1005,7 +1018,7 @@ def _context(
     block = state.document.blocks[stroke.index]
     fields = dict(
         inner=_within(box, region),
-        bin_hz=None if bins is None else stroke.band_hz[bins],
+        bin_hz=None if bins is None else _bins_hz(stroke, region, bins, block.n_bins),
         frames=frames,
         hop=block.hop,
         sample_rate=state.document.sample_rate,
@@ -1248,7 +1261,8 @@ def _apply_dragging(
     if kind.prepare is not None and prepared is None:
         prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
         prepared = prepare(
-            original, stroke.band_hz[bins], frames[1:], group.params(state.params),
+            original, _bins_hz(stroke, before, bins, grid.n_bins), frames[1:],
+            group.params(state.params),
             hop=grid.hop, sample_rate=document.sample_rate,
         )  # fmt: skip
     frames = None if frames is None else frames[1:]

@@ -141,3 +141,33 @@ def test_blur_wider_than_the_grid_reflects_repeatedly_like_scipy():
     expected = before_m.numpy() + (blurred - before_m.numpy()) * weight
     error = np.abs(document.blocks[0].magnitude.numpy() - expected).max()
     assert error < 1e-5 * before_m.max().item()
+
+
+@pytest.mark.parametrize(
+    ("first", "stop"),
+    [(2, 9), (0, 20), (-3, 5), (15, 24), (-25, 3)],  # inside, whole, past edges
+)
+def test_a_regions_indices_are_a_view_inside_the_grid_and_reflected_past_it(first, stop):
+    """:func:`dab._axes`' indices (and :func:`dab._bins_hz`' frequencies) against the arange,
+    reflection and gather they replace; inside the grid a view of indices made once (no launch
+    on a GPU), and a slice of the stroke's frequencies (no gather)."""
+    from types import SimpleNamespace
+
+    from spectropaint.brushes import dab
+    from spectropaint.brushes.kernels.phase import kept_indices
+    from spectropaint.transforms.regions import Region
+
+    cpu = torch.device("cpu")
+    block = SimpleNamespace(n_bins=20, n_frames=20)
+    region = Region(first, stop, first, stop, (0,), 0)
+    bins, frames = dab._axes(region, block, cpu)
+    expected = torch.arange(first, stop)
+    if first < 0 or stop > 20:
+        expected = dab.reflect_index(expected, 20)
+    assert torch.equal(bins, expected) and torch.equal(frames, expected)
+    stroke = SimpleNamespace(band_hz=torch.linspace(0.0, 11025.0, 20, dtype=torch.float64))
+    hz = dab._bins_hz(stroke, region, bins, 20)
+    assert torch.equal(hz, stroke.band_hz[expected])
+    inside = first >= 0 and stop <= 20
+    assert (bins._base is kept_indices(20, cpu)) == inside  # a view of the indices made once
+    assert (hz._base is stroke.band_hz) == inside

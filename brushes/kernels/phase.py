@@ -51,9 +51,19 @@ def _number(value: float, dtype: torch.dtype) -> torch.Tensor:
     return torch.tensor(value, dtype=dtype)
 
 
+@functools.lru_cache(maxsize=32)
+def kept_indices(size: int, device: torch.device) -> torch.Tensor:
+    """``arange(size)`` on ``device``, made once and kept (outside inference mode: a normal
+    tensor, whose views serve in and out of it), for regions to take their indices as views of
+    (no launch on a GPU). Never written to."""
+    with torch.inference_mode(False):
+        return torch.arange(size, device=device)
+
+
 def clear_constants() -> None:
-    """Forget the kept numbers of :func:`constant`."""
+    """Forget the kept numbers of :func:`constant` and the :func:`kept_indices`."""
     _number.cache_clear()
+    kept_indices.cache_clear()
 
 
 def wrap(angle: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
