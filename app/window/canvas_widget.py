@@ -473,9 +473,12 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
                 return  # out of view: uploaded with the next frame drawn
             else:
                 self._damage.extend(rects)
-        if self._draw_now():
+        # rendercanvas's own draw and synchronous present (what its force_draw does before
+        # repainting the whole widget); not while a draw goes on, nor where rendercanvas lacks it
+        draw = getattr(self, "_draw_and_present", None)
+        if draw is not None and self._draw_now():
             drawn = self._draws
-            self._draw_and_present(force_sync=True)
+            draw(force_sync=True)
             if self._draws != drawn:
                 return
         self.request_draw()  # rendercanvas draws at its next look (within 1/fps)

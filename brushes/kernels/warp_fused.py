@@ -146,7 +146,8 @@ def _warp_dabs(
     """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
     the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on; ``masks``
     ``[K, H, W]``; ``floats``: each dab's shift ``[K, 2]`` and highest own-region column and row
-    ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the windows; ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
+    ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the windows;
+    ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
     ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
     ``[K, H, W]``; ``ramp`` ``[Bm Tm]``, ``drift`` ``[C, Bm Tm]``, ``omega`` ``[Bm]``; ``start``
     ``[2, C, Bm Tm]``: the region as the stroke began; ``scratch`` ``[6, C, H, W]``: magnitude, the

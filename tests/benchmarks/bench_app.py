@@ -20,7 +20,8 @@ measures:
   ``--moves`` pointer moves sent at 60
   per second, as a mouse sends them (not waiting for the window): for each move, the time until a
   painted frame shows its dabs (**paint**: median and p99; **applied**: until its dabs are in the
-  document, the painting thread's part, timed on that thread: :meth:`~spectropaint.app.paint_queue.PaintQueue.progress`), and until the widget shows the brush
+  document, the painting thread's part, timed on that thread:
+  :meth:`~spectropaint.app.paint_queue.PaintQueue.progress`), and until the widget shows the brush
   outline at the new place (**outline**); the longest the window's thread was busy at a stretch while
   the stroke was painted (**busy max**: the longest single ``processEvents`` call; the target is under
   50 ms); the time after the release until every move is painted (**backlog**) and until playback
