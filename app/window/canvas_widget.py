@@ -147,7 +147,10 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         """Parts of the picture (logical pixels) to draw again; None: all of it."""
         self._drawn_size: tuple[int, int] | None = None
         self._draws = 0
-        """Frames begun (a change drawn at once checks that it was: not while a draw goes on)."""
+        """Frames begun (changes drawn at once check that they were: not while a draw goes on)."""
+        self._changes_due = False
+        """Changes wait for :meth:`_draw_changes`, which the window's thread runs next."""
+        self._cpu_rasteriser = device.adapter.info.get("adapter_type", "") == "CPU"
         self._drawn_area = QRect()
         """By read-back: the widget's area (logical pixels) that frames drawn since the last one
         presented changed; the presented image differs from the one shown only there."""
@@ -473,23 +476,40 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
                 return  # out of view: uploaded with the next frame drawn
             else:
                 self._damage.extend(rects)
-        # rendercanvas's own draw and synchronous present (what its force_draw does before
-        # repainting the whole widget); not while a draw goes on, nor where rendercanvas lacks it
+        if not self._draw_now():
+            self.request_draw()  # rendercanvas draws at its next look (within 1/fps)
+        elif not self._changes_due:  # the changes queued with this one join its frame
+            self._changes_due = True
+            QTimer.singleShot(0, self, self._draw_changes)
+
+    def _draw_now(self) -> bool:
+        """Whether changes are drawn, read back and painted as soon as the window's thread has
+        taken those queued together, instead of at the scheduler's next look and the next paint
+        event: while a stroke or drag goes on, by read-back from a GPU. Each would otherwise wait
+        for the window's thread to come round to it (a painted move's frame on the H200: about
+        1 ms for the look and 2 ms for the paint event), where this thread has nothing else to do
+        meanwhile. Frames to a surface keep Qt's paint events. A CPU rasteriser (lavapipe) keeps
+        the scheduler: its frames are drawn by the CPU while the window's thread would wait for
+        them (``bench_app.py`` on 2 cores: the longest the window's thread was busy at a stretch
+        went from 6 to 29 ms on a 10 s file seen whole, 52 to 94 ms on a 10-minute one, for
+        frames 0.4 to 1 ms sooner)."""
+        return self.interacting and not self._present_to_screen and not self._cpu_rasteriser
+
+    def _draw_changes(self) -> None:
+        """The changes taken since the last frame drawn, read back and painted in one frame now
+        (by rendercanvas's own draw and synchronous present, which its ``force_draw`` makes before
+        repainting the whole widget); at the scheduler's next look where that did not draw (a
+        draw going on) or rendercanvas lacks it."""
+        self._changes_due = False
+        if self._damage == [] or self.lanes.closed:  # drawn meanwhile, or nothing to draw
+            return
         draw = getattr(self, "_draw_and_present", None)
-        if draw is not None and self._draw_now():
+        if draw is not None:
             drawn = self._draws
             draw(force_sync=True)
             if self._draws != drawn:
                 return
-        self.request_draw()  # rendercanvas draws at its next look (within 1/fps)
-
-    def _draw_now(self) -> bool:
-        """Whether a change is drawn, read back and painted at once instead of at the scheduler's
-        next look and the next paint event: while a stroke or drag goes on, by read-back. Each
-        would otherwise wait for the window's thread to come round to it (a painted move's frame
-        on the H200: about 1 ms for the look and 2 ms for the paint event), where this thread has
-        nothing else to do meanwhile. Frames to a surface keep Qt's paint events."""
-        return self.interacting and not self._present_to_screen
+        self.request_draw()
 
     def _damage_rects(self, region) -> list[tuple[float, float, float, float]] | None:
         """The canvas rectangles (logical pixels) ``region``'s boxes reach in each lane, or None
