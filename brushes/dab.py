@@ -9,8 +9,9 @@ and written once; every dab's mask is built in one batched operation from the ce
 host in one compiled loop where the dabs are small, :mod:`.mask_compiled`); the kernel
 runs once for the group where the brush allows (a kernel given, per cell, the centre of the dab that
 painted it last), once per dab on slices of the group's region otherwise (the spectral filter's
-whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
-cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
+whole-box spectrum, warp's dab-after-dab smudge; the filter's dabs in one launch that also blends
+each into the cells it holds, where its kernel runs: ``BrushKind.blends_into``); the blend goes
+through the weight, leaving every cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
 the host. One dab at a time (``apply_dabs(..., fuse=False)``) is the same code with groups of one: the
 reference the fused path is tested and measured against. Blocks that hold the same bands on frame
 grids a whole number of frames apart (the NSGT's two slice parities of a group of bands) are one
@@ -711,6 +712,10 @@ class _Masks:
     blend: list[torch.Tensor] | None = None
     regions: _DabRegions | None = None
     """Where a whole-box kernel's dabs lie (where ``_masks`` was given ``planes``)."""
+    holders: tuple[torch.Tensor, torch.Tensor | None] | None = None
+    """Where ``_masks`` was given ``sizes``: :func:`_holders`' ``[K, 3]`` (each dab's box's first
+    row and column in the joint box, and its number) and the number of the dab whose box holds
+    each cell last ``[B, T]`` (int32, -1 where none; None for one dab, which holds its box)."""
 
     def largest(self) -> torch.Tensor:
         """The largest weight any dab gives each cell of the joint box ``[B, T]`` (0 outside every
@@ -731,8 +736,11 @@ class _Masks:
             .view(n_bins, n_frames)
         )
 
-    def own(self, index: int, box: Region) -> torch.Tensor:
-        """Dab ``index``'s weight on its own ``box``."""
+    def own(self, index: int, box: Region) -> torch.Tensor | None:
+        """Dab ``index``'s weight on its own ``box`` (None where not asked for: a stamping
+        brush's kernel, which the blend weighs, does not read it)."""
+        if self.each is None:
+            return None
         bins, frames = box.shape
         return self.each[index, :bins, :frames]
 
@@ -744,9 +752,11 @@ def _masks(
     box: Region,
     *,
     each: bool = True,
+    largest: bool = True,
     on_host: bool | None = None,
     coverage: list[tuple[TileMap, Region]] = (),
     planes: int = 0,
+    sizes: list[tuple[list[int], tuple[int, int]]] | None = None,
 ) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
@@ -756,12 +766,16 @@ def _masks(
 
     Where the brush's dabs are small (:func:`_weights_on_host`, or as ``on_host`` says), the
     largest weight per cell is computed on the host in one compiled call and uploaded with the
-    dabs' own masks (those only where ``each`` asks for them): one copy instead of some twenty
-    operations. So are the blend weights of the boxes of ``coverage`` (host tiles of a stroke's
-    coverage, :func:`_raise_coverage`), which the stroke keeps raised.
+    dabs' own masks (those only where ``each`` asks for them, the largest weight only where
+    ``largest`` does): one copy instead of some twenty operations. So are the blend weights of
+    the boxes of ``coverage`` (host tiles of a stroke's coverage, :func:`_raise_coverage`), which
+    the stroke keeps raised.
 
     ``planes``: the planes of the values a whole-box kernel takes (``[planes, Bm, Tm]``), for
-    which :class:`_DabRegions` is made and uploaded with the rest (0: none)."""
+    which :class:`_DabRegions` is made and uploaded with the rest (0: none). ``sizes``
+    (:func:`_sizes`' of the group): instead, where each dab lies and which dab last holds each
+    cell, for a kernel that blends each dab's result into the cells it holds itself
+    (:attr:`_Masks.holders`)."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
@@ -769,22 +783,27 @@ def _masks(
     owners = []  # one dab owns its whole box, or the brush's result does not depend on the dab
     if not (state.kind.local or n_dabs == 1):
         centre_bins, owned, last = _owners(group, cells.spans, box.shape)
-        if planes:  # (a whole-box kernel is given its dab's centre)
-            sizes, corners, where = _dab_regions(group, box, planes, last, owned)
+        if sizes is not None:  # (the kernel writes the cells each dab holds: no owner map)
+            owners = [np.where(owned, last, -1).astype(np.int32)]
+        elif planes:  # (a whole-box kernel is given its dab's centre)
+            by_size, corners, where = _dab_regions(group, box, planes, last, owned)
             owners = [owned, corners, where]
         else:
             owners = [owned, centre_bins]
+    if sizes is not None:
+        owners.append(_holders(group, box, sizes))
     if _weights_on_host(state, stroke, group) if on_host is None else on_host:
-        largest, own = mask_compiled.weights(
+        weights, own = mask_compiled.weights(
             u, v, columns, rows, group.weight, hardness=state.settings.hardness,
             shape=(n_bins, n_frames), each=each,
         )  # fmt: skip
-        blends = [_raise_coverage(tiles, member_box, largest) for tiles, member_box in coverage]
-        weights, *rest = to_device_together(
-            [largest, *([] if own is None else [own]), *blends, *owners], device
-        )
-        placed = (rest[0] if own is not None else None, None, None, (n_bins, n_frames))
-        blend = rest[int(own is not None) : len(rest) - len(owners)] if blends else None
+        blends = [_raise_coverage(tiles, member_box, weights) for tiles, member_box in coverage]
+        host = [weights] if largest else []
+        host += ([] if own is None else [own]) + blends
+        rest = to_device_together([*host, *owners], device)
+        weights = rest.pop(0) if largest else None
+        placed = (rest.pop(0) if own is not None else None, None, None, (n_bins, n_frames))
+        blend = rest[: len(blends)] if blends else None
     else:
         float32 = [part.astype(np.float32) for part in (u, v, columns, rows, group.weight)]
         u_d, v_d, columns_d, rows_d, weight_d, *rest = to_device_together(
@@ -797,10 +816,36 @@ def _masks(
         blend = None
     if not owners:
         return _Masks(*placed, None, None, weights, blend)
-    owned, *more = rest[len(rest) - len(owners) :]
+    uploaded = rest[len(rest) - len(owners) :]
+    if sizes is not None:  # the map of holders (None for one dab), the dabs
+        holders = (uploaded[-1], uploaded[0] if len(uploaded) > 1 else None)
+        return _Masks(*placed, None, None, weights, blend, holders=holders)
+    owned, *more = uploaded
     if planes:
-        return _Masks(*placed, owned, None, weights, blend, _DabRegions(sizes, *more))
+        return _Masks(*placed, owned, None, weights, blend, _DabRegions(by_size, *more))
     return _Masks(*placed, owned, more[0], weights, blend)
+
+
+def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
+    """``[K, 3]`` int32: each dab's box's first row and column in the joint ``box`` and its
+    number, the dabs in the order of ``sizes``."""
+    order = [index for indices, _ in sizes for index in indices]
+    out = np.empty((len(order), 3), dtype=np.int32)
+    out[:, 0] = group.boxes[order, 0] - box.bin0
+    out[:, 1] = group.boxes[order, 2] - box.frame0
+    out[:, 2] = order
+    return out
+
+
+def _sizes(group: _BlockDabs) -> list[tuple[list[int], tuple[int, int]]]:
+    """The dabs whose boxes are of one shape ``(b, f)``, in stamping order; the lists in the order
+    of their first dab."""
+    boxes = group.boxes
+    heights, widths = boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for index, shape in enumerate(zip(heights.tolist(), widths.tolist(), strict=True)):
+        by_shape.setdefault(shape, []).append(index)
+    return [(indices, shape) for shape, indices in by_shape.items()]
 
 
 def _owners(group: _BlockDabs, spans: np.ndarray, shape: tuple[int, int]):
@@ -840,10 +885,7 @@ def _dab_regions(group: _BlockDabs, box: Region, planes: int, last: np.ndarray, 
     ``group``'s dabs in their joint ``box`` (``last`` and ``owned``: :func:`_owners`'s)."""
     boxes = group.boxes
     heights, widths = boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]
-    by_shape: dict[tuple[int, int], list[int]] = {}
-    for index, shape in enumerate(zip(heights.tolist(), widths.tolist(), strict=True)):
-        by_shape.setdefault(shape, []).append(index)
-    sizes = [(indices, shape) for shape, indices in by_shape.items()]
+    sizes = _sizes(group)
     order = [index for indices, _ in sizes for index in indices]
     first = np.empty(len(group), dtype=np.int64)  # each dab's first result
     start = 0
@@ -1057,16 +1099,21 @@ def _apply_stamping(
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
     mask, masks = None, None
     on_host = _coverage_on_host(state, stroke)
+    into = _blended_sizes(state, members, box)
     if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
         mask = _nearest_weight(state, stroke, group, box)
+    # the planes of the kernel's values: the blocks' channels, stacked where it takes both
+    planes = len(box.channels) * (1 if kind.reads_frames else len(members))
     if mask is None:
         coverage = [(member.coverage, member_box) for (member, _), member_box in
                     zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
-        # the planes of the kernel's values: the blocks' channels, stacked where it takes both
-        planes = len(box.channels) * (1 if kind.reads_frames else len(members))
-        masks = _masks(state, stroke, group, box, each=kind.whole_box, on_host=on_host,
-                       coverage=coverage, planes=planes if kind.whole_box else 0)  # fmt: skip
-        mask = masks.largest()
+        # weights computed on the host are uploaded only as the blend's: the kernels of stamping
+        # brushes do not read the dabs' masks (they are given None)
+        masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
+                       on_host=on_host, coverage=coverage,
+                       planes=planes if kind.whole_box and into is None else 0,
+                       sizes=None if into is None else into[0])  # fmt: skip
+        mask = None if on_host else masks.largest()
     if on_host:
         weights = masks.blend
     else:
@@ -1080,6 +1127,12 @@ def _apply_stamping(
         for (member, _), member_box, member_fresh in zip(members, boxes, fresh, strict=True)
     ]  # fmt: skip
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
+    if into is not None:
+        if _blended_into(state, stroke, group, box, values, masks, weights[0], *into):
+            return box
+        # (Triton could not compile its kernel: the dabs' regions for the kernel, one by one)
+        masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
+                       on_host=on_host, planes=planes)  # fmt: skip
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
     else:  # each block's region alone: the kernel reads its frames
@@ -1117,6 +1170,47 @@ def _apply_stamping(
         document.write(member_box, out_magnitude[index],
                        None if out_phase is None else out_phase[index])  # fmt: skip
     return Regions(tuple(boxes))
+
+
+def _blended_sizes(state: StrokeState, members, box: Region):
+    """Where a group's brush blends each dab's result into the cells it holds in one launch a
+    size (:attr:`~.registry.BrushKind.blends_into`) and takes every size of its dabs' boxes: the
+    sizes (:func:`_sizes`) and where the joint ``box``'s cells lie in the document
+    (:meth:`~spectropaint.transforms.document.Document.cells`); else None (the kernel and the
+    blend). One block's group only."""
+    into = state.kind.blends_into
+    if into is None or len(members) != 1:
+        return None
+    stroke, group = members[0]
+    device, (margin_bins, margin_frames) = state.document.device, stroke.margin
+    sizes = _sizes(group)
+    for _, (rows, columns) in sizes:
+        region = (rows + 2 * margin_bins, columns + 2 * margin_frames)
+        if not into.takes(device, region, (rows, columns)):
+            return None
+    destination = state.document.cells(box)
+    return None if destination is None else (sizes, destination)
+
+
+def _blended_into(state, stroke, group, box, values, masks, weight, sizes, destination) -> bool:
+    """The brush's :attr:`~.registry.BrushKind.blends_into` on the group's region ``values``
+    ``[2, C, Bm, Tm]``, one launch a size of the dabs' boxes (``sizes``, as :func:`_blended_sizes`
+    found them), each writing the cells its dabs hold into ``destination`` blended by
+    ``weight``; whether it ran (not where Triton cannot compile: nothing was written)."""
+    dabs, last = masks.holders
+    if last is None:  # one dab holds its whole box: a cell read through strides of 0
+        last = triton_math.one_cell(values.device, torch.int32, 0)
+    params, start = group.params(state.params), 0
+    try:
+        for indices, shape in sizes:
+            part = dabs[start : start + len(indices)]
+            state.kind.blends_into.apply(values[0], part, last, weight, destination, params, shape,
+                                         stroke.margin)  # fmt: skip
+            start += len(indices)
+    except triton_math.Unavailable:
+        return False
+    state.document.mark_written(box)
+    return True
 
 
 def _scaled_into(state: StrokeState, group: _BlockDabs, boxes: list[Region], fresh: list,

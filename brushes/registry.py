@@ -23,7 +23,7 @@ from spectropaint.brushes.kernels.clone import CloneParams, clone
 from spectropaint.brushes.kernels.context import Kernel
 from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain, gain_factor
 from spectropaint.brushes.kernels.pen import PenParams, pen
-from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter
+from spectropaint.brushes.kernels.spectral_filter import FilterInto, FilterParams, spectral_filter
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp, warp_prepare
 from spectropaint.brushes.validation import from_mapping
 from spectropaint.transforms.errors import SettingsError
@@ -92,6 +92,13 @@ class BrushKind:
         (:meth:`~spectropaint.brushes.history.OpenStep.scale_into`) instead of going through
         the kernel and the blend: bit for bit what the fused blend gives, and torch's blend to
         float rounding.
+    blends_into : object or None
+        A whole-box kernel's dabs filtered, blended and written in one launch where the fused
+        kernels run (the spectral filter's :class:`~.kernels.spectral_filter.FilterInto`):
+        ``takes(device, region, box)`` says whether dabs of that region's and box's size go
+        through it, ``apply(values, dabs, last, weight, destination, params, box, inner)`` does it
+        (:func:`~.kernels.filter_fused.filter_into`'s arguments). Equal to the kernel and the
+        fused blend to float rounding.
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """
@@ -110,6 +117,7 @@ class BrushKind:
     reads_frames: bool = False
     settles_phase: bool = False
     scale: Callable[[Any], float] | None = None
+    blends_into: Any = None
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
     def params(self, values: Mapping[str, Any] | None = None) -> Any:
@@ -138,7 +146,13 @@ BRUSHES: dict[str, BrushKind] = {
         ),
         BrushKind("blur", blur, BlurParams, keeps_phase=True, reads_radius=True),
         BrushKind(
-            "filter", spectral_filter, FilterParams, keeps_phase=True, local=False, whole_box=True
+            "filter",
+            spectral_filter,
+            FilterParams,
+            keeps_phase=True,
+            local=False,
+            whole_box=True,
+            blends_into=FilterInto,
         ),
         BrushKind(
             "warp",

@@ -63,6 +63,13 @@ def unscaled(name: str) -> BrushKind:
     return replace(BRUSHES[name], scale=None)
 
 
+def gathered(name: str) -> BrushKind:
+    """The whole-box brush ``name`` through its kernel, each cell's result gathered from its dab's
+    and blended (the brush's one launch that blends each dab into the cells it holds,
+    :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`, off)."""
+    return replace(BRUSHES[name], blends_into=None)
+
+
 @contextmanager
 def triton_kernel_on(monkeypatch, module, device: torch.device):
     """``module``'s Triton kernel on for ``device`` (interpreted on the CPU: the test module sets

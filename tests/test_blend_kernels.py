@@ -16,6 +16,7 @@ import torch
 from brush_fixtures import (
     GPU,
     NoCompiler,
+    gathered,
     painted_values,
     small_document,
     triton_fixture,
@@ -168,7 +169,7 @@ def torch_blend_kept(monkeypatch, base, magnitude, phase, weight, keeps_phase):
 STROKES = [
     # magnitude-only, one owner a cell (through the kernel: the scaling brushes' one launch off)
     pytest.param(unscaled("gain"), {"gain_db": -12.0}, id="gain"),
-    pytest.param("filter", {}, id="filter"),  # magnitude-only, cells no dab's box holds
+    pytest.param(gathered("filter"), {}, id="filter"),  # magnitude-only, cells no dab's box holds
     pytest.param("pen", {"level_db": -20.0}, id="pen"),  # complex, cells no dab's box holds
 ]
 

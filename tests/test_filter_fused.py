@@ -17,7 +17,12 @@ from brush_fixtures import GPU, painted_values, small_document, triton_fixture
 from spectropaint.brushes.kernels import filter_fused
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import clear_transfers, fft_filter
-from spectropaint.brushes.kernels.spectral_filter import FilterParams, spectral_filter, transfer
+from spectropaint.brushes.kernels.spectral_filter import (
+    FilterInto,
+    FilterParams,
+    spectral_filter,
+    transfer,
+)
 
 fused = triton_fixture(filter_fused)
 
@@ -72,8 +77,8 @@ def test_a_filter_stroke_through_the_direct_sum_equals_the_fft_s(fused, monkeypa
     document = small_document(device=GPU)
     start = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
     calls = []
-    real = filter_fused.filtered
-    monkeypatch.setattr(filter_fused, "filtered", lambda *args: calls.append(1) or real(*args))
+    real = filter_fused.filter_into
+    monkeypatch.setattr(filter_fused, "filter_into", lambda *args: calls.append(1) or real(*args))
     stroke = {"radii": (5, 4), "events": 10, "start": (60.0, 40.0), "step": (4.1, 1.3)}
     got = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
     assert len(calls) >= 10
@@ -84,3 +89,38 @@ def test_a_filter_stroke_through_the_direct_sum_equals_the_fft_s(fused, monkeypa
     assert torch.equal(got[1], want[1])  # phases untouched alike
     error = float((got[0] - want[0]).abs().max())
     assert 20 * math.log10(error / float(change.max()) + 1e-300) < -100
+
+
+@pytest.mark.parametrize(
+    ("start", "step"),
+    [((60.0, 40.0), (4.1, 1.3)), ((200.0, 6.0), (3.0, -1.1))],
+    ids=["inside", "across-the-lowest-bins"],
+)
+def test_each_dab_blended_into_the_cells_it_holds_equals_the_regions_stacked(
+    fused, monkeypatch, start, step
+):
+    """The one launch a size of region (:class:`FilterInto`: each dab's region filtered where it
+    lies in the group's, each cell blended from the dab that holds it last) against the dabs'
+    regions stacked by size, filtered, gathered and blended by the fused blend: equal to float
+    rounding, boxes of several sizes where the dabs reach past the lowest bin."""
+    document = small_document(device=GPU)
+    start_values = document.blocks[0].magnitude.clone()
+    shapes = []
+    real = filter_fused.filter_into
+    monkeypatch.setattr(
+        filter_fused, "filter_into", lambda *args: shapes.append(args[6]) or real(*args)
+    )
+    stroke = {"radii": (6, 5), "events": 10, "start": start, "step": step}
+    got = painted_values(document, "filter", {"cutoff": 0.15}, **stroke)
+    assert len(shapes) >= 10
+    if start[1] < 10:  # boxes cut by the grid's edge: sizes of their own, one launch each
+        assert len(set(shapes)) >= 3
+    monkeypatch.setattr(FilterInto, "takes", staticmethod(lambda *args: False))
+    want = painted_values(document, "filter", {"cutoff": 0.15}, **stroke)
+    change = float((want[0] - start_values).abs().max())
+    assert change > 1e-3
+    assert torch.equal(got[1], want[1])
+    error = float((got[0] - want[0]).abs().max())
+    assert 20 * math.log10(error / change + 1e-300) < -100
+    untouched = (want[0] == start_values).all(dim=0)  # cells no dab reached keep their values
+    assert untouched.any() and torch.equal(got[0][:, untouched], want[0][:, untouched])

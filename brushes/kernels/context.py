@@ -108,9 +108,13 @@ class DabContext:
 
 
 Kernel = Callable[
-    [torch.Tensor, torch.Tensor, torch.Tensor, object, DabContext],
+    [torch.Tensor, torch.Tensor, torch.Tensor | None, object, DabContext],
     tuple[torch.Tensor, torch.Tensor],
 ]
+"""``kernel(magnitude, phase, mask, params, context)``: the dab's result on its box. ``mask`` is
+its weight; a stamping brush's kernel computes its result everywhere in the box and the blend
+weighs it, so the dab path gives those kernels None where the weights were computed on the host
+(:func:`~spectropaint.brushes.dab._masks`: one upload fewer)."""
 
 
 class PointwiseParams:

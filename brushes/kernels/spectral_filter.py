@@ -108,6 +108,32 @@ def spectral_filter(
     return out[inner].clamp_min(0.0), phase[inner]
 
 
+class FilterInto:
+    """The spectral filter's dabs of a group filtered, blended and written into the document in
+    one launch a size of region (:func:`.filter_fused.filter_into`), where that kernel runs: what
+    the dab path otherwise does in some twenty operations (the regions stacked by size, the
+    filter, each cell's result gathered from its dab's, the blend). The brush's
+    :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`."""
+
+    @staticmethod
+    def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
+        """Whether dabs whose regions are ``region`` ``(rows, columns)`` and boxes ``box`` go
+        through the launch on ``device``."""
+        inner = (slice(0, box[0]), slice(0, box[1]))
+        return filter_fused.available(device, region, inner)
+
+    @staticmethod
+    def apply(values, dabs, last, weight, destination, params: FilterParams,
+              box: tuple[int, int], inner: tuple[int, int]) -> None:  # fmt: skip
+        """:func:`.filter_fused.filter_into` for dabs of one size (its arguments; ``values`` the
+        group region's magnitudes ``[C, Rm, Cm]``), through this brush's taps for their regions
+        (each ``box`` with ``inner`` more on every side); raises
+        :class:`~.triton_math.Unavailable` where Triton cannot compile."""
+        region = (box[0] + 2 * inner[0], box[1] + 2 * inner[1])
+        taps = _device_taps(params, region, values.device)
+        filter_fused.filter_into(values, taps, dabs, last, weight, destination, box, inner)
+
+
 def _device_taps(params: FilterParams, shape: tuple[int, int], device: torch.device):
     """The filter's taps for a region of ``shape`` (:func:`.fft.filter_taps` on its grid),
     float32 on ``device``; kept for the next dab of the same size."""
