@@ -1099,7 +1099,7 @@ def _apply_stamping(
     box, region = boxes[0], _grown(boxes[0], stroke.margin)
     mask, masks = None, None
     on_host = _coverage_on_host(state, stroke)
-    into = _blended_sizes(state, members, box)
+    into = _blended_sizes(state, members, box, region)
     if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
         mask = _nearest_weight(state, stroke, group, box)
     # the planes of the kernel's values: the blocks' channels, stacked where it takes both
@@ -1128,7 +1128,7 @@ def _apply_stamping(
     ]  # fmt: skip
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     if into is not None:
-        if _blended_into(state, stroke, group, box, values, masks, weights[0], *into):
+        if _blended_into(state, stroke, group, box, region, values, masks, weights[0], *into):
             return box
         # (Triton could not compile its kernel: the dabs' regions for the kernel, one by one)
         masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
@@ -1172,10 +1172,11 @@ def _apply_stamping(
     return Regions(tuple(boxes))
 
 
-def _blended_sizes(state: StrokeState, members, box: Region):
-    """Where a group's brush blends each dab's result into the cells it holds in one launch a
-    size (:attr:`~.registry.BrushKind.blends_into`) and takes every size of its dabs' boxes: the
-    sizes (:func:`_sizes`) and where the joint ``box``'s cells lie in the document
+def _blended_sizes(state: StrokeState, members, box: Region, region: Region):
+    """Where a group's brush computes and blends its result into the document in its kernel's
+    own launches (:attr:`~.registry.BrushKind.blends_into`) and takes the group's region (a
+    whole-box brush: every size of its dabs' boxes): a whole-box brush's sizes (:func:`_sizes`;
+    None for another) and where the joint ``box``'s cells lie in the document
     (:meth:`~spectropaint.transforms.document.Document.cells`); else None (the kernel and the
     blend). One block's group only."""
     into = state.kind.blends_into
@@ -1183,30 +1184,42 @@ def _blended_sizes(state: StrokeState, members, box: Region):
         return None
     stroke, group = members[0]
     device, (margin_bins, margin_frames) = state.document.device, stroke.margin
-    sizes = _sizes(group)
-    for _, (rows, columns) in sizes:
-        region = (rows + 2 * margin_bins, columns + 2 * margin_frames)
-        if not into.takes(device, region, (rows, columns)):
-            return None
+    if state.kind.whole_box:
+        sizes = _sizes(group)
+        shapes = [((rows + 2 * margin_bins, columns + 2 * margin_frames), (rows, columns))
+                  for _, (rows, columns) in sizes]  # fmt: skip
+    else:
+        sizes, shapes = None, [(region.shape, box.shape)]
+    if not all(into.takes(device, *shape) for shape in shapes):
+        return None
     destination = state.document.cells(box)
     return None if destination is None else (sizes, destination)
 
 
-def _blended_into(state, stroke, group, box, values, masks, weight, sizes, destination) -> bool:
+def _blended_into(state, stroke, group, box, region, values, masks, weight, sizes,
+                  destination) -> bool:  # fmt: skip
     """The brush's :attr:`~.registry.BrushKind.blends_into` on the group's region ``values``
-    ``[2, C, Bm, Tm]``, one launch a size of the dabs' boxes (``sizes``, as :func:`_blended_sizes`
-    found them), each writing the cells its dabs hold into ``destination`` blended by
-    ``weight``; whether it ran (not where Triton cannot compile: nothing was written)."""
-    dabs, last = masks.holders
-    if last is None:  # one dab holds its whole box: a cell read through strides of 0
-        last = triton_math.one_cell(values.device, torch.int32, 0)
-    params, start = group.params(state.params), 0
+    ``[2, C, Bm, Tm]`` (of ``box`` and its margin, ``region``), blending by ``weight`` into
+    ``destination``: once, or for a whole-box brush once a size of its dabs' boxes (``sizes``,
+    as :func:`_blended_sizes` found them), each writing the cells its dabs hold; whether it ran
+    (not where Triton cannot compile: nothing was written)."""
+    kind, params = state.kind, group.params(state.params)
+    context = _context(state, stroke, region, box, None, None, group, 0)
     try:
-        for indices, shape in sizes:
-            part = dabs[start : start + len(indices)]
-            state.kind.blends_into.apply(values[0], part, last, weight, destination, params, shape,
-                                         stroke.margin)  # fmt: skip
-            start += len(indices)
+        if sizes is None:
+            kind.blends_into.apply(values, weight, destination, params, context)
+        else:
+            dabs, last = masks.holders
+            if last is None:  # one dab holds its whole box: a cell read through strides of 0
+                last = triton_math.one_cell(values.device, torch.int32, 0)
+            margin_bins, margin_frames, start = *stroke.margin, 0
+            for indices, (rows, columns) in sizes:
+                inner = (slice(margin_bins, margin_bins + rows),
+                         slice(margin_frames, margin_frames + columns))  # fmt: skip
+                holders = (dabs[start : start + len(indices)], last)
+                kind.blends_into.apply(values, weight, destination, params,
+                                       dataclasses.replace(context, inner=inner), holders)  # fmt: skip
+                start += len(indices)
     except triton_math.Unavailable:
         return False
     state.document.mark_written(box)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spectropaint.brushes.kernels.blur import BlurParams, blur
+from spectropaint.brushes.kernels.blur import BlurInto, BlurParams, blur
 from spectropaint.brushes.kernels.clone import CloneParams, clone
 from spectropaint.brushes.kernels.context import Kernel
 from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain, gain_factor
@@ -93,12 +93,20 @@ class BrushKind:
         the kernel and the blend: bit for bit what the fused blend gives, and torch's blend to
         float rounding.
     blends_into : object or None
-        A whole-box kernel's dabs filtered, blended and written in one launch where the fused
-        kernels run (the spectral filter's :class:`~.kernels.spectral_filter.FilterInto`):
-        ``takes(device, region, box)`` says whether dabs of that region's and box's size go
-        through it, ``apply(values, dabs, last, weight, destination, params, box, inner)`` does it
-        (:func:`~.kernels.filter_fused.filter_into`'s arguments). Equal to the kernel and the
-        fused blend to float rounding.
+        The kernel and the blend in the kernel's own launches, written straight into the
+        document, where the fused kernels run (a magnitude-only brush: the blur's
+        :class:`~.kernels.blur.BlurInto`, the spectral filter's
+        :class:`~.kernels.spectral_filter.FilterInto`): ``takes(device, region, box)`` says
+        whether a region and box of that size go through them, ``apply(values, weight,
+        destination, params, context, holders)`` computes the box ``context.inner`` of the
+        group's region ``values`` ``[2, C, Bm, Tm]``, blends it with its values there by
+        ``weight`` and writes it into ``destination`` (as
+        :meth:`~spectropaint.transforms.document.Document.cells` gives it). A whole-box brush's
+        runs once per size of its dabs' boxes (``context.inner``: where such a box lies in its
+        dab's region) and writes only the cells each dab holds last (``holders``: each dab's
+        place and number, and which dab holds each cell; see
+        :func:`~.kernels.filter_fused.filter_into`). Equal to the kernel and the fused blend to
+        float rounding.
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """
@@ -144,7 +152,9 @@ BRUSHES: dict[str, BrushKind] = {
             scale=gain_factor,
             defaults={"gain_db": ERASE_DB},
         ),
-        BrushKind("blur", blur, BlurParams, keeps_phase=True, reads_radius=True),
+        BrushKind(
+            "blur", blur, BlurParams, keeps_phase=True, reads_radius=True, blends_into=BlurInto
+        ),
         BrushKind(
             "filter",
             spectral_filter,

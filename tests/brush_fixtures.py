@@ -63,9 +63,9 @@ def unscaled(name: str) -> BrushKind:
     return replace(BRUSHES[name], scale=None)
 
 
-def gathered(name: str) -> BrushKind:
-    """The whole-box brush ``name`` through its kernel, each cell's result gathered from its dab's
-    and blended (the brush's one launch that blends each dab into the cells it holds,
+def blended_apart(name: str) -> BrushKind:
+    """The brush ``name`` with its kernel's result blended into the document by the fused blend's
+    own launch (the brush's launches that blend it themselves,
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`, off)."""
     return replace(BRUSHES[name], blends_into=None)
 

@@ -16,7 +16,7 @@ import torch
 from brush_fixtures import (
     GPU,
     NoCompiler,
-    gathered,
+    blended_apart,
     painted_values,
     small_document,
     triton_fixture,
@@ -169,7 +169,8 @@ def torch_blend_kept(monkeypatch, base, magnitude, phase, weight, keeps_phase):
 STROKES = [
     # magnitude-only, one owner a cell (through the kernel: the scaling brushes' one launch off)
     pytest.param(unscaled("gain"), {"gain_db": -12.0}, id="gain"),
-    pytest.param(gathered("filter"), {}, id="filter"),  # magnitude-only, cells no dab's box holds
+    # magnitude-only, cells no dab's box holds (its own launches that blend it off)
+    pytest.param(blended_apart("filter"), {}, id="filter"),
     pytest.param("pen", {"level_db": -20.0}, id="pen"),  # complex, cells no dab's box holds
 ]
 

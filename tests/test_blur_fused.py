@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.ndimage
 import torch
-from brush_fixtures import GPU, painted_values, small_document, triton_fixture
+from brush_fixtures import GPU, blended_apart, painted_values, small_document, triton_fixture
 
 from spectropaint.brushes.kernels import blur_fused, compiled_math
 from spectropaint.brushes.kernels.blur import BlurParams, blur, support
@@ -96,3 +96,32 @@ def test_a_stroke_through_it_equals_torch_s(fused, monkeypatch):
     assert changed > 1e-3
     assert 20 * math.log10(float((got[0] - want[0]).abs().max() / changed) + 1e-300) < -100
     assert torch.equal(got[1], want[1])  # the phase untouched both ways
+
+
+@pytest.mark.parametrize("start", [(100.0, 30.0), (220.0, 3.0)], ids=["inside", "lowest-bins"])
+def test_the_blur_blended_into_the_document_by_its_second_launch_equals_the_blend_s(
+    fused, monkeypatch, start
+):
+    """The second launch blending the blur into the document (:class:`~spectropaint.brushes.
+    kernels.blur.BlurInto`) against the blurred box blended by the fused blend's own launch: equal
+    to float rounding, also where the region is reflected past the lowest bin; cells the stroke
+    left keep their values."""
+    document = small_document(device=GPU)
+    start_values = document.blocks[0].magnitude.clone()
+    into = []
+    real = blur_fused.blur
+    monkeypatch.setattr(
+        blur_fused, "blur", lambda *args, **kw: into.append(kw.get("into")) or real(*args, **kw)
+    )
+    stroke = {"radii": (6, 5), "events": 10, "start": start, "step": (3.7, 1.1)}
+    got = painted_values(document, "blur", {"sigma": 0.5}, **stroke)
+    assert len(into) >= 10 and all(part is not None for part in into)
+    into.clear()
+    want = painted_values(document, blended_apart("blur"), {"sigma": 0.5}, **stroke)
+    assert len(into) >= 10 and all(part is None for part in into)
+    change = float((want[0] - start_values).abs().max())
+    assert change > 1e-3
+    assert torch.equal(got[1], want[1])
+    assert (got[0] - want[0]).abs().max() <= 1e-6 * change
+    untouched = (want[0] == start_values).all(dim=0)
+    assert untouched.any() and torch.equal(got[0][:, untouched], want[0][:, untouched])

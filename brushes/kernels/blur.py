@@ -76,14 +76,41 @@ def blur(
     radius_frames, radius_bins = context.radius
     rows, columns = context.inner
     if blur_fused.available(magnitude.device):
-        gaussians = [_device_taps(params.sigma * radius, magnitude.device)
-                     for radius in (radius_bins, radius_frames)]  # fmt: skip
         with contextlib.suppress(triton_math.Unavailable):  # (then the FFTs)
-            out = blur_fused.blur(magnitude, gaussians, context.inner)
+            out = blur_fused.blur(magnitude, _gaussians(params, context, magnitude.device),
+                                  context.inner)  # fmt: skip
             return out, phase[(slice(None), rows, columns)]
     along_t = _fft_blur(magnitude, params.sigma * radius_frames, dim=-1)[..., columns]
     out = _fft_blur(along_t, params.sigma * radius_bins, dim=-2)[..., rows, :]
     return out.clamp_min(0.0), phase[(slice(None), rows, columns)]
+
+
+class BlurInto:
+    """The blur of a group's region blended and written into the document by its second launch
+    (:func:`.blur_fused.blur`'s ``into``), where the launches run: the blend's launch and the
+    blurred box's buffer fewer. The brush's :attr:`~spectropaint.brushes.registry.BrushKind.
+    blends_into`."""
+
+    @staticmethod
+    def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
+        """Whether a group's region of any size goes through the launches on ``device``."""
+        return blur_fused.available(device)
+
+    @staticmethod
+    def apply(values, weight, destination, params: BlurParams, context: DabContext,
+              holders=None) -> None:  # fmt: skip
+        """:func:`blur`'s magnitude of the box ``context.inner`` of the group's region ``values``
+        ``[2, C, Bm, Tm]`` blended by ``weight`` into ``destination`` (as :func:`.blur_fused.
+        blur`'s ``into``); raises :class:`~.triton_math.Unavailable` where Triton cannot
+        compile."""
+        blur_fused.blur(values[0], _gaussians(params, context, values.device), context.inner,
+                        into=(weight, destination))  # fmt: skip
+
+
+def _gaussians(params: BlurParams, context: DabContext, device: torch.device):
+    """The truncated Gaussians' taps (bins, frames) of a dab of ``context.radius`` on ``device``."""
+    radius_frames, radius_bins = context.radius
+    return [_device_taps(params.sigma * radius, device) for radius in (radius_bins, radius_frames)]
 
 
 def _fft_blur(x: torch.Tensor, sigma: float, *, dim: int) -> torch.Tensor:

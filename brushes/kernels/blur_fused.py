@@ -11,6 +11,10 @@ rounding. The region carries the Gaussian's support as its margin, so the linear
 FFT's circular one on the box to float rounding (``tests/test_kernels.py``: against the FFT blur
 and scipy's ``gaussian_filter``).
 
+A stroke's group passes ``into``: the second launch then blends the blurred box with its values
+and writes it into the document itself (:class:`.blur.BlurInto`), for what the blurred box's
+buffer and the blend's own launch took.
+
 Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``.
 """
 
@@ -31,48 +35,67 @@ def available(device: torch.device) -> bool:
     return triton_math.wanted(device)
 
 
-def blur(magnitude: torch.Tensor, gaussians, inner) -> torch.Tensor:
+def blur(magnitude: torch.Tensor, gaussians, inner, *, into=None) -> torch.Tensor | None:
     """The magnitudes of the box ``inner`` (rows, columns slices) of ``magnitude`` ``[..., Bm,
     Tm]`` blurred by the truncated Gaussians ``gaussians`` (bins, frames: each's taps ``[2 h +
-    1]``, float32 on the device): ``[..., B, T]``, at least 0."""
+    1]``, float32 on the device): ``[..., B, T]``, at least 0.
+
+    ``into``: ``(weight, destination)``: instead, the blur blended with the box's own values in
+    ``magnitude`` by ``weight`` ``[B, T]`` (as a magnitude-only kernel's blend: ``lerp`` where the
+    weight is above 0) and written into ``destination`` (the document's magnitude and phase and
+    the index of the box's first cell, as :meth:`~spectropaint.transforms.document.Document.cells`
+    gives them) by the second launch; None is returned."""
     rows, columns = inner
     *lead, n_rows, width = magnitude.shape
     planes = magnitude.numel() // (n_rows * width)
     height, box_width = rows.stop - rows.start, columns.stop - columns.start
     values = magnitude.reshape(planes, n_rows, width)
     along = torch.empty((planes, n_rows, box_width), device=magnitude.device)
-    out = torch.empty((*lead, height, box_width), device=magnitude.device)
+    if into is None:
+        out = torch.empty((*lead, height, box_width), device=magnitude.device)
+        target = (out, height * box_width, box_width, 1, 0)
+        blend = (out, 0, 0, 0, 0, out, 0, 0)  # (no blend: nothing of it read)
+    else:
+        weight, (out, _, first) = into
+        target = (out, *out.stride(), first)
+        blend = (values, *values.stride()[:2], rows.start, columns.start, weight,
+                 weight.stride(0), 1)  # fmt: skip
     steps = [
         # along frames: every row of the region, the box's columns
-        (values, along, (n_rows, box_width), (0, columns.start), width, gaussians[1], 0),
-        # along bins: the box's rows of that, at least 0
-        (along, out, (height, box_width), (rows.start, 0), n_rows, gaussians[0], 1),
-    ]
-    for source, target, (out_rows, out_width), (row0, column0), extent, taps, down in steps:
+        (values, (n_rows, box_width), (0, columns.start), width, gaussians[1], 0,
+         (along, n_rows * box_width, box_width, 1, 0), (along, 0, 0, 0, 0, along, 0, 0)),
+        # along bins: the box's rows of that, at least 0 (and blended into the document)
+        (along, (height, box_width), (rows.start, 0), n_rows, gaussians[0], 1, target, blend),
+    ]  # fmt: skip
+    for source, (out_rows, out_width), (row0, column0), extent, taps, down, output, mix in steps:
         triton_math.launch(
             _kernel(), (planes * out_rows, -(-out_width // BLOCK)),
-            source, taps, target, *source.stride(), len(taps) // 2, row0, column0, out_rows,
-            out_width, extent, down, BLOCK=BLOCK, enable_fp_fusion=False,
+            source, taps, *source.stride(), len(taps) // 2, row0, column0, out_rows, out_width,
+            extent, down, *output, *mix, BLOCK=BLOCK, enable_fp_fusion=False,
         )  # fmt: skip
-    return out
+    return out if into is None else None
 
 
 @functools.cache
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``); no argument
     specialised on."""
-    return triton_math.jit_with(_convolve_rows, general=True)
+    return triton_math.jit_with(_convolve_rows, "lerp", general=True)
 
 
 def _convolve_rows(
-    source, taps, target, plane_stride, row_stride, column_stride, half, row0, column0,
-    out_rows, out_width, extent, down, BLOCK: tl.constexpr,
+    source, taps, plane_stride, row_stride, column_stride, half, row0, column0, out_rows,
+    out_width, extent, down, target, target_plane, target_row, target_column, target_first, base,
+    base_plane, base_row, base_row0, base_column0, weight, weight_row, blends,
+    BLOCK: tl.constexpr,
 ):  # fmt: skip
-    """The kernel: ``BLOCK`` cells of row ``program_id(0)`` (plane by plane) of ``target``
-    ``[planes, out_rows, out_width]`` (contiguous), each the sum of ``taps`` over the cells of
-    ``source`` (through its strides) around the one ``row0`` rows and ``column0`` columns further
-    on, along its rows (``down``: along its columns, then clamped at 0); cells past ``extent``
-    along that axis count 0."""
+    """The kernel: ``BLOCK`` cells of row ``program_id(0)`` (plane by plane) of an output
+    ``[planes, out_rows, out_width]``, each the sum of ``taps`` over the cells of ``source``
+    (through its strides) around the one ``row0`` rows and ``column0`` columns further on, along
+    its rows (``down``: along its columns, then clamped at 0); cells past ``extent`` along that
+    axis count 0. Each is written into ``target`` through its strides from ``target_first``;
+    ``blends``: blended first with ``base``'s cell ``base_row0`` rows and ``base_column0`` columns
+    further on (its columns adjacent) by ``weight``'s (as ``torch.lerp`` where it is above 0)."""
     program = tl.program_id(0)
     plane, row = program // out_rows, program % out_rows
     x = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -85,12 +108,18 @@ def _convolve_rows(
     total = tl.zeros((BLOCK,), dtype=tl.float32)
     for j in range(0, 2 * half + 1):
         spot = at + (j - half)
-        weight = tl.load(taps + j)
+        weight_j = tl.load(taps + j)
         held = inside & (spot >= 0) & (spot < extent)
-        total += weight * tl.load(centre + (j - half) * step, mask=held, other=0.0)
+        total += weight_j * tl.load(centre + (j - half) * step, mask=held, other=0.0)
     if down != 0:
         total = tl.maximum(total, 0.0)
-    tl.store(target + program * out_width + x, total, mask=inside)
+    if blends != 0:
+        old = tl.load(base + plane * base_plane + (base_row0 + row) * base_row + base_column0 + x,
+                      mask=inside, other=0.0)  # fmt: skip
+        amount = tl.load(weight + row * weight_row + x, mask=inside, other=0.0)
+        total = _lerp(old, total, amount)
+    tl.store(target + target_first + plane * target_plane + row * target_row + x * target_column,
+             total, mask=inside)  # fmt: skip
 
 
-tl = None  # (bound by _kernel)
+tl = _lerp = None  # (bound by _kernel)

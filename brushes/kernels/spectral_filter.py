@@ -123,15 +123,18 @@ class FilterInto:
         return filter_fused.available(device, region, inner)
 
     @staticmethod
-    def apply(values, dabs, last, weight, destination, params: FilterParams,
-              box: tuple[int, int], inner: tuple[int, int]) -> None:  # fmt: skip
-        """:func:`.filter_fused.filter_into` for dabs of one size (its arguments; ``values`` the
-        group region's magnitudes ``[C, Rm, Cm]``), through this brush's taps for their regions
-        (each ``box`` with ``inner`` more on every side); raises
+    def apply(values, weight, destination, params: FilterParams, context: DabContext,
+              holders) -> None:  # fmt: skip
+        """:func:`.filter_fused.filter_into` for dabs of one size: ``values`` the group's region
+        ``[2, C, Rm, Cm]``, each dab's box at ``context.inner`` of its region, ``holders`` its
+        ``dabs`` and ``last``; through this brush's taps for those regions. Raises
         :class:`~.triton_math.Unavailable` where Triton cannot compile."""
-        region = (box[0] + 2 * inner[0], box[1] + 2 * inner[1])
+        rows, columns = context.inner
+        box = (rows.stop - rows.start, columns.stop - columns.start)
+        region = (box[0] + 2 * rows.start, box[1] + 2 * columns.start)
         taps = _device_taps(params, region, values.device)
-        filter_fused.filter_into(values, taps, dabs, last, weight, destination, box, inner)
+        filter_fused.filter_into(values[0], taps, *holders, weight, destination, box,
+                                 (rows.start, columns.start))  # fmt: skip
 
 
 def _device_taps(params: FilterParams, shape: tuple[int, int], device: torch.device):
