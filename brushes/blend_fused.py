@@ -6,7 +6,8 @@ On CUDA each of those operations costs the host a launch: on the H200's host som
 the blend of a clone or pen group took about 0.2 ms of host time whatever its size; one launch
 takes some 20 us. Each cell takes the same arithmetic as :func:`.blend._crossfade`, without fused
 multiply-adds (torch rounds each product), where its weight is above 0, and keeps its values
-exactly elsewhere; the arctangent is :mod:`.kernels.triton_math`'s (within 2e-7 of the true
+exactly elsewhere (:mod:`.kernels.triton_math`'s ``crossfade``, which the pen's and the clone's
+kernels blend through too); the arctangent is :mod:`.kernels.triton_math`'s (within 2e-7 of the true
 angle), so the result equals torch's to float rounding (``tests/test_blend_kernels.py``). The CPU's
 counterpart is :mod:`.blend_compiled`.
 
@@ -90,7 +91,7 @@ def _launch(base, magnitude, phase, weight, out_magnitude, out_phase, owner, *, 
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
     argument specialised on (:func:`~.kernels.triton_math.jit_with`'s ``general``)."""
-    return triton_math.jit_with(_blend_cells, "atan2", "lerp", general=True)
+    return triton_math.jit_with(_blend_cells, "crossfade", "lerp", general=True)
 
 
 def _blend_cells(
@@ -126,18 +127,13 @@ def _blend_cells(
     )  # fmt: skip
     written = inside & (tl.load(owner + row * owner_row + column * owner_column, mask=inside,
                                 other=0) != 0)  # fmt: skip
-    touched = amount > 0.0
     at = out_first + plane * out_plane + row * out_row + column * out_column
     if keeps_phase != 0:
         tl.store(out_magnitude + at, _lerp(old_magnitude, new_magnitude, amount), mask=written)
     else:
-        old_real = tl.cos(old_phase) * old_magnitude
-        old_imag = tl.sin(old_phase) * old_magnitude
-        real = (tl.cos(new_phase) * new_magnitude - old_real) * amount + old_real
-        imag = (tl.sin(new_phase) * new_magnitude - old_imag) * amount + old_imag
-        blended = tl.where(touched, tl.sqrt(real * real + imag * imag), old_magnitude)
+        blended, turned = _crossfade(old_magnitude, old_phase, new_magnitude, new_phase, amount)
         tl.store(out_magnitude + at, blended, mask=written)
-        tl.store(out_phase + at, tl.where(touched, _atan2(imag, real), old_phase), mask=written)
+        tl.store(out_phase + at, turned, mask=written)
 
 
-tl = _atan2 = _lerp = None  # (bound by _kernel)
+tl = _crossfade = _lerp = None  # (bound by _kernel)

@@ -1128,11 +1128,12 @@ def _apply_stamping(
     ]  # fmt: skip
     values = reads[0][0] if len(reads) == 1 else torch.cat([read[0] for read in reads], dim=1)
     if into is not None:
-        if _blended_into(state, stroke, group, box, region, values, masks, weights[0], *into):
+        if _blended_into(state, stroke, group, box, region, values, *reads[0][1:], masks,
+                         weights[0], *into):  # fmt: skip
             return box
-        # (Triton could not compile its kernel: the dabs' regions for the kernel, one by one)
-        masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
-                       on_host=on_host, planes=planes)  # fmt: skip
+        if kind.whole_box:  # (Triton could not compile its kernel: the dabs' regions, one by one)
+            masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
+                           on_host=on_host, planes=planes)  # fmt: skip
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
     else:  # each block's region alone: the kernel reads its frames
@@ -1196,18 +1197,21 @@ def _blended_sizes(state: StrokeState, members, box: Region, region: Region):
     return None if destination is None else (sizes, destination)
 
 
-def _blended_into(state, stroke, group, box, region, values, masks, weight, sizes,
+def _blended_into(state, stroke, group, box, region, values, bins, frames, masks, weight, sizes,
                   destination) -> bool:  # fmt: skip
     """The brush's :attr:`~.registry.BrushKind.blends_into` on the group's region ``values``
-    ``[2, C, Bm, Tm]`` (of ``box`` and its margin, ``region``), blending by ``weight`` into
-    ``destination``: once, or for a whole-box brush once a size of its dabs' boxes (``sizes``,
-    as :func:`_blended_sizes` found them), each writing the cells its dabs hold; whether it ran
-    (not where Triton cannot compile: nothing was written)."""
+    ``[2, C, Bm, Tm]`` (of ``box`` and its margin, ``region``; ``bins`` and ``frames`` as
+    :func:`_read` gives them), blending by ``weight`` into ``destination``: once, or for a
+    whole-box brush once a size of its dabs' boxes (``sizes``, as :func:`_blended_sizes` found
+    them), each writing the cells its dabs hold; whether it ran (not where the kernel does not
+    take the group's context, nor where Triton cannot compile: nothing was written)."""
     kind, params = state.kind, group.params(state.params)
-    context = _context(state, stroke, region, box, None, None, group, 0)
+    context = _kernel_context(state, stroke, group, box, region, bins, frames, masks, params)
     try:
         if sizes is None:
-            kind.blends_into.apply(values, weight, destination, params, context)
+            owner = None if masks is None else masks.owner
+            if not kind.blends_into.apply(values, weight, destination, params, context, owner):
+                return False
         else:
             dabs, last = masks.holders
             if last is None:  # one dab holds its whole box: a cell read through strides of 0
@@ -1269,14 +1273,20 @@ def _kernel(state, stroke, group, box, region, values, bins, frames, masks, mask
     if kind.whole_box and len(group) > 1:
         return _per_dab(state, stroke, group, box, region, values, bins, frames, masks)
     params = group.params(state.params)
-    source = _source(state, stroke, region, params) if kind.reads_source else None
+    context = _kernel_context(state, stroke, group, box, region, bins, frames, masks, params)
+    return kind.kernel(values[0], values[1], mask, params, context)
+
+
+def _kernel_context(state, stroke, group, box, region, bins, frames, masks, params) -> DabContext:
+    """The kernel's context for ``group``'s joint ``box`` in ``region``: its first dab's, with the
+    clone's source and, where the masks give it, each cell's dab centre."""
+    source = _source(state, stroke, region, params) if state.kind.reads_source else None
     centre = group.pair("centre", 0)
     if masks is not None and masks.centre_bins is not None:
         centre = (centre[0], masks.centre_bins)
-    context = _context(
+    return _context(
         state, stroke, region, box, bins, frames, group, 0, source=source, centre=centre
     )
-    return kind.kernel(values[0], values[1], mask, params, context)
 
 
 def _per_dab(state, stroke, group, box, region, values, bins, frames, masks):

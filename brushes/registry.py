@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spectropaint.brushes.kernels.blur import BlurInto, BlurParams, blur
-from spectropaint.brushes.kernels.clone import CloneParams, clone
+from spectropaint.brushes.kernels.clone import CloneInto, CloneParams, clone
 from spectropaint.brushes.kernels.context import Kernel
 from spectropaint.brushes.kernels.gain import ERASE_DB, GainParams, gain, gain_factor
-from spectropaint.brushes.kernels.pen import PenParams, pen
+from spectropaint.brushes.kernels.pen import PenInto, PenParams, pen
 from spectropaint.brushes.kernels.spectral_filter import FilterInto, FilterParams, spectral_filter
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp, warp_prepare
 from spectropaint.brushes.validation import from_mapping
@@ -94,14 +94,16 @@ class BrushKind:
         float rounding.
     blends_into : object or None
         The kernel and the blend in the kernel's own launches, written straight into the
-        document, where the fused kernels run (a magnitude-only brush: the blur's
-        :class:`~.kernels.blur.BlurInto`, the spectral filter's
-        :class:`~.kernels.spectral_filter.FilterInto`): ``takes(device, region, box)`` says
-        whether a region and box of that size go through them, ``apply(values, weight,
+        document, where the fused kernels run (the blur's :class:`~.kernels.blur.BlurInto`, the
+        spectral filter's :class:`~.kernels.spectral_filter.FilterInto`, the pen's and the
+        clone's :class:`~.kernels.triton_math.KernelInto`): ``takes(device, region, box)`` says
+        whether a region and box of that size may go through them, ``apply(values, weight,
         destination, params, context, holders)`` computes the box ``context.inner`` of the
         group's region ``values`` ``[2, C, Bm, Tm]``, blends it with its values there by
-        ``weight`` and writes it into ``destination`` (as
-        :meth:`~spectropaint.transforms.document.Document.cells` gives it). A whole-box brush's
+        ``weight`` (as :func:`~.blend.blend` does) and writes it into ``destination`` (as
+        :meth:`~spectropaint.transforms.document.Document.cells` gives it), and says whether it
+        did (not where the kernel does not take that context: the NSGT's pen). ``holders`` says
+        which cells it writes: the owner map ``[B, T]`` or None (every cell); a whole-box brush's
         runs once per size of its dabs' boxes (``context.inner``: where such a box lies in its
         dab's region) and writes only the cells each dab holds last (``holders``: each dab's
         place and number, and which dab holds each cell; see
@@ -175,7 +177,13 @@ BRUSHES: dict[str, BrushKind] = {
             reads_frames=True,
         ),
         BrushKind(
-            "clone", clone, CloneParams, keeps_phase=False, reads_source=True, reads_frames=True
+            "clone",
+            clone,
+            CloneParams,
+            keeps_phase=False,
+            reads_source=True,
+            reads_frames=True,
+            blends_into=CloneInto,
         ),
         BrushKind(
             "pen",
@@ -185,6 +193,7 @@ BRUSHES: dict[str, BrushKind] = {
             local=False,
             reads_radius=True,
             reads_frames=True,
+            blends_into=PenInto,
         ),
     )
 }

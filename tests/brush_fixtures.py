@@ -3,6 +3,7 @@ values on it (:func:`painted_values`), and a Triton kernel turned on for a test:
 (``TRITON_INTERPRET=1``, set here before Triton is first imported); with CUDA, compiled, on the GPU
 (:data:`GPU`)."""
 
+import math
 import os
 from contextlib import contextmanager
 from dataclasses import replace
@@ -61,6 +62,22 @@ def unscaled(name: str) -> BrushKind:
     """The brush ``name`` through its kernel, each group's originals read and blended (a scaling
     brush's one launch, :attr:`~spectropaint.brushes.registry.BrushKind.scale`, off)."""
     return replace(BRUSHES[name], scale=None)
+
+
+def assert_alike_to_rounding(got: torch.Tensor, want: torch.Tensor, before: torch.Tensor) -> None:
+    """Two strokes' values ``[2, C, B, T]`` (magnitude, phase) from the values ``before``: the
+    stroke changed them, ``got`` lies within -100 dB of the change from ``want`` as complex
+    numbers, and the cells ``want`` left as they were are ``got``'s too, exactly."""
+    changed = torch.polar(want[0].double(), want[1].double()) - torch.polar(
+        before[0].double(), before[1].double()
+    )
+    error = torch.polar(got[0].double(), got[1].double()) - torch.polar(
+        want[0].double(), want[1].double()
+    )
+    assert changed.abs().max() > 1e-3
+    assert 20 * math.log10(error.abs().max() / changed.abs().max() + 1e-300) < -100
+    untouched = (want == before).all(dim=0)
+    assert untouched.any() and torch.equal(got[:, untouched], want[:, untouched])
 
 
 def blended_apart(name: str) -> BrushKind:

@@ -171,7 +171,8 @@ STROKES = [
     pytest.param(unscaled("gain"), {"gain_db": -12.0}, id="gain"),
     # magnitude-only, cells no dab's box holds (its own launches that blend it off)
     pytest.param(blended_apart("filter"), {}, id="filter"),
-    pytest.param("pen", {"level_db": -20.0}, id="pen"),  # complex, cells no dab's box holds
+    # complex, cells no dab's box holds (its own launch that blends it off)
+    pytest.param(blended_apart("pen"), {"level_db": -20.0}, id="pen"),
 ]
 
 

@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import triton_kernel_on
+from brush_fixtures import assert_alike_to_rounding, blended_apart, triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -29,6 +29,7 @@ from spectropaint.brushes.kernels import (
     compiled_math,
     triton_math,
 )
+from spectropaint.brushes.kernels.clone import CloneInto
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
@@ -82,11 +83,11 @@ def drag(frame0: float, count: int = 10) -> list[InputEvent]:
     ]
 
 
-def paint(document, params, frame0, radius=8):
+def paint(document, params, frame0, radius=8, brush="clone"):
     """The document's values after a clone stroke (then undone)."""
     history = History(document)
     settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
-    stroke = StrokeSession(document, "clone", settings, params=params, history=history)
+    stroke = StrokeSession(document, brush, settings, params=params, history=history)
     for event in drag(frame0):
         stroke.add_events([event])
     stroke.end()
@@ -120,7 +121,7 @@ def test_each_call_equals_torch_s_clone(document, on, monkeypatch, params, frame
         return result
 
     monkeypatch.setattr(on, "clone", both)
-    paint(document, params, frame0)
+    paint(document, params, frame0, brush=blended_apart("clone"))
     assert len(calls) >= 8
     invalid = 0
     for (magnitude, phase), (want_magnitude, want_phase), valid in calls:
@@ -164,3 +165,25 @@ def test_the_fused_kernel_is_for_cuda_and_turned_off_by_the_compiled_switch(monk
     assert clone_fused.available(torch.device("cuda"))
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
     assert not clone_fused.available(torch.device("cuda"))
+
+
+@pytest.mark.parametrize(("params", "frame0"), [CASES[0], CASES[3]])  # (auto; past the grid)
+def test_the_clone_blended_into_the_document_by_its_launch_equals_the_blend_s(
+    document, on, monkeypatch, params, frame0
+):
+    """The clone's launch crossfading its result into the document
+    (:data:`~spectropaint.brushes.kernels.clone.CloneInto`, where Triton's kernel runs) against
+    its result blended apart: equal to float rounding; cells neither changed keep their values.
+    The CPU's compiled kernel blends apart either way."""
+    into = []
+    real = CloneInto.kernel
+    monkeypatch.setattr(
+        CloneInto, "kernel", lambda *args, **kw: into.append(kw["into"]) or real(*args, **kw)
+    )
+    got = paint(document, params, frame0)
+    taken = len(into)
+    assert taken >= 8 if on is clone_fused else taken == 0
+    want = paint(document, params, frame0, brush=blended_apart("clone"))
+    assert len(into) == taken  # (that stroke blended apart)
+    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
+    assert_alike_to_rounding(got, want, before)

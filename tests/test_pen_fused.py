@@ -12,12 +12,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import GPU, triton_fixture
+from brush_fixtures import GPU, assert_alike_to_rounding, blended_apart, triton_fixture
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import compiled_math, pen, pen_fused, triton_math
 from spectropaint.brushes.kernels.context import DabContext
+from spectropaint.brushes.kernels.pen import PenInto
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
@@ -42,14 +43,14 @@ def document() -> Document:
 fused = triton_fixture(pen_fused)
 
 
-def paint(document, radius_bins: float, *, spacing: float, frame0: float = 1200.0):
+def paint(document, radius_bins: float, *, spacing: float, frame0: float = 1200.0, brush="pen"):
     """The document's values after a pen stroke (then undone): a 60 Hz drag rising in
     frequency, ``spacing`` radii between dabs."""
     history = History(document)
     settings = BrushSettings(
         radius_frames=6, radius_bins=radius_bins, hardness=0.4, spacing=spacing
     )
-    stroke = StrokeSession(document, "pen", settings, params={"level_db": -20.0},
+    stroke = StrokeSession(document, brush, settings, params={"level_db": -20.0},
                            history=history)  # fmt: skip
     for i in range(10):
         stroke.add_events([InputEvent(i / 60, frame0 + 9.0 * i, 40.3 + 1.7 * i, 0.7)])
@@ -80,7 +81,7 @@ def test_each_call_equals_torch_s_pen(document, fused, monkeypatch, radius_bins,
         return result
 
     monkeypatch.setattr(pen_fused, "pen", both)
-    paint(document, radius_bins, spacing=spacing)
+    paint(document, radius_bins, spacing=spacing, brush=blended_apart("pen"))
     assert len(calls) >= 5
     assert any(cells for *_, cells in calls) == (spacing < 1)  # per cell where dabs were fused
     for (magnitude, phase), (want_magnitude, want_phase), _ in calls:
@@ -108,6 +109,28 @@ def test_a_stroke_equals_torch_s_to_float_rounding(
     )
     assert changed.abs().max() > 1e-3  # the stroke did change the document
     assert 20 * math.log10(error.abs().max() / changed.abs().max() + 1e-300) < -100
+
+
+@pytest.mark.parametrize(("radius_bins", "spacing"), CASES)
+def test_the_pen_blended_into_the_document_by_its_launch_equals_the_blend_s(
+    document, fused, monkeypatch, radius_bins, spacing
+):
+    """The pen's launch crossfading its result into the document's cells its dabs hold
+    (:data:`~spectropaint.brushes.kernels.pen.PenInto`) against its result blended by the fused
+    blend's own launch: equal to float rounding; cells neither changed keep their values."""
+    into = []
+    real = PenInto.kernel
+    monkeypatch.setattr(
+        PenInto, "kernel", lambda *args, **kw: into.append(kw["into"]) or real(*args, **kw)
+    )
+    got = paint(document, radius_bins, spacing=spacing)
+    assert len(into) >= 5
+    assert any(owner is not None for _, owner, _ in into) == (spacing < 1)  # several dabs a group
+    taken = len(into)
+    want = paint(document, radius_bins, spacing=spacing, brush=blended_apart("pen"))
+    assert len(into) == taken  # (that stroke blended apart)
+    before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
+    assert_alike_to_rounding(got, want, before)
 
 
 def test_it_is_for_cuda_on_an_stft_and_turned_off_by_the_compiled_switch(monkeypatch):

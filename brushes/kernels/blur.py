@@ -98,13 +98,14 @@ class BlurInto:
 
     @staticmethod
     def apply(values, weight, destination, params: BlurParams, context: DabContext,
-              holders=None) -> None:  # fmt: skip
+              holders=None) -> bool:  # fmt: skip
         """:func:`blur`'s magnitude of the box ``context.inner`` of the group's region ``values``
         ``[2, C, Bm, Tm]`` blended by ``weight`` into ``destination`` (as :func:`.blur_fused.
-        blur`'s ``into``); raises :class:`~.triton_math.Unavailable` where Triton cannot
+        blur`'s ``into``); True. Raises :class:`~.triton_math.Unavailable` where Triton cannot
         compile."""
         blur_fused.blur(values[0], _gaussians(params, context, values.device), context.inner,
                         into=(weight, destination))  # fmt: skip
+        return True
 
 
 def _gaussians(params: BlurParams, context: DabContext, device: torch.device):

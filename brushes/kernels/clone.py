@@ -68,6 +68,13 @@ class CloneParams(PointwiseParams):
             raise SettingsError("offset_seconds and offset_pitch go together")
 
 
+CloneInto = triton_math.KernelInto(
+    clone_fused.clone, lambda device, context: clone_fused.available(device)
+)
+"""The clone's fused kernel blending into the document on CUDA (the brush's
+:attr:`~spectropaint.brushes.registry.BrushKind.blends_into`)."""
+
+
 def clone(
     magnitude: torch.Tensor,
     phase: torch.Tensor,

@@ -65,6 +65,11 @@ def band_profile(offset: torch.Tensor, radius: float, hardness: float) -> torch.
     return torch.where(distance < 1.0, 0.5 + 0.5 * torch.cos(math.pi * ramp), 0.0)
 
 
+PenInto = triton_math.KernelInto(pen_fused.pen, pen_fused.available)
+"""The pen's fused kernel blending into the document (an STFT's dabs; the brush's
+:attr:`~spectropaint.brushes.registry.BrushKind.blends_into`)."""
+
+
 def pen(
     magnitude: torch.Tensor,
     phase: torch.Tensor,

@@ -124,10 +124,10 @@ class FilterInto:
 
     @staticmethod
     def apply(values, weight, destination, params: FilterParams, context: DabContext,
-              holders) -> None:  # fmt: skip
+              holders) -> bool:  # fmt: skip
         """:func:`.filter_fused.filter_into` for dabs of one size: ``values`` the group's region
         ``[2, C, Rm, Cm]``, each dab's box at ``context.inner`` of its region, ``holders`` its
-        ``dabs`` and ``last``; through this brush's taps for those regions. Raises
+        ``dabs`` and ``last``; through this brush's taps for those regions; True. Raises
         :class:`~.triton_math.Unavailable` where Triton cannot compile."""
         rows, columns = context.inner
         box = (rows.stop - rows.start, columns.stop - columns.start)
@@ -135,6 +135,7 @@ class FilterInto:
         taps = _device_taps(params, region, values.device)
         filter_fused.filter_into(values[0], taps, *holders, weight, destination, box,
                                  (rows.start, columns.start))  # fmt: skip
+        return True
 
 
 def _device_taps(params: FilterParams, shape: tuple[int, int], device: torch.device):

@@ -5,7 +5,9 @@ call.
 
 A kernel is a plain function whose helpers and ``tl`` are looked up in its module's globals when
 Triton compiles it; :func:`jit_with` binds them there (``_<name>`` for the helpers here) and returns
-the jitted kernel, which :func:`launch` runs. A kernel's first launch compiles it, which needs a C
+the jitted kernel, which :func:`launch` runs. A kernel that stores its results through ``put``
+(:func:`put_arguments`) either writes them out or blends them into the document itself
+(``crossfade``: :func:`.blend.blend`'s complex crossfade), as :class:`KernelInto` asks. A kernel's first launch compiles it, which needs a C
 compiler and a GPU Triton supports: where that fails, Triton's kernels are off for the session
 (logged once) and the callers take torch's path. The tests run the kernels through Triton's interpreter on CPU tensors
 (``TRITON_INTERPRET=1`` before Triton is first imported, and :data:`INTERPRETED` set).
@@ -127,7 +129,7 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``, ``lerp``) are bound in its module's globals (as ``_<name>``).
+    ``columns``, ``lerp``, ``crossfade``, ``put``) are bound in its module's globals (as ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
     would otherwise compile a variant for each combination of sizes and strides that are or are
@@ -157,13 +159,95 @@ def one_cell(device: torch.device, dtype: torch.dtype, value: float) -> torch.Te
     return torch.full((1, 1), value, dtype=dtype, device=device)
 
 
+class KernelInto:
+    """A brush's fused kernel that blends its result into the document in its own launch (one
+    whose stores go through :func:`_plain_put`: the pen's, the clone's), as the brush's
+    :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`: ``kernel(magnitude, phase,
+    params, context, *, into)`` where ``available(device, context)`` says it runs."""
+
+    def __init__(self, kernel, available) -> None:
+        self.kernel, self.available = kernel, available
+
+    @staticmethod
+    def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
+        """Whether a group's region of any size may go through the kernel on ``device``."""
+        return wanted(device)
+
+    def apply(self, values, weight, destination, params, context, holders=None) -> bool:
+        """The kernel on the group's region ``values`` ``[2, C, Bm, Tm]`` at the box
+        ``context.inner``, blended by ``weight`` into ``destination``'s cells that ``holders``
+        (the owner map ``[B, T]``, or None: all) marks; whether it ran (not where the kernel
+        does not take this context). Raises :class:`Unavailable` where Triton cannot compile."""
+        if not self.available(values.device, context):
+            return False
+        self.kernel(values[0], values[1], params, context, into=(weight, holders, destination))
+        return True
+
+
+def put_arguments(out: torch.Tensor, into) -> tuple:
+    """The arguments after ``out`` of a kernel that stores its results through :func:`_plain_put`
+    (``put``): into ``out`` ``[2, C, B, T]`` (contiguous), or where ``into`` is ``(weight, owner,
+    destination)``, blended into the document by ``weight`` ``[B, T]`` (columns adjacent) at the
+    cells ``owner`` ``[B, T]`` marks (None: every cell), ``destination`` as
+    :meth:`~spectropaint.transforms.document.Document.cells` gives it: the weight, the owner, the
+    document's magnitude and phase, the weight's row stride, the owner's strides, the box's first
+    cell in the document, the document's strides and whether it blends."""
+    device = out.device
+    if into is None:  # (nothing of the weight, the owner or the document read)
+        everywhere = one_cell(device, torch.bool, True)
+        return (out, everywhere, out, out, 0, 0, 0, 0, 0, 0, 0, 0)
+    weight, owner, (magnitude, phase, first) = into
+    if owner is None:
+        owner, owner_strides = one_cell(device, torch.bool, True), (0, 0)
+    else:
+        owner_strides = owner.stride()
+    return (weight, owner, magnitude, phase, weight.stride(0), *owner_strides, first,
+            *magnitude.stride(), 1)  # fmt: skip
+
+
 @functools.cache
 def _helpers() -> dict:
     jit = triton().jit
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
              "row_program": _plain_row_program, "columns": _plain_columns,
-             "lerp": _plain_lerp}  # fmt: skip
-    return {name: jit(function) for name, function in plain.items()}
+             "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put}  # fmt: skip
+    helpers = {name: jit(function) for name, function in plain.items()}
+    for name in ("atan2", "crossfade"):  # (the helpers that call helpers find them here)
+        globals()[f"_{name}"] = helpers[name]
+    return helpers
+
+
+def _plain_crossfade(old_magnitude, old_phase, new_magnitude, new_phase, amount):
+    """:func:`.blend.blend`'s complex crossfade of a cell's old values towards its new ones by
+    ``amount`` (its arithmetic, without fused multiply-adds where the kernel turns them off): the
+    magnitude and phase, the old ones where ``amount`` is not above 0."""
+    old_real = tl.cos(old_phase) * old_magnitude
+    old_imag = tl.sin(old_phase) * old_magnitude
+    real = (tl.cos(new_phase) * new_magnitude - old_real) * amount + old_real
+    imag = (tl.sin(new_phase) * new_magnitude - old_imag) * amount + old_imag
+    touched = amount > 0.0
+    return (tl.where(touched, tl.sqrt(real * real + imag * imag), old_magnitude),
+            tl.where(touched, _atan2(imag, real), old_phase))  # fmt: skip
+
+
+def _plain_put(out_row, plane, c, b, x, inside, magnitude, phase, old_magnitude, old_phase,
+               weight, owner, out_magnitude, out_phase, weight_b, owner_b, owner_t, out_first,
+               out_c, out_b, out_t, blends):  # fmt: skip
+    """Store a kernel's results ``magnitude`` and ``phase`` at columns ``x`` (``inside`` the box)
+    of row ``b`` of channel ``c``: in its row of ``out`` (``out_row``, the phases ``plane``
+    further on), or where ``blends`` (:func:`put_arguments`' other arguments), crossfaded from the
+    cells' old values by ``weight``'s cells and written into the document's cells that ``owner``
+    marks."""
+    if blends != 0:
+        amount = tl.load(weight + b * weight_b + x, mask=inside, other=0.0)
+        written = inside & (tl.load(owner + b * owner_b + x * owner_t, mask=inside, other=0) != 0)
+        new_magnitude, new_phase = _crossfade(old_magnitude, old_phase, magnitude, phase, amount)
+        at = out_first + c * out_c + b * out_b + x * out_t
+        tl.store(out_magnitude + at, new_magnitude, mask=written)
+        tl.store(out_phase + at, new_phase, mask=written)
+    else:
+        tl.store(out_row + x, magnitude, mask=inside)
+        tl.store(out_row + plane + x, phase, mask=inside)
 
 
 def _plain_row_program(out, n_rows, width):
@@ -221,4 +305,4 @@ def _plain_atan2(y, x):
     return tl.where(y < 0.0, -angle, angle)
 
 
-tl = None  # (bound by jit_with)
+tl = _atan2 = _crossfade = None  # (bound by jit_with and _helpers)
