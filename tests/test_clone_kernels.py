@@ -167,14 +167,14 @@ def test_the_fused_kernel_is_for_cuda_and_turned_off_by_the_compiled_switch(monk
     assert not clone_fused.available(torch.device("cuda"))
 
 
-@pytest.mark.parametrize(("params", "frame0"), [CASES[0], CASES[3]])  # (auto; past the grid)
 def test_the_clone_blended_into_the_document_by_its_launch_equals_the_blend_s(
-    document, on, monkeypatch, params, frame0
+    document, on, monkeypatch
 ):
     """The clone's launch crossfading its result into the document
     (:data:`~spectropaint.brushes.kernels.clone.CloneInto`, where Triton's kernel runs) against
     its result blended apart: equal to float rounding; cells neither changed keep their values.
     The CPU's compiled kernel blends apart either way."""
+    params, frame0 = CASES[3].values  # auto, its source partly past the grid
     into = []
     real = CloneInto.kernel
     monkeypatch.setattr(
