@@ -9,11 +9,12 @@ and written once; every dab's mask is built in one batched operation from the ce
 host in one compiled loop where the dabs are small, :mod:`.mask_compiled`); the kernel
 runs once for the group where the brush allows (a kernel given, per cell, the centre of the dab that
 painted it last), once per dab on slices of the group's region otherwise (the spectral filter's
-whole-box spectrum, warp's dab-after-dab smudge; the filter's dabs in one launch that also blends
-each into the cells it holds, where its kernel runs: ``BrushKind.blends_into``); the blend goes
-through the weight, leaving every cell of weight 0 bit-identical. Nothing in this path waits for the device: no value is read back to
-the host. One dab at a time (``apply_dabs(..., fuse=False)``) is the same code with groups of one: the
-reference the fused path is tested and measured against. Blocks that hold the same bands on frame
+whole-box spectrum, warp's dab-after-dab smudge); the blend goes through the weight, leaving every
+cell of weight 0 bit-identical. Where a brush's fused kernels run, its kernel blends and writes
+the document's cells in its own launches (``BrushKind.blends_into``: the blur, the filter, the pen,
+the clone). Nothing in this path waits for the device: no value is read back to the host. One dab
+at a time (``apply_dabs(..., fuse=False)``) is the same code with groups of one: the reference the
+fused path is tested and measured against. Blocks that hold the same bands on frame
 grids a whole number of frames apart (the NSGT's two slice parities of a group of bands) are one
 :class:`BlockFamily`: an event's dabs skip families they come nowhere near, and a stamping brush
 paints a family's two blocks together wherever the dabs cover the same cells in both.
@@ -1221,8 +1222,8 @@ def _blended_into(state, stroke, group, box, region, values, bins, frames, masks
                 inner = (slice(margin_bins, margin_bins + rows),
                          slice(margin_frames, margin_frames + columns))  # fmt: skip
                 holders = (dabs[start : start + len(indices)], last)
-                kind.blends_into.apply(values, weight, destination, params,
-                                       dataclasses.replace(context, inner=inner), holders)  # fmt: skip
+                own = dataclasses.replace(context, inner=inner)
+                kind.blends_into.apply(values, weight, destination, params, own, holders)
                 start += len(indices)
     except triton_math.Unavailable:
         return False

@@ -172,7 +172,8 @@ def _clone_rows(
         was_phase = tl.load(own_phase + t * phase_t, mask=inside, other=0.0)
         _put(out_row, plane, c, b, x, inside, tl.where(keep, was, copied),
              tl.where(keep, was_phase, chosen), was, was_phase, weight, owner, out_magnitude,
-             out_phase, weight_b, owner_b, owner_t, out_first, out_c, out_b, out_t, blends)  # fmt: skip
+             out_phase, weight_b, owner_b, owner_t, out_first, out_c, out_b, out_t,
+             blends)  # fmt: skip
 
 
 tl = _wrap = _row = _row_program = _columns = _put = None  # (bound by _kernel)

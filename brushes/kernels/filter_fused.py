@@ -146,7 +146,8 @@ def _filter_cells(
     cell = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     inside = cell < height * box_width
     total = _sum_taps(values + plane * plane_stride, row_stride, taps, n_rows, width,
-                      row0 + cell // box_width, column0 + cell % box_width, inside, BLOCK, COLUMNS)  # fmt: skip
+                      row0 + cell // box_width, column0 + cell % box_width, inside, BLOCK,
+                      COLUMNS)  # fmt: skip
     tl.store(out + plane * (height * box_width) + cell, tl.maximum(total, 0.0), mask=inside)
 
 

@@ -62,9 +62,10 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
     triton_math.launch(
         _kernel(), (channels * n_rows,),
         magnitude, phase, context.bins, context.bin_hz, context.frames, centres, out,
-        *triton_math.put_arguments(out, into), *magnitude.stride(), *phase.stride(), context.bins.stride(0), context.bin_hz.stride(0),
-        context.frames.stride(0), *(centres.stride() if cells else (0, 0)), n_rows, rows.start,
-        columns.start, width, context.hop, context.sample_rate,
+        *triton_math.put_arguments(out, into), *magnitude.stride(), *phase.stride(),
+        context.bins.stride(0), context.bin_hz.stride(0), context.frames.stride(0),
+        *(centres.stride() if cells else (0, 0)), n_rows, rows.start, columns.start, width,
+        context.hop, context.sample_rate,
         *_parts(0.0 if cells else centre), *_parts(context.band_step_hz), *_parts(level),
         int(radius_bins <= LINE_BINS), *_parts(radius_bins), *_parts(context.hardness),
         *_parts(max(1.0 - context.hardness, 1e-9)), BLOCK=BLOCK, enable_fp_fusion=False,

@@ -4,13 +4,14 @@ import, whether a device takes them (:func:`wanted`), their launch, and the arit
 call.
 
 A kernel is a plain function whose helpers and ``tl`` are looked up in its module's globals when
-Triton compiles it; :func:`jit_with` binds them there (``_<name>`` for the helpers here) and returns
-the jitted kernel, which :func:`launch` runs. A kernel that stores its results through ``put``
-(:func:`put_arguments`) either writes them out or blends them into the document itself
-(``crossfade``: :func:`.blend.blend`'s complex crossfade), as :class:`KernelInto` asks. A kernel's first launch compiles it, which needs a C
-compiler and a GPU Triton supports: where that fails, Triton's kernels are off for the session
-(logged once) and the callers take torch's path. The tests run the kernels through Triton's interpreter on CPU tensors
-(``TRITON_INTERPRET=1`` before Triton is first imported, and :data:`INTERPRETED` set).
+Triton compiles it; :func:`jit_with` binds them there (``_<name>`` for the helpers here) and
+returns the jitted kernel, which :func:`launch` runs. A kernel that stores its results through
+``put`` (:func:`put_arguments`) either writes them out or blends them into the document itself
+(``crossfade``: :func:`.blend.blend`'s complex crossfade), as :class:`KernelInto` asks. A kernel's
+first launch compiles it, which needs a C compiler and a GPU Triton supports: where that fails,
+Triton's kernels are off for the session (logged once) and the callers take torch's path. The tests
+run the kernels through Triton's interpreter on CPU tensors (``TRITON_INTERPRET=1`` before Triton
+is first imported, and :data:`INTERPRETED` set).
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``, ``lerp``, ``crossfade``, ``put``) are bound in its module's globals (as ``_<name>``).
+    ``columns``, ``lerp``, ``crossfade``, ``put``) are bound in its module's globals (as
+    ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
     would otherwise compile a variant for each combination of sizes and strides that are or are
