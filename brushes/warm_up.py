@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -56,7 +57,8 @@ def warm_up(
 ) -> list[str]:
     """Paint a two-move stroke of each of ``brushes`` (every brush unless given) on a scratch
     stereo document on ``device`` (once per device; only CUDA loads kernels lazily, unless
-    ``every_device``); the brushes painted.
+    ``every_device``); the brushes painted. A brush whose kernel blends into the document itself
+    (:attr:`~.registry.BrushKind.blends_into`) is painted a second time without it.
 
     A brush that fails is logged and skipped: warming up never stops the app.
     """
@@ -70,11 +72,16 @@ def warm_up(
     middle = SCRATCH_SECONDS / 2
     painted = []
     for name in brushes:
+        kind = BRUSHES[name]
+        # a brush whose kernel blends into the document itself is painted blended apart too: the
+        # NSGT's paired blocks take that path (the fused blend's kernel, the filter's stacked one)
+        kinds = [kind] if kind.blends_into is None else [kind, replace(kind, blends_into=None)]
         try:
-            stroke = StrokeSession(scratch, name, BrushSettings(), params=PARAMS.get(name))
-            stroke.add_events([InputEvent(0.0, middle, 1000.0)])
-            stroke.add_events([InputEvent(0.016, middle + 0.02, 1050.0)])
-            stroke.abort()
+            for each in kinds:
+                stroke = StrokeSession(scratch, each, BrushSettings(), params=PARAMS.get(name))
+                stroke.add_events([InputEvent(0.0, middle, 1000.0)])
+                stroke.add_events([InputEvent(0.016, middle + 0.02, 1050.0)])
+                stroke.abort()
         except Exception:
             log.exception("warming up the %s brush on %s failed", name, device)
             continue

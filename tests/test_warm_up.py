@@ -22,14 +22,33 @@ def test_every_brush_is_painted_once_per_device(monkeypatch):
     assert warm_up("cpu", every_device=True) == []  # once per device
 
 
+def test_a_brush_that_blends_into_the_document_itself_is_painted_blended_apart_too(monkeypatch):
+    """Its kernels' other path (the fused blend's, the filter's stacked sum), which the NSGT's
+    paired blocks take, compiles at the warm-up too, not part way through such a stroke."""
+    monkeypatch.setattr(warm_up_module, "_warm", set())
+    real, kinds = warm_up_module.StrokeSession, []
+
+    def session(document, kind, *args, **kwargs):
+        kinds.append(kind)
+        return real(document, kind, *args, **kwargs)
+
+    monkeypatch.setattr(warm_up_module, "StrokeSession", session)
+    assert warm_up("cpu", every_device=True) == list(BRUSHES)
+    own = [name for name, kind in BRUSHES.items() if kind.blends_into is not None]
+    assert set(own) == {"blur", "filter", "pen", "clone"}
+    assert [kind.name for kind in kinds] == [n for n in BRUSHES for _ in range(1 + (n in own))]
+    apart = [kind for kind in kinds if kind.blends_into is None]
+    assert [kind.name for kind in apart if kind is not BRUSHES[kind.name]] == own
+
+
 def test_a_brush_that_fails_is_logged_and_the_others_still_warm(monkeypatch, caplog):
     monkeypatch.setattr(warm_up_module, "_warm", set())
     real = warm_up_module.StrokeSession
 
-    def session(document, name, *args, **kwargs):
-        if name == "blur":
+    def session(document, kind, *args, **kwargs):
+        if kind.name == "blur":
             raise RuntimeError("no blur today")
-        return real(document, name, *args, **kwargs)
+        return real(document, kind, *args, **kwargs)
 
     monkeypatch.setattr(warm_up_module, "StrokeSession", session)
     with caplog.at_level(logging.ERROR):
