@@ -36,7 +36,13 @@ import torch
 from spectropaint.brushes import blend_fused, mask_compiled, plan_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
-from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
+from spectropaint.brushes.kernels import (
+    staging,
+    triton_math,
+    warp_compiled,
+    warp_fused,
+    warp_ramps_fused,
+)
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
 from spectropaint.brushes.kernels.phase import constant, kept_indices
@@ -737,6 +743,17 @@ class _Masks:
             .view(n_bins, n_frames)
         )
 
+    def on_device(self, device: torch.device) -> _Masks:
+        """These masks as torch's operations on ``device`` take them: those staged for kernels
+        (``_masks(..., staged=True)``) copied there."""
+        holders = self.holders and tuple(staging.on_device(part, device) for part in self.holders)
+        return dataclasses.replace(
+            self, owner=staging.on_device(self.owner, device),
+            centre_bins=staging.on_device(self.centre_bins, device),
+            blend=self.blend and [staging.on_device(part, device) for part in self.blend],
+            holders=holders,
+        )  # fmt: skip
+
     def own(self, index: int, box: Region) -> torch.Tensor | None:
         """Dab ``index``'s weight on its own ``box`` (None where not asked for: a stamping
         brush's kernel, which the blend weighs, does not read it)."""
@@ -758,6 +775,7 @@ def _masks(
     coverage: list[tuple[TileMap, Region]] = (),
     planes: int = 0,
     sizes: list[tuple[list[int], tuple[int, int]]] | None = None,
+    staged: bool = False,
 ) -> _Masks:
     """Every dab's mask on its own box, from distances computed on the host and uploaded at once
     (the work grows with the dabs' cells, not with the dabs times the joint box: a move across a
@@ -776,7 +794,11 @@ def _masks(
     which :class:`_DabRegions` is made and uploaded with the rest (0: none). ``sizes``
     (:func:`_sizes`' of the group): instead, where each dab lies and which dab last holds each
     cell, for a kernel that blends each dab's result into the cells it holds itself
-    (:attr:`_Masks.holders`)."""
+    (:attr:`_Masks.holders`).
+
+    ``staged``: what the host computes is read by the group's Triton kernels where it lies
+    (:func:`.kernels.staging.for_kernels`); torch's operations take it after
+    :meth:`_Masks.on_device`."""
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
@@ -801,7 +823,7 @@ def _masks(
         blends = [_raise_coverage(tiles, member_box, weights) for tiles, member_box in coverage]
         host = [weights] if largest else []
         host += ([] if own is None else [own]) + blends
-        rest = to_device_together([*host, *owners], device)
+        rest = (staging.for_kernels if staged else to_device_together)([*host, *owners], device)
         weights = rest.pop(0) if largest else None
         placed = (rest.pop(0) if own is not None else None, None, None, (n_bins, n_frames))
         blend = rest[: len(blends)] if blends else None
@@ -1105,6 +1127,10 @@ def _apply_stamping(
         mask = _nearest_weight(state, stroke, group, box)
     # the planes of the kernel's values: the blocks' channels, stacked where it takes both
     planes = len(box.channels) * (1 if kind.reads_frames else len(members))
+    # weights computed on the host for kernels that blend by them themselves stay there
+    staged = on_host and (
+        into is not None or (kind.scale is not None and triton_math.wanted(document.device))
+    )
     if mask is None:
         coverage = [(member.coverage, member_box) for (member, _), member_box in
                     zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
@@ -1113,7 +1139,7 @@ def _apply_stamping(
         masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
                        on_host=on_host, coverage=coverage,
                        planes=planes if kind.whole_box and into is None else 0,
-                       sizes=None if into is None else into[0])  # fmt: skip
+                       sizes=None if into is None else into[0], staged=staged)  # fmt: skip
         mask = None if on_host else masks.largest()
     if on_host:
         weights = masks.blend
@@ -1135,6 +1161,9 @@ def _apply_stamping(
         if kind.whole_box:  # (Triton could not compile its kernel: the dabs' regions, one by one)
             masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
                            on_host=on_host, planes=planes)  # fmt: skip
+    if staged:  # (no kernel of their own took them: torch's operations read them on the device)
+        weights = [staging.on_device(weight, document.device) for weight in weights]
+        masks = masks.on_device(document.device)
     if len(members) == 1 or not kind.reads_frames:
         results = [_kernel(state, stroke, group, box, region, values, *reads[0][1:], masks, mask)]
     else:  # each block's region alone: the kernel reads its frames

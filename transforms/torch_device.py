@@ -185,13 +185,13 @@ def packed_upload(parts: list[np.ndarray], device: torch.device) -> list[torch.T
     typed = {kind: uploaded.view(TORCH_TYPES[kind]) for kind in {part.dtype for part in parts}}
     return [
         typed[part.dtype].as_strided(
-            part.shape, _contiguous_strides(part.shape), start // part.itemsize
+            part.shape, contiguous_strides(part.shape), start // part.itemsize
         )
         for part, start in zip(parts, starts, strict=False)
     ]
 
 
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The strides (in elements) of a C-contiguous array of ``shape``."""
     strides, step = [], 1
     for size in reversed(shape):

@@ -36,9 +36,8 @@ import functools
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import staging, triton_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
-from spectropaint.transforms.torch_device import to_device_together
 
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
 BLOCK = 1024
@@ -80,8 +79,8 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
         ``[2, C, R, S]`` copy of the group's region, or two views of one shape and strides, a
         row's cells adjacent: the document's own cells, changed in place).
     windows : spectropaint.brushes.dab.DragWindows
-        The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already;
-        uploaded here in one copy).
+        The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already; read
+        by the kernel where they lie, :func:`.staging.for_kernels`).
     original : torch.Tensor [shape=(2, C, Bm, Tm)]
         The group's region as the stroke began.
     prepared : dict
@@ -111,7 +110,7 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
         windows.outside.ravel(),
     ]).astype(np.int32)  # fmt: skip
     host_masks = isinstance(masks, np.ndarray)
-    floats, integers, *uploaded = to_device_together(
+    floats, integers, *uploaded = staging.for_kernels(
         [floats, integers, *([masks] if host_masks else [])], device
     )
     masks = uploaded[0] if host_masks else masks
