@@ -43,7 +43,7 @@ def fits(dab_cells: int, group_cells: int, device) -> bool:
     the device's path."""
     if dab_cells > HOST_CELLS or (device.type != "cpu" and group_cells > GPU_GROUP_CELLS):
         return False
-    return compiled_math.enabled() and _kernel() is not None
+    return compiled_math.enabled() and _kernels() is not None
 
 
 def weights(
@@ -59,8 +59,21 @@ def weights(
     :func:`~spectropaint.brushes.dab._distances` gives them, on the host)."""
     n_dabs, width = u.shape
     largest = np.zeros((0, 0) if shape is None else shape, dtype=np.float32)
+    if not each and n_dabs > 1 and (peak == peak[0]).all():  # (a mouse's stroke: one pressure)
+        _kernels()[1](
+            np.ascontiguousarray(u, dtype=np.float64),
+            np.ascontiguousarray(v, dtype=np.float64),
+            np.ascontiguousarray(columns, dtype=np.int64),
+            np.ascontiguousarray(rows, dtype=np.int64),
+            np.float32(peak[0]),
+            np.float32(hardness),
+            np.float32(1.0 - hardness),
+            hardness >= 1.0,
+            largest,
+        )
+        return largest, None
     every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
-    _kernel()(  # (each array C-contiguous: one compiled variant serves every group)
+    _kernels()[0](  # (each array C-contiguous: one compiled variant serves every group)
         np.ascontiguousarray(u, dtype=np.float64),
         np.ascontiguousarray(v, dtype=np.float64),
         np.ascontiguousarray(columns, dtype=np.int64),
@@ -76,9 +89,12 @@ def weights(
 
 
 @functools.cache
-def _kernel():
-    """The compiled loop, or None where Numba does not import."""
-    return compiled_math.compile_with(_group_weights, "sincos", nogil=True)
+def _kernels():
+    """The compiled loops (:func:`_group_weights`, :func:`_nearest_weights`), or None where Numba
+    does not import."""
+    loops = [compiled_math.compile_with(loop, "sincos", nogil=True)
+             for loop in (_group_weights, _nearest_weights)]  # fmt: skip
+    return None if None in loops else loops
 
 
 def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, every):
@@ -110,6 +126,37 @@ def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, eve
                 for x in range(width):
                     column = columns[k, x]
                     row[column] = max(row[column], values[x])
+
+
+def _nearest_weights(u, v, columns, rows, weight, hardness, span, hard, largest):
+    """:func:`_group_weights`' largest weight per cell where every dab's peak is ``weight``: the
+    nearest dab's squared distance per cell of ``largest`` first (a product and a sum a dab's
+    cell), then ``mask_from_radius`` once a cell of the joint box. The weight never rises with
+    the distance but for the cosine's last bit (its polynomials are not monotonic to the bit), so
+    a cell's weight is its largest to within one rounding: a stroke across a long file seen whole
+    covers each cell with a dozen dabs, each once a cosine before."""
+    n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
+    one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
+    pi = np.float32(math.pi)
+    nearest = np.full(largest.shape, np.float32(4.0))  # 2 radii: weight 0 where no dab reaches
+    for k in range(n_dabs):
+        along = u[k]
+        for y in range(height):
+            down = np.float32(v[k, y])
+            across = down * down
+            row = nearest[rows[k, y]]
+            for x in range(width):
+                at = np.float32(along[x])
+                column = columns[k, x]
+                row[column] = min(row[column], across + at * at)
+    n_rows, n_columns = largest.shape
+    for y in range(n_rows):
+        for x in range(n_columns):
+            r = np.float32(math.sqrt(nearest[y, x]))
+            ramp = min(max((r - hardness) / span, zero), one)
+            shape = _sincos(ramp * pi)[1] * half + half
+            shape = (one if r < one else zero) if hard else (zero if r >= one else shape)
+            largest[y, x] = shape * weight
 
 
 _sincos = None  # (bound by _kernel)
