@@ -70,6 +70,27 @@ def read_stacked(document, region: Region) -> torch.Tensor:
     return torch.stack((block.magnitude[index], block.phase[index]))
 
 
+def read_tiles(document, region: Region, count: int) -> torch.Tensor:
+    """The values of ``region``, ``count`` tiles of one row side by side, tile by tile: ``[count,
+    2, channels, bins, frames / count]`` (each tile contiguous), copied once: a row of new tiles
+    a stroke keeps (:meth:`OpenStep.record`)."""
+    if count == 1:
+        return read_stacked(document, region)[None]
+    block, channels = document.blocks[region.block], region.channels
+    if channels != tuple(range(channels[0], channels[-1] + 1)):
+        parts = document.read(region)
+    else:
+        index = (slice(channels[0], channels[-1] + 1), slice(region.bin0, region.bin1),
+                 slice(region.frame0, region.frame1))  # fmt: skip
+        parts = (block.magnitude[index], block.phase[index])
+    bins, frames = region.shape
+    out = torch.empty((count, 2, len(channels), bins, frames // count), dtype=parts[0].dtype,
+                      device=parts[0].device)  # fmt: skip
+    for plane, values in enumerate(parts):
+        out[:, plane].copy_(values.unflatten(-1, (count, frames // count)).movedim(-2, 0))
+    return out
+
+
 class OpenStep:
     """The stroke in progress: original values of every tile it has written to, kept on the device.
 
@@ -121,7 +142,7 @@ class OpenStep:
         across a ten-minute file seen whole, and froze the window as long.
         """
         tiles = self._tiles(box.block)
-        new = tiles.ensure(box, lambda tile: read_stacked(self.document, tile))
+        new = tiles.ensure_read(box, lambda run, count: read_tiles(self.document, run, count))
         self.region = self.region.union(box)
         return frozenset(new)
 

@@ -7,12 +7,14 @@ import pytest
 import torch
 from brush_fixtures import small_document
 
+from spectropaint.brushes import history as history_module
 from spectropaint.brushes.engine import StrokeSession, paint
-from spectropaint.brushes.history import History
+from spectropaint.brushes.history import History, OpenStep, read_stacked, read_tiles
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.brushes.tiles import TILE
+from spectropaint.transforms.regions import Region
 
 TILE_BYTES = 2 * 2 * TILE * TILE * 4
 """One tile of a stereo document: magnitude and phase, float32."""
@@ -115,6 +117,33 @@ def test_only_the_tiles_a_stroke_touched_are_stored():
     # frames 7..203 meet tile columns 0-3; the last is cut to the grid's 251 frames (59 of 64)
     assert document.blocks[0].n_frames == 251
     assert history.bytes_used == TILE_BYTES + 3 * TILE_BYTES + TILE_BYTES * 59 // 64
+
+
+def test_a_rows_new_tiles_are_read_at_once_and_each_holds_its_own_values(monkeypatch):
+    """A box over 2 x 4 tiles, the top row cut by the grid's last bin and the last column by its
+    last frame, one of them kept already: each row's new tiles side by side are one read (the
+    cut column's tile alone), and each tile holds its box's values, contiguous."""
+    document = small_document()  # 129 bins, 251 frames: tiles of 64 cut to 1 bin and 59 frames
+    step = OpenStep(document, (0, 1))
+    step.record(Region(70, 72, 70, 72, (0, 1)))  # tile (1, 1) kept already
+    reads = []
+
+    def counted(document, region, count):
+        reads.append((region.bin0, region.bin1, region.frame0, region.frame1, count))
+        return read_tiles(document, region, count)
+
+    monkeypatch.setattr(history_module, "read_tiles", counted)
+    new = step.record(Region(100, 129, 10, 251, (0, 1)))
+    assert new == {(row, column) for row in (1, 2) for column in range(4)} - {(1, 1)}
+    assert reads == [
+        (64, 128, 0, 64, 1), (64, 128, 128, 192, 1), (64, 128, 192, 251, 1),  # (1, 1) kept
+        (128, 129, 0, 192, 3), (128, 129, 192, 251, 1),  # one bin tall: three, then the cut one
+    ]  # fmt: skip
+    tiles = step.originals[0]
+    for key in new:
+        values = tiles.tiles[key]
+        assert values.is_contiguous()
+        assert torch.equal(values, read_stacked(document, tiles.tile_box(key, (0, 1))))
 
 
 def test_the_byte_budget_drops_the_oldest_steps():
