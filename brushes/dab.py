@@ -52,7 +52,7 @@ from spectropaint.brushes.plane import BlockAxes, StrokePlane
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dabs
-from spectropaint.brushes.tiles import TileMap
+from spectropaint.brushes.tiles import RecycledZeros, TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
@@ -67,6 +67,9 @@ class CellRadii:
     radius_bins: float
     spacing: float
 
+
+COVERAGE_ZEROS = RecycledZeros(32 << 20)
+"""Host coverage tiles strokes gave back, up to 32 MiB (some two thousand 64 x 64 tiles)."""
 
 WORK_BYTES_PER_CELL = 160
 """Peak memory of one dab per cell of its region (box plus margin) and channel: the region's values,
@@ -109,6 +112,13 @@ class BlockStroke:
     host_coverage: bool | None = None
     """Whether ``coverage`` is kept on the host (decided at the stroke's first group,
     :func:`_coverage_on_host`)."""
+
+    def release_coverage(self) -> None:
+        """Drop the coverage (the stroke has ended): its host tiles go to
+        :data:`COVERAGE_ZEROS` for later strokes."""
+        if self.host_coverage:
+            COVERAGE_ZEROS.give(self.coverage.tiles.values())
+        self.coverage.tiles.clear()
 
 
 @dataclass
@@ -926,7 +936,7 @@ def _raise_coverage(coverage: TileMap, box: Region, largest):
     ``largest`` where it is lower, kept in the tiles too. Host arrays or tensors on the device, as
     the coverage is kept (:func:`_coverage_on_host`)."""
     if isinstance(largest, np.ndarray):
-        coverage.ensure(box, lambda tile: np.zeros(tile.shape, dtype=np.float32))
+        coverage.ensure(box, lambda tile: COVERAGE_ZEROS.take(tile.shape))
         covered, maximum = np.empty_like(largest), np.maximum
     else:
         coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=largest.device))

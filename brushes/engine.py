@@ -247,7 +247,7 @@ class StrokeSession:
             raise RuntimeError("this stroke has already ended")
         self.open = False
         for block in self.state.blocks:  # nothing outside the history outlives the stroke
-            block.coverage.tiles.clear()
+            block.release_coverage()
 
 
 def paint(
