@@ -88,6 +88,18 @@ def weights(
     return None if shape is None else largest, every if each else None
 
 
+def compile_loops() -> None:
+    """Compile both loops now, on two small dabs of one peak weight (the nearest dab's loop) and
+    for each dab's weights (the other), so that no stroke waits for one: the window's warm-up
+    calls this (:func:`~.warm_up.warm_up_later`). Nothing where Numba does not import."""
+    if _kernels() is None:
+        return
+    u, v = np.zeros((2, 3)), np.zeros((2, 2))
+    columns, rows = np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64)
+    for each in (False, True):
+        weights(u, v, columns, rows, np.ones(2), hardness=0.5, shape=(2, 3), each=each)
+
+
 @functools.cache
 def _kernels():
     """The compiled loops (:func:`_group_weights`, :func:`_nearest_weights`), or None where Numba

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from spectropaint.brushes import plan_compiled
+from spectropaint.brushes import mask_compiled, plan_compiled
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.kernels.fft import warm_lengths
@@ -91,7 +91,8 @@ def warm_up(
 
 
 def warm_up_later(document) -> threading.Thread:
-    """The host's planning loops compiled (:func:`.plan_compiled.compile_loops`), then
+    """The host's planning and weights loops compiled (:func:`.plan_compiled.compile_loops`,
+    :func:`.mask_compiled.compile_loops`), then
     :func:`warm_up` for ``document``'s device and its full scale measured, on a daemon thread; on
     the CPU the compiled kernels alone (none where they are turned off)."""
     device = document.device
@@ -99,6 +100,7 @@ def warm_up_later(document) -> threading.Thread:
     def work() -> None:
         try:
             plan_compiled.compile_loops()
+            mask_compiled.compile_loops()
             if device.type == "cuda":
                 document.full_scale  # noqa: B018 - measured once, then kept by the document
                 warm_up(device)

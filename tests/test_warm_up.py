@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 
-from spectropaint.brushes import plan_compiled
+from spectropaint.brushes import mask_compiled, plan_compiled
 from spectropaint.brushes import warm_up as warm_up_module
 from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.registry import BRUSHES
@@ -66,6 +66,7 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     samples = np.random.default_rng(1).standard_normal((2, 22050)) * 0.1
     document = Document.from_samples(samples, 44100, device="cpu")
     revision = document.revision
+    mask_compiled._kernels.cache_clear()  # (loops not compiled yet)
     thread = warm_up_later(document)
     thread.join(timeout=60)
     if compiled_math.wanted(document.device):
@@ -73,6 +74,7 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
                             {"every_device": True, "brushes": ("clone", "warp")})]  # fmt: skip
         spacer = plan_compiled._loops().spaced
         assert spacer.signatures  # the planning's loops compiled before any stroke
+        assert all(loop.signatures for loop in mask_compiled._kernels())  # and the weights'
     assert document.revision == revision and not document.is_edited
     painted.clear()
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")  # the brushes' compiled code turned off
