@@ -104,9 +104,23 @@ def compile_loops() -> None:
 def _kernels():
     """The compiled loops (:func:`_group_weights`, :func:`_nearest_weights`), or None where Numba
     does not import."""
+    global _falloff
     loops = [compiled_math.compile_with(loop, "sincos", nogil=True)
              for loop in (_group_weights, _nearest_weights)]  # fmt: skip
-    return None if None in loops else loops
+    if None in loops:
+        return None
+    _falloff = compiled_math.inline(_plain_falloff)
+    return loops
+
+
+def _plain_falloff(r, hardness, span, hard):
+    """``mask_from_radius``'s weight of peak 1 at the distance ``r`` (float32, in radii), in its
+    order of operations: 1 to ``hardness``, a raised cosine down to 0 at 1 (``span``: one less the
+    hardness; ``hard``: a hardness of 1, 1 inside and 0 outside)."""
+    one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
+    ramp = min(max((r - hardness) / span, zero), one)
+    shape = _sincos(ramp * np.float32(math.pi))[1] * half + half
+    return (one if r < one else zero) if hard else (zero if r >= one else shape)
 
 
 def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, every):
@@ -116,8 +130,6 @@ def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, eve
     vectorises), then kept by index."""
     n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
     keep, scatter = every.shape[0] > 0, largest.shape[0] > 0
-    one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
-    pi = np.float32(math.pi)
     values = np.empty(width, dtype=np.float32)
     for k in range(n_dabs):
         weight, along = np.float32(peak[k]), u[k]
@@ -127,10 +139,7 @@ def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, eve
             for x in range(width):
                 at = np.float32(along[x])  # (float32 as the device's path rounds it)
                 r = np.float32(math.sqrt(across + at * at))
-                ramp = min(max((r - hardness) / span, zero), one)
-                shape = _sincos(ramp * pi)[1] * half + half
-                shape = (one if r < one else zero) if hard else (zero if r >= one else shape)
-                values[x] = shape * weight
+                values[x] = _falloff(r, hardness, span, hard) * weight
             if keep:
                 every[k, y] = values
             if scatter:
@@ -148,8 +157,6 @@ def _nearest_weights(u, v, columns, rows, weight, hardness, span, hard, largest)
     a cell's weight is its largest to within one rounding: a stroke across a long file seen whole
     covers each cell with a dozen dabs, each once a cosine before."""
     n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
-    one, zero, half = np.float32(1.0), np.float32(0.0), np.float32(0.5)
-    pi = np.float32(math.pi)
     nearest = np.full(largest.shape, np.float32(4.0))  # 2 radii: weight 0 where no dab reaches
     for k in range(n_dabs):
         along = u[k]
@@ -165,10 +172,7 @@ def _nearest_weights(u, v, columns, rows, weight, hardness, span, hard, largest)
     for y in range(n_rows):
         for x in range(n_columns):
             r = np.float32(math.sqrt(nearest[y, x]))
-            ramp = min(max((r - hardness) / span, zero), one)
-            shape = _sincos(ramp * pi)[1] * half + half
-            shape = (one if r < one else zero) if hard else (zero if r >= one else shape)
-            largest[y, x] = shape * weight
+            largest[y, x] = _falloff(r, hardness, span, hard) * weight
 
 
-_sincos = None  # (bound by _kernel)
+_sincos = _falloff = None  # (bound by _kernels)
