@@ -59,32 +59,18 @@ def weights(
     :func:`~spectropaint.brushes.dab._distances` gives them, on the host)."""
     n_dabs, width = u.shape
     largest = np.zeros((0, 0) if shape is None else shape, dtype=np.float32)
+    # (each array C-contiguous: one compiled variant serves every group)
+    distances = [np.ascontiguousarray(u, dtype=np.float64),
+                 np.ascontiguousarray(v, dtype=np.float64),
+                 np.ascontiguousarray(columns, dtype=np.int64),
+                 np.ascontiguousarray(rows, dtype=np.int64)]  # fmt: skip
+    falloff = (np.float32(hardness), np.float32(1.0 - hardness), hardness >= 1.0)
     if not each and n_dabs > 1 and (peak == peak[0]).all():  # (a mouse's stroke: one pressure)
-        _kernels()[1](
-            np.ascontiguousarray(u, dtype=np.float64),
-            np.ascontiguousarray(v, dtype=np.float64),
-            np.ascontiguousarray(columns, dtype=np.int64),
-            np.ascontiguousarray(rows, dtype=np.int64),
-            np.float32(peak[0]),
-            np.float32(hardness),
-            np.float32(1.0 - hardness),
-            hardness >= 1.0,
-            largest,
-        )
+        _kernels()[1](*distances, np.float32(peak[0]), *falloff, largest)
         return largest, None
     every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
-    _kernels()[0](  # (each array C-contiguous: one compiled variant serves every group)
-        np.ascontiguousarray(u, dtype=np.float64),
-        np.ascontiguousarray(v, dtype=np.float64),
-        np.ascontiguousarray(columns, dtype=np.int64),
-        np.ascontiguousarray(rows, dtype=np.int64),
-        np.ascontiguousarray(peak, dtype=np.float64),
-        np.float32(hardness),
-        np.float32(1.0 - hardness),
-        hardness >= 1.0,
-        largest,
-        every,
-    )
+    _kernels()[0](*distances, np.ascontiguousarray(peak, dtype=np.float64), *falloff, largest,
+                  every)  # fmt: skip
     return None if shape is None else largest, every if each else None
 
 

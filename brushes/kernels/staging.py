@@ -5,10 +5,10 @@ A stamping brush's group hands its Triton kernels a few small host arrays (its b
 which dab holds each cell) and warp's fused kernel its dabs' masks and maps. An upload of them
 (:func:`~spectropaint.transforms.torch_device.to_device_together`) costs the host a pinned
 allocation, a copy's launch, a device allocation and a view an array: 73.5 us for three on the
-H200's host (``.devapp/zc.py``). On CUDA every pinned page is mapped into the device's address
-space, so a kernel can take a view of pinned memory as its argument and read it across the bus
-(a few kilobytes a group; the kernel took as long as with the array on the device, 34 us with
-its launch and a synchronisation): only numpy's writes and the views are left, 23 us.
+H200's host (measured in a loop there). On CUDA every pinned page is mapped into the device's
+address space, so a kernel can take a view of pinned memory as its argument and read it across
+the bus (a few kilobytes a group; the kernel took as long as with the array on the device, 34 us
+with its launch and a synchronisation): only numpy's writes and the views are left, 23 us.
 
 The arrays go into a ring of pinned memory kept per thread. Before a quarter of the ring is
 written again, the host waits for an event recorded on the stream once a further quarter had been
