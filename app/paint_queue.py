@@ -7,11 +7,12 @@ a move makes (one move across a ten-minute file seen whole reaches hundreds of f
 is applied in steps of at most :data:`DABS_PER_STEP` dabs, each its own event on the same line
 (time and pressure interpolated), so the session's change event (and the picture) follows the
 stroke as it is painted; the recorded stroke holds those steps, so replaying it gives the same
-dabs. Steps, and moves that queued while the thread was busy, are applied together, in batches of
-about :data:`DABS_PER_BATCH` dabs: each batch costs one read, kernel and write per group of dabs however
-many moves it holds, so a thread that falls behind catches up instead of falling further behind
-(dab positions do not depend on how events are batched, nor the result, beyond float rounding,
-on how dabs are grouped).
+dabs. Steps, and moves that queued while the thread was busy, are applied together, in batches
+sized by the stroke's pace to take about :data:`BATCH_SECONDS` (:class:`BatchPace`): each batch
+costs one read, kernel and write per group of dabs however many moves it holds, so a thread that
+falls behind catches up instead of falling further behind, and a device that paints a long move
+quickly paints it in one batch, one change and one frame (dab positions do not depend on how events
+are batched, nor the result, beyond float rounding, on how dabs are grouped).
 
 :class:`PaintQueue` offers the session's stroke methods (``begin_stroke``, ``paint``,
 ``end_stroke``, ``cancel_stroke``, ``painting``), so a brush tool drives either. Whoever reads or
@@ -27,7 +28,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from spectropaint.app.session import BrushFailed, Session
@@ -40,10 +41,59 @@ DABS_PER_STEP = 128
 """A move reaching more dabs than this is applied in steps of about this many, each an event of
 the recorded stroke (below :data:`~spectropaint.brushes.stroke.MAX_DABS_PER_EVENT`, so that no
 step is thinned)."""
+BATCH_SECONDS = 0.012
+"""What a batch of steps (and of moves queued behind) is sized to take at the stroke's pace: the
+picture and playback follow a long move at least about this often (each batch is one change), and
+a device that paints fast takes a long move in one batch. On the H200 a move across a ten-minute
+file seen whole (about 700 dabs at radius 8) was painted in two batches of at most 512 dabs, each
+followed by a frame drawn on the window's thread while the painting thread wanted the interpreter;
+in one batch the move showed 0.7 ms sooner (``.devapp/batchab.py``, median of three strokes)."""
 DABS_PER_BATCH = 512
-"""Steps, and moves queued behind, are applied in batches of about this many dabs: each batch costs
-a read, kernel, blend and write per group of dabs, whatever its dab count, and one change the
-picture and playback follow."""
+"""The dabs of a stroke's batches before its pace is known."""
+MOST_DABS_PER_BATCH = 4096
+"""The most dabs a batch takes however fast they are painted (a stroke's first batch of a long
+move may have been slower than the rest)."""
+TIMED_DABS = 64
+"""Batches of fewer dabs do not set the pace: their fixed costs (a read and write per group, the
+change) would count as the dabs' own."""
+
+
+class BatchPace:
+    """How many dabs a stroke's next batch takes: :data:`BATCH_SECONDS` at the seconds a dab took in
+    its last timed batch (at least :data:`TIMED_DABS` dabs), between :data:`DABS_PER_STEP` and
+    :data:`MOST_DABS_PER_BATCH`; :data:`DABS_PER_BATCH` until one was timed. ``clock`` gives
+    seconds (tests give their own)."""
+
+    def __init__(
+        self, seconds: float = BATCH_SECONDS, clock: Callable[[], float] = time.perf_counter
+    ):
+        self.seconds = seconds
+        self.clock = clock
+        self.per_dab: float | None = None
+
+    def restart(self) -> None:
+        """A new stroke: another brush or size paints at another pace."""
+        self.per_dab = None
+
+    def dabs(self) -> float:
+        if self.per_dab is None:
+            return DABS_PER_BATCH
+        return min(MOST_DABS_PER_BATCH, max(DABS_PER_STEP, self.seconds / self.per_dab))
+
+    def apply(
+        self,
+        paint: Callable[[list[InputEvent]], object],
+        last: InputEvent,
+        moves: list[InputEvent],
+        settings: BrushSettings,
+    ) -> None:
+        """``paint(batch)`` for each batch of the steps of ``moves`` (from ``last``), in order,
+        each sized by the pace that the batches before it set."""
+        for batch, dabs in _batches(last, moves, settings, self.dabs):
+            started = self.clock()
+            paint(batch)
+            if dabs >= TIMED_DABS:
+                self.per_dab = max(1e-9, (self.clock() - started) / dabs)
 
 
 def dabs_between(last: InputEvent, event: InputEvent, settings: BrushSettings) -> float:
@@ -86,11 +136,20 @@ class PaintQueue:
     on_error : callable, optional
         Called (on the worker thread) with the message of a brush that failed; its stroke was
         undone and the rest of its events are dropped.
+    pace : BatchPace, optional
+        Sizes the batches of long moves (a new one by default).
     """
 
-    def __init__(self, session: Session, *, on_error: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        session: Session,
+        *,
+        on_error: Callable[[str], None] | None = None,
+        pace: BatchPace | None = None,
+    ):
         self.session = session
         self.on_error = on_error
+        self.pace = pace or BatchPace()
         self._open = False
         self._jobs: deque[tuple[str, tuple]] = deque()
         self._busy = False
@@ -188,12 +247,12 @@ class PaintQueue:
                 if kind == "begin":
                     brush, settings, params, last = args
                     failed = False
+                    self.pace.restart()
                     self.session.begin_stroke(brush, settings, params, last)
                 elif failed or not self.session.painting:
                     pass  # the rest of a stroke whose brush failed
                 elif kind == "paint":
-                    for batch in _batches(last, moves, settings):
-                        self.session.paint(*batch)
+                    self.pace.apply(lambda batch: self.session.paint(*batch), last, moves, settings)
                     last = moves[-1]
                 elif kind == "end":
                     self.session.end_stroke()
@@ -218,19 +277,20 @@ class PaintQueue:
 
 
 def _batches(
-    last: InputEvent, moves: list[InputEvent], settings: BrushSettings
-) -> list[list[InputEvent]]:
-    """The steps of ``moves`` (from ``last``, each split by :func:`split_move`) in runs of about
-    :data:`DABS_PER_BATCH` dabs at most, in order."""
-    batches: list[list[InputEvent]] = [[]]
-    count = 0.0
+    last: InputEvent, moves: list[InputEvent], settings: BrushSettings, most: Callable[[], float]
+) -> Iterator[tuple[list[InputEvent], float]]:
+    """The steps of ``moves`` (from ``last``, each split by :func:`split_move`) in runs of at most
+    ``most()`` dabs (asked again for each run, after the last was painted), in order, each with its
+    dab count."""
+    batch: list[InputEvent] = []
+    count, limit = 0.0, most()
     for move in moves:
         for step in split_move(last, move, settings):
             dabs = dabs_between(last, step, settings)
-            if batches[-1] and count + dabs > DABS_PER_BATCH:
-                batches.append([])
-                count = 0.0
-            batches[-1].append(step)
+            if batch and count + dabs > limit:
+                yield batch, count
+                batch, count, limit = [], 0.0, most()
+            batch.append(step)
             count += dabs
             last = step
-    return batches
+    yield batch, count

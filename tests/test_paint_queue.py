@@ -9,7 +9,13 @@ import pytest
 import torch
 from brush_fixtures import small_document
 
-from spectropaint.app.paint_queue import DABS_PER_BATCH, DABS_PER_STEP, PaintQueue, split_move
+from spectropaint.app.paint_queue import (
+    DABS_PER_BATCH,
+    DABS_PER_STEP,
+    BatchPace,
+    PaintQueue,
+    split_move,
+)
 from spectropaint.app.session import Session
 from spectropaint.brushes.engine import paint
 from spectropaint.brushes.settings import BrushSettings
@@ -40,21 +46,55 @@ def test_a_long_move_is_split_into_steps_of_a_few_dabs_on_the_same_line():
     ]
 
 
-def test_a_long_move_is_painted_in_batches_with_no_dab_thinned():
+class BatchClock:
+    """A clock that each batch the session paints moves on by ``seconds``, whatever its dabs."""
+
+    def __init__(self, session: Session, seconds: float):
+        self.now = 0.0
+        paint = session.paint
+
+        def timed_paint(*events):
+            self.now += seconds
+            return paint(*events)
+
+        session.paint = timed_paint
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("seconds", "batches"),
+    [
+        # 2000 dabs in 16 steps of 125: 4 steps (the first batch's 512 dabs at most), then at
+        # 12 us a dab 8 steps (1000 dabs in 12 ms), then at 6 us a dab the last 4
+        (0.006, [4, 8, 4]),
+        # 120 us a dab: 100 dabs in 12 ms, so the least, one step a batch
+        (0.060, [4] + [1] * 12),
+    ],
+)
+def test_a_long_move_is_painted_in_batches_sized_by_the_pace_with_no_dab_thinned(seconds, batches):
     document = small_document(seconds=7.0)  # 1750 frames
     notices = []
     document.notices.connect(notices.append)
     session = Session(document, settle=False)
     changes = []
     session.changed.connect(lambda change: changes.append(change.kind))
-    queue = PaintQueue(session)
-    queue.begin_stroke("gain", SETTINGS, {"gain_db": -6}, InputEvent(0.0, 0.0, 10.0))
-    queue.paint(InputEvent(1.0, 1500.0, 10.0))  # 2000 dabs
-    queue.end_stroke()
-    assert queue.wait_idle(30)
+    pace = BatchPace(seconds=0.012, clock=BatchClock(session, seconds))
+    steps = []
+    paint = session.paint
+    session.paint = lambda *events: (steps.append(len(events)), paint(*events))[1]
+    queue = PaintQueue(session, pace=pace)
+    for _ in range(2):  # the second stroke starts at the first batch's size again
+        steps.clear()
+        queue.begin_stroke("gain", SETTINGS, {"gain_db": -6}, InputEvent(0.0, 0.0, 10.0))
+        queue.paint(InputEvent(1.0, 1500.0, 10.0))  # 2000 dabs
+        queue.end_stroke()
+        assert queue.wait_idle(30)
+        assert steps == [1, *batches]  # the begin's dab, then the batches' steps
     assert not [notice for notice in notices if "spaced wider" in notice]
-    assert changes.count("paint") == 1 + math.ceil(2000 / DABS_PER_BATCH)
-    assert len(session.strokes.done[0].events) == 1 + math.ceil(2000 / DABS_PER_STEP)
+    assert len(session.strokes.done[0].events) == 1 + math.ceil(2000 / DABS_PER_STEP) == 17
+    assert changes.count("paint") == 2 * (1 + len(batches))  # a change for each batch
     queue.close()
 
 

@@ -8,7 +8,7 @@ import torch
 from brush_fixtures import small_document
 from test_fused_dabs import grids
 
-from spectropaint.app.paint_queue import _batches
+from spectropaint.app.paint_queue import DABS_PER_BATCH, _batches
 from spectropaint.brushes import dab as dab_module
 from spectropaint.brushes import mask_compiled
 from spectropaint.brushes.dab import FUSE_BOX, FUSE_CELLS, FUSE_SLACK, _BlockDabs, _groups
@@ -38,7 +38,7 @@ def paint(document, brush, settings, params, fuse):
     events = moves(document.blocks[0].n_frames)
     regions = [stroke.add_events((events[0],))]
     for last, move in zip(events, events[1:], strict=False):
-        for batch in _batches(last, [move], settings):
+        for batch, _ in _batches(last, [move], settings, lambda: DABS_PER_BATCH):
             regions.append(stroke.add_events(batch))
     stroke.end()
     return regions, history

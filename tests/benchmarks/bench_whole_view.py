@@ -8,8 +8,8 @@ On a ``--minutes`` stereo 44.1 kHz document (n_fft 2048, hop 512) seen whole, a 
 about 50 frames: one pointer move of a stroke across it (here 2.7 % of the frames, as bench_app's
 moves at 60 per second) reaches hundreds of frames, and the default brush (radius 8 frames and 8
 bins, spacing a quarter radius) stamps some 700 dabs. Each move is applied as the window's painting
-thread applies it (:func:`spectropaint.app.paint_queue._batches`: steps of at most 128 dabs in
-batches of about 512, one ``add_events`` call per batch) and timed alone (CUDA synchronised): the
+thread applies it (:class:`spectropaint.app.paint_queue.BatchPace`: steps of at most 128 dabs in
+batches sized by the stroke's pace, one ``add_events`` call per batch) and timed alone (CUDA synchronised): the
 median, p99 and largest per move, and the thread's CPU time per move (wall time on a shared machine
 counts other processes' work too). The alternative, in the same run: the first ``--compare`` moves
 again with every dab applied alone (``StrokeSession(fuse=False)``), the ``1by1`` column. Then the
@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from bench_brushes import timed
 
-from spectropaint.app.paint_queue import _batches, dabs_between
+from spectropaint.app.paint_queue import BatchPace, dabs_between
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.settings import BrushSettings
@@ -76,13 +76,13 @@ def stroke(
         document, brush, settings, params=BRUSHES[brush], history=history, fuse=fuse
     )
     session.add_events([points[0]])
+    pace = BatchPace()
     wall, cpu = [], []
     for last, move in zip(points, points[1:], strict=False):
         if document.device.type == "cuda":
             torch.cuda.synchronize(document.device)
         start, start_cpu = time.perf_counter(), time.thread_time()
-        for batch in _batches(last, [move], settings):
-            session.add_events(batch)
+        pace.apply(session.add_events, last, [move], settings)
         if document.device.type == "cuda":
             torch.cuda.synchronize(document.device)
         wall.append(1e3 * (time.perf_counter() - start))
