@@ -8,6 +8,7 @@ import wgpu
 
 from spectropaint.gpu.errors import GPUUnavailableError, gpu_errors
 from spectropaint.gpu.lanes import LaneRenderer
+from spectropaint.gpu.region_readback import RegionReadBack
 from spectropaint.gpu.renderer import SpectrogramRenderer
 from spectropaint.gpu.screen_frame import ScreenFrame, surface_format
 
@@ -28,7 +29,9 @@ def attach_canvas(
 
     ``damage(size)``, when given (with a :class:`LaneRenderer`), says what part of the frame (``x,
     y, width, height`` in pixels of a ``size`` frame) must be drawn again (width 0: none of it), or
-    None for all of it; the rest keeps the last frame's pixels.
+    None for all of it; the rest keeps the last frame's pixels. A canvas that presents by read-back
+    (any but one whose ``present`` says ``"screen"``) then reads back only that part
+    (:class:`~spectropaint.gpu.region_readback.RegionReadBack`).
 
     A canvas that presents by read-back keeps its texture between frames, and the picture is drawn
     into it (as a copy destination where it allows, so that a compute pass can draw the frame:
@@ -44,7 +47,8 @@ def attach_canvas(
     only log it. A surface that gives no texture goes to ``on_surface_error`` when given (the
     window presents by read-back then); its errors while configuring are raised.
     """
-    context = canvas.get_context("wgpu")
+    partial = damage is not None and getattr(canvas, "present", "bitmap") == "bitmap"
+    context = canvas.get_context(RegionReadBack if partial else "wgpu")
     screen = None
     if getattr(canvas, "_present_to_screen", False):
         target_format = surface_format(context.get_preferred_format(renderer.device.adapter))
@@ -79,6 +83,8 @@ def attach_canvas(
             scissor = None if damage is None else damage(size)
             if fresh:  # a new kept picture: all of it
                 scissor = None
+            if partial:
+                context.drawn(scissor)
             if scissor is None:
                 renderer.render(target, *size)
             elif scissor[2] > 0:
