@@ -4,7 +4,7 @@ end, mapped through the view's warp (no Qt)."""
 import numpy as np
 import pytest
 
-from spectropaint.app.tools.footprint import Footprint, outline_polygon
+from spectropaint.app.tools.footprint import THINNINGS, Footprint, outline_polygon
 from spectropaint.gpu.geometry import BlockGeometry
 from spectropaint.gpu.view import ViewSettings
 from spectropaint.gpu.view_mapping import ViewMapping
@@ -81,3 +81,42 @@ def test_uneven_bands_map_through_their_own_frequencies():
     top, bottom = points[:, 1].min(), points[:, 1].max()
     assert top == pytest.approx(float(where.y_of_hz(band[112])), abs=0.05)
     assert bottom == pytest.approx(float(where.y_of_hz(band[88])), abs=0.05)
+
+
+def mean_gap(points: np.ndarray) -> float:
+    return float(np.hypot(*(np.roll(points, -1, axis=0) - points).T).mean())
+
+
+@pytest.mark.parametrize(
+    ("radius_frames", "radius_bins", "kept"),
+    [
+        (0.1, 6.0, 12),  # a sliver (a long file seen whole): every 8th point
+        (2.0, 8.0, 16),  # every 6th
+        (4.0, 8.0, 24),  # every 4th
+        (6.0, 8.0, 32),  # every 3rd
+        (60.0, 200.0, 96),  # large: every point
+    ],
+)
+def test_a_small_outline_keeps_every_kth_point_at_most_two_pixels_apart(
+    radius_frames, radius_bins, kept
+):
+    where = mapping("linear")  # 2 pixels a frame, about 0.5 a bin
+    footprint = Footprint(200.0, 300.0, radius_frames, radius_bins)
+    thinned = outline_polygon(footprint, where)
+    every = outline_polygon(footprint, where, step_px=None)
+    assert len(every) == 96 and len(thinned) == kept
+    np.testing.assert_array_equal(thinned, every[:: 96 // kept])
+    assert mean_gap(thinned) <= 2.0 or kept == 96
+    coarser = [k for k in THINNINGS if k > 96 // kept]
+    if coarser:  # the next thinning would have left them further apart than that
+        assert mean_gap(every[:: min(coarser)]) > 2.0
+    # the leftmost, rightmost, top and bottom points stay: the outline's box is the same
+    np.testing.assert_allclose(np.ptp(thinned, axis=0), np.ptp(every, axis=0), rtol=1e-12)
+
+
+def test_a_cut_outline_keeps_every_point():
+    where = mapping("linear")
+    footprint = Footprint(frame=200.0, bin=1.0, radius_frames=0.5, radius_bins=6.0)  # below bin 0
+    thinned = outline_polygon(footprint, where)
+    np.testing.assert_array_equal(thinned, outline_polygon(footprint, where, step_px=None))
+    assert len(thinned) > 50
