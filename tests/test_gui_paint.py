@@ -428,3 +428,15 @@ def test_moving_the_outline_repaints_only_where_it_was_and_where_it_is(window, q
     assert (points[:, 0] >= after.left()).all() and (points[:, 0] <= after.right() + 1).all()
     assert (points[:, 1] + first >= after.top()).all()
     assert (points[:, 1] + first <= after.bottom() + 1).all()
+    # the area where the outline is now is kept: the next move computes only the new one's, and
+    # another view computes it again
+    calls = []
+    bounds = canvas.overlay.outline_bounds
+    canvas.overlay.outline_bounds = lambda *args: (calls.append(args), bounds(*args))[1]
+    send_mouse(canvas, QEvent.Type.MouseMove, width * 0.4, height * 0.45)
+    lanes = len(canvas.bands())
+    assert len(calls) == lanes
+    moved = canvas._outline_area()
+    assert canvas._outline_area() == moved and len(calls) == lanes
+    canvas.zoom(1.5)
+    assert canvas._outline_area() != moved and len(calls) >= 2 * lanes

@@ -176,6 +176,8 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self._stream_timer.timeout.connect(self._stream_step)
         self._marks_due = QRect()
         """While a stroke paints, by read-back: the area whose marks wait for the stroke's frame."""
+        self._outline_area_of: tuple[tuple | None, QRect] = (None, QRect())
+        """The last outline area computed, with what it was computed for (:meth:`_outline_area`)."""
         self._marks_timer = QTimer(self)
         self._marks_timer.setSingleShot(True)
         self._marks_timer.setInterval(MARKS_WAIT_MS)
@@ -382,7 +384,11 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
 
     def _outline_area(self) -> QRect:
         """The widget's rectangle (logical pixels) that the brush outline covers, in every lane it
-        is drawn in; empty when none."""
+        is drawn in; empty when none. Kept while the footprint, view and size stay: a pointer move
+        asks for the last outline's area again, to repaint where it was."""
+        key = (self.overlay.footprint, self.view, self.width(), self.height(), self.stacked)
+        if self._outline_area_of[0] == key:
+            return self._outline_area_of[1]
         area = QRect()
         for lane, (channel, (first, rows)) in enumerate(
             zip(self.lanes.channels, self.bands(), strict=True)
@@ -395,6 +401,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
                     area = area.united(
                         QRectF(left, first + top, right - left, bottom - top).toAlignedRect()
                     )
+        self._outline_area_of = (key, area)
         return area
 
     def set_clone_source(self, cell: tuple[float, float] | None) -> None:
