@@ -222,6 +222,49 @@ def test_the_readout_follows_an_edit_under_a_still_pointer(window, qtbot):
     qtbot.waitUntil(lambda: window.readout.text() == before, timeout=5000)
 
 
+class SlowRead:
+    """A level on its way from the GPU that arrives when the test says."""
+
+    def __init__(self, values):
+        self.arrived = False
+        self._values = values
+
+    def ready(self) -> bool:
+        return self.arrived
+
+    def values(self):
+        assert self.arrived, "the window waited for a level that had not arrived"
+        return self._values
+
+
+def test_the_readout_shows_a_point_once_its_level_arrives_without_waiting_for_it(
+    window, qtbot, monkeypatch
+):
+    """On a GPU the level under the pointer comes behind the stroke's kernels: the window does
+    not wait for it, and shows the point, level and all, once it arrives."""
+    canvas, document = window.canvas, window.session.document
+    hover(qtbot, canvas, canvas.width() // 3, canvas.height() // 2)
+    before = window.readout.text()
+    reads = []
+
+    def later(seconds, hz):
+        reads.append(SlowRead(np.array([document.full_scale * 0.5] * document.n_channels)))
+        return reads[-1]
+
+    monkeypatch.setattr(document, "magnitude_at", later)
+    hover(qtbot, canvas, canvas.width() // 2, canvas.height() // 3)
+    hover(qtbot, canvas, canvas.width() // 2 + 20, canvas.height() // 3)
+    qtbot.wait(20)
+    assert window.readout.text() == before  # the window's thread went on meanwhile
+    reads[0].arrived = True  # the first point's level: no longer shown, never read
+    qtbot.wait(20)
+    assert window.readout.text() == before
+    reads[1].arrived = True
+    qtbot.waitUntil(lambda: window.readout.text() != before, timeout=5000)
+    assert "-6.0 dB" in window.readout.text()
+    assert window.readout.text().split()[0] != before.split()[0]  # the new point's time
+
+
 def test_a_zoom_under_a_still_pointer_moves_the_readout_and_the_outline_with_it(window, qtbot):
     """Ctrl+= zooms about the view's centre: what lies under a pointer that does not move changes,
     and the readout and brush outline say what lies there now, not what did."""

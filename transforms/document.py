@@ -46,6 +46,7 @@ from spectropaint.transforms.ordered_threads import finish, in_column_parts
 from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
 from spectropaint.transforms.torch_device import (
+    HostRead,
     choose_device,
     continue_on_cpu_notice,
     limit_fft_plans,
@@ -632,10 +633,10 @@ class Document:
         self.blocks[region.block].edited_frames[region.frame0 : region.frame1] = True
         self.revision += 1
 
-    def magnitude_at(self, seconds: float, hz: float) -> np.ndarray | None:
-        """Magnitude per channel ``[C]`` of the cell nearest ``seconds`` and ``hz``: the STFT's
-        block, or the NSGT's nearest band (the sum of its two blocks at that time); None outside
-        the grid."""
+    def magnitude_at(self, seconds: float, hz: float) -> HostRead | None:
+        """Magnitude per channel ``[C]`` of the cell nearest ``seconds`` and ``hz``, on its way to
+        the host (after the edits already asked of the device): the STFT's block, or the NSGT's
+        nearest band (the sum of its two blocks at that time); None outside the grid."""
         if self.transform.name == "nsgt":
             return self.transform.magnitude_at(self.blocks, seconds, hz)
         block = self.blocks[0]
@@ -644,7 +645,7 @@ class Document:
         bin_ = round(hz / float(block.band_hz[1]))
         if not (0 <= frame < block.n_frames and 0 <= bin_ < block.n_bins):
             return None
-        return block.magnitude[:, bin_, frame].cpu().numpy()
+        return HostRead(block.magnitude[:, bin_, frame])
 
     # ------------------------------------------------------------------------------ resynthesis
     def _difference(self, block_index: int, frame0: int, frame1: int) -> torch.Tensor:

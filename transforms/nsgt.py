@@ -30,6 +30,7 @@ from spectropaint.transforms import fft_ops
 from spectropaint.transforms.errors import Cancelled
 from spectropaint.transforms.nsgt_design import BandGroup, FrameDesign, NSGTSettings, frame_design
 from spectropaint.transforms.ordered_threads import results_in_order
+from spectropaint.transforms.torch_device import HostRead
 from spectropaint.transforms.transform import (
     BlockLayout,
     Progress,
@@ -93,9 +94,10 @@ class NSGT(Transform):
         tensors = self._groups[self.group_of(block)[0]]
         return tensors.frame_weight[torch.remainder(frames, tensors.m).to(self.device)]
 
-    def magnitude_at(self, blocks, seconds: float, hz: float):
+    def magnitude_at(self, blocks, seconds: float, hz: float) -> HostRead | None:
         """``|even + odd|`` per channel at the band nearest ``hz`` (on a log scale) and the even
-        block's frame nearest ``seconds``, from a document's ``blocks``; None outside the grid."""
+        block's frame nearest ``seconds``, from a document's ``blocks``, on its way to the host;
+        None outside the grid."""
         centres = self.design.band_hz
         band = int(np.argmin(abs(np.log(np.maximum(centres, 1e-3) / max(hz, 1e-3)))))
         group = next(g for g, info in enumerate(self.design.groups) if band < info.bands.stop)
@@ -108,7 +110,7 @@ class NSGT(Transform):
         partner = frame - self._m(2 * group) // 2
         if 0 <= partner < odd.n_frames:
             total = total + torch.polar(odd.magnitude[:, row, partner], odd.phase[:, row, partner])
-        return total.abs().cpu().numpy()
+        return HostRead(total.abs())
 
     def _slices_of_parity(self, parity: int, n_samples: int) -> int:
         total = self.design.n_slices(n_samples)

@@ -224,6 +224,36 @@ def to_host(tensor: torch.Tensor) -> np.ndarray:
     return tensor.cpu().numpy()
 
 
+class HostRead:
+    """A small tensor's values on their way to the host without waiting for the GPU: from CUDA, a
+    copy into pinned memory queued behind the work already asked of the device (a stroke's
+    kernels), with an event to ask whether it arrived. Elsewhere they are there at once.
+
+    On the H200 the readout under the pointer waited 0.45 ms a pointer move for the stroke's
+    kernels queued before it (``.devapp/apptrace7.py``), on the window's thread.
+    """
+
+    def __init__(self, tensor: torch.Tensor):
+        self._event = None
+        if tensor.device.type == "cuda":
+            self._values = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+            self._values.copy_(tensor, non_blocking=True)
+            self._event = torch.cuda.Event()
+            self._event.record()
+        else:
+            self._values = tensor.cpu()
+
+    def ready(self) -> bool:
+        """The values arrived (:meth:`values` does not wait)."""
+        return self._event is None or self._event.query()
+
+    def values(self) -> np.ndarray:
+        """The values, waiting for them where they did not arrive yet."""
+        if self._event is not None:
+            self._event.synchronize()
+        return self._values.numpy()
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
     """Run the block with one torch intra-op thread on the calling thread (the setting is the

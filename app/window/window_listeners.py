@@ -18,6 +18,9 @@ from spectropaint.gpu.view_mapping import Point
 from spectropaint.transforms.geometry import seconds_label
 
 PLAYBACK_OFF = "Playback is off"
+READ_POLL_MS = 1
+"""How often the readout looks whether the level under the pointer arrived from the GPU (behind a
+stroke's kernels) instead of waiting for it on the window's thread."""
 
 
 class WindowListeners:
@@ -28,12 +31,18 @@ class WindowListeners:
         self.window = window
         self._pointer: Point | None = None
         """Where the readout reads (None: the pointer is off the canvas)."""
+        self._reading = None
+        """``(point, levels on their way)`` the readout shows once they arrive."""
+        self._read_timer = QTimer(window)
+        self._read_timer.setSingleShot(True)
+        self._read_timer.setInterval(READ_POLL_MS)
+        self._read_timer.timeout.connect(self._show_reading)
 
     def listen(self, bridge, canvas, transport) -> None:
         """Connect to a newly opened document's ``bridge``, ``canvas`` and ``transport``."""
         window = self.window
         status = window.statusBar()
-        self._pointer = None
+        self._pointer = self._reading = None
         canvas.cursor_moved.connect(self.show_readout)
         canvas.time_clicked_at.connect(self.set_cursor)
         canvas.selection_changed.connect(self.selection_changed)
@@ -81,18 +90,32 @@ class WindowListeners:
             )
 
     def show_readout(self, point: Point | None) -> None:
-        """The time, frequency and levels at ``point`` (None: the pointer left the canvas)."""
+        """The time, frequency and levels at ``point`` (None: the pointer left the canvas), shown
+        when the levels arrived from the document's device (:class:`~spectropaint.transforms.torch_device.HostRead`): at once on the
+        CPU, after the work queued before them on a GPU (the last point's wait is dropped)."""
         window = self.window
         self._pointer = point
         if point is None or window.session is None:
+            self._reading = None
             window.readout.clear()
             return
         window.brush_panel.set_reference_hz(point.hz)
-        document = window.session.document
-        values = document.magnitude_at(point.seconds, point.hz)
+        self._reading = (point, window.session.document.magnitude_at(point.seconds, point.hz))
+        self._show_reading()
+
+    def _show_reading(self) -> None:
+        if self._reading is None or self.window.session is None:
+            return
+        point, read = self._reading
+        if read is not None and not read.ready():
+            self._read_timer.start()
+            return
+        self._reading = None
+        window = self.window
         levels = None
-        if values is not None:
-            levels = [level_db(float(value), document.full_scale) for value in values]
+        if read is not None:
+            full_scale = window.session.document.full_scale
+            levels = [level_db(float(value), full_scale) for value in read.values()]
         window.readout.setText(
             readout_text(point.seconds, point.hz, levels, window.canvas.view.channel)
         )
