@@ -47,7 +47,8 @@ picture and playback follow a long move at least about this often (each batch is
 a device that paints fast takes a long move in one batch. On the H200 a move across a ten-minute
 file seen whole (about 700 dabs at radius 8) was painted in two batches of at most 512 dabs, each
 followed by a frame drawn on the window's thread while the painting thread wanted the interpreter;
-in one batch the move showed 0.7 ms sooner (``.devapp/batchab.py``, median of three strokes)."""
+in one batch the move showed 0.7 ms sooner (``bench_app.py``'s stroke with batches of 512 and
+of 2048 dabs alternated in one process, median of three strokes)."""
 DABS_PER_BATCH = 512
 """The dabs of a stroke's batches before its pace is known."""
 MOST_DABS_PER_BATCH = 4096
