@@ -22,6 +22,9 @@ Box = tuple[int, int, int, int]
 
 ROW_ALIGNMENT = 256
 """A texture-to-buffer copy's rows start on multiples of this many bytes (WebGPU's rule)."""
+SPARE_BUFFERS = 2
+"""Read-back buffers kept for the next read-backs (the largest): one, and one whose mapping an
+asynchronous present still waits for."""
 
 
 def _union(a: Box | None, b: Box) -> Box:
@@ -61,13 +64,14 @@ class _Reading:
         return result
 
     def abandon(self) -> None:
-        self._callbacks = []
+        """Never present this one (:meth:`resolve` does nothing now); its buffer is kept once
+        mapped."""
         self.done = True
         self.promise.then(self._give_back)
 
     def _give_back(self, _=None) -> None:
         self.buffer.unmap()
-        self.context._spare.append(self.buffer)
+        self.context._keep_spare(self.buffer)
 
 
 class RegionReadBack(WgpuContextToBitmap):
@@ -151,6 +155,14 @@ class RegionReadBack(WgpuContextToBitmap):
             usage=wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.MAP_READ,
         )
 
+    def _keep_spare(self, buffer: wgpu.GPUBuffer) -> None:
+        """Keep ``buffer`` for the next read-backs, but only the :data:`SPARE_BUFFERS` largest."""
+        self._spare.append(buffer)
+        if len(self._spare) > SPARE_BUFFERS:
+            smallest = min(self._spare, key=lambda spare: spare.size)
+            self._spare.remove(smallest)
+            smallest.destroy()
+
     def _start(self, texture: wgpu.GPUTexture, box: Box) -> _Reading:
         """Copy ``box`` of ``texture`` to a read-back buffer and ask for it mapped."""
         _, _, channels, texel_bytes = parse_format(texture.format)
@@ -202,7 +214,7 @@ class RegionReadBack(WgpuContextToBitmap):
         finally:
             if buffer.map_state == "mapped":
                 buffer.unmap()
-            self._spare.append(buffer)
+            self._keep_spare(buffer)
         return self._result()
 
     def _result(self) -> dict:

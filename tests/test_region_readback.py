@@ -3,6 +3,8 @@ back another way, after frames that drew boxes, a frame that was cancelled, and 
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 import wgpu
@@ -113,4 +115,32 @@ def test_a_new_size_reads_all_of_the_new_texture():
     assert shown.shape == (90, 40, 4)
     np.testing.assert_array_equal(shown, painter.texture_pixels())
     assert painter.context.bytes_read == ROW_ALIGNMENT * 90
+    painter.canvas.close()
+
+
+def test_a_present_while_the_last_one_s_pixels_are_on_their_way_reads_both_boxes():
+    """rendercanvas presents asynchronously (a running loop); the window draws a stroke's changes
+    and presents them at once. The present under way is then dropped (never shown, its buffer
+    kept for later) and the next reads its box again with its own."""
+    painter = BoxPainter()
+    painter.frame(None)
+    context, shown = painter.context, []
+
+    async def presents():
+        painter.boxes = [(2, 3, 5, 5)]
+        painter.draw()
+        pending = context._rc_present()  # as rendercanvas's scheduler asks
+        assert pending["method"] == "async"
+        pending["awaitable"].then(shown.append)
+        painter.boxes = [(40, 30, 6, 6)]
+        painter.draw()
+        now = context._rc_present(force_sync=True)  # before the loop ran the first's callbacks
+        await asyncio.sleep(0.1)  # the loop runs them now
+        return now
+
+    now = asyncio.run(presents())
+    assert shown == []  # the first present was dropped
+    np.testing.assert_array_equal(now["data"], painter.texture_pixels())
+    assert context.bytes_read == ROW_ALIGNMENT * (36 - 3)  # both boxes: 44 x 33 pixels
+    assert len(context._spare) == 2  # the dropped present's buffer came back too
     painter.canvas.close()
