@@ -40,10 +40,18 @@ class _Reading:
     gets the present's result once the buffer is mapped and the box copied into the kept image. An
     abandoned reading (a present came before it was mapped) only gives its buffer back."""
 
-    def __init__(self, context: RegionReadBack, box: Box, row_bytes: int, buffer: wgpu.GPUBuffer):
+    def __init__(
+        self,
+        context: RegionReadBack,
+        box: Box,
+        row_bytes: int,
+        texel_bytes: int,
+        buffer: wgpu.GPUBuffer,
+    ):
         self.context = context
         self.box = box
         self.row_bytes = row_bytes
+        self.texel_bytes = texel_bytes
         self.buffer = buffer
         self.promise = None
         self.done = False
@@ -165,11 +173,11 @@ class RegionReadBack(WgpuContextToBitmap):
 
     def _start(self, texture: wgpu.GPUTexture, box: Box) -> _Reading:
         """Copy ``box`` of ``texture`` to a read-back buffer and ask for it mapped."""
-        _, _, channels, texel_bytes = parse_format(texture.format)
+        dtype, _, channels, texel_bytes = parse_format(texture.format)
         x, y, w, h = box
         row_bytes = -(-w * texel_bytes // ROW_ALIGNMENT) * ROW_ALIGNMENT
         size = row_bytes * h
-        reading = _Reading(self, box, row_bytes, self._buffer(size))
+        reading = _Reading(self, box, row_bytes, texel_bytes, self._buffer(size))
         device = self._config["device"]
         encoder = device.create_command_encoder()
         encoder.copy_texture_to_buffer(
@@ -189,7 +197,7 @@ class RegionReadBack(WgpuContextToBitmap):
         self._reading = reading
         self.bytes_read = size
         if box == (0, 0, texture.size[0], texture.size[1]):  # all of it: a new image
-            self._image = np.empty((texture.size[1], texture.size[0], channels), np.uint8)
+            self._image = np.empty((texture.size[1], texture.size[0], channels), dtype)
         return reading
 
     def _take(self, reading: _Reading) -> dict:
@@ -205,9 +213,9 @@ class RegionReadBack(WgpuContextToBitmap):
             image = self._image
             mapped = buffer.read_mapped(0, reading.row_bytes * h, copy=False)
             rows = np.frombuffer(mapped, np.uint8).reshape(h, reading.row_bytes)
-            channels = image.shape[2]
-            image[y : y + h, x : x + w] = rows[:, : w * channels].reshape(h, w, channels)
-            del rows, mapped
+            texels = rows[:, : w * reading.texel_bytes].view(image.dtype)
+            image[y : y + h, x : x + w] = texels.reshape(h, w, image.shape[2])
+            del rows, texels, mapped
         except Exception:
             self._all_unread = True
             raise
@@ -220,6 +228,12 @@ class RegionReadBack(WgpuContextToBitmap):
     def _result(self) -> dict:
         _, short_format, _, _ = parse_format(self._target.format)
         return {"method": "bitmap", "format": short_format, "data": self._image}
+
+    def _unconfigure(self) -> None:
+        """The texture goes (rendercanvas drops it): the next frame reads all of a new one."""
+        super()._unconfigure()
+        self._abandon_reading()
+        self._image = self._target = None
 
     def _rc_close(self):
         self._abandon_reading()

@@ -144,3 +144,18 @@ def test_a_present_while_the_last_one_s_pixels_are_on_their_way_reads_both_boxes
     assert context.bytes_read == ROW_ALIGNMENT * (36 - 3)  # both boxes: 44 x 33 pixels
     assert len(context._spare) == 2  # the dropped present's buffer came back too
     painter.canvas.close()
+
+
+def test_a_context_configured_again_reads_all_of_its_new_texture():
+    painter = BoxPainter()
+    painter.frame(None)
+    painter.context.unconfigure()
+    painter.context.configure(
+        device=painter.device,
+        format="rgba8unorm",
+        usage=wgpu.TextureUsage.RENDER_ATTACHMENT | wgpu.TextureUsage.COPY_DST,
+    )
+    shown = painter.frame((1, 1, 2, 2))  # a new texture: its other pixels were never read
+    np.testing.assert_array_equal(shown, painter.texture_pixels())
+    assert painter.context.bytes_read == 2 * ROW_ALIGNMENT * 50  # 70 pixels of 4 bytes a row
+    painter.canvas.close()
