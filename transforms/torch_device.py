@@ -230,7 +230,8 @@ class HostRead:
     kernels), with an event to ask whether it arrived. Elsewhere they are there at once.
 
     On the H200 the readout under the pointer waited 0.45 ms a pointer move for the stroke's
-    kernels queued before it, on the window's thread (``bench_app.py``'s stroke, its functions timed).
+    kernels queued before it, on the window's thread (``bench_app.py``'s stroke, its functions
+    timed).
     """
 
     def __init__(self, tensor: torch.Tensor):

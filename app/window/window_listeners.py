@@ -91,8 +91,9 @@ class WindowListeners:
 
     def show_readout(self, point: Point | None) -> None:
         """The time, frequency and levels at ``point`` (None: the pointer left the canvas), shown
-        when the levels arrived from the document's device (:class:`~spectropaint.transforms.torch_device.HostRead`): at once on the
-        CPU, after the work queued before them on a GPU (the last point's wait is dropped)."""
+        when the levels arrived from the document's device
+        (:class:`~spectropaint.transforms.torch_device.HostRead`): at once on the CPU, after the
+        work queued before them on a GPU (the last point's wait is dropped)."""
         window = self.window
         self._pointer = point
         if point is None or window.session is None:

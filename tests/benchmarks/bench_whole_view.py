@@ -9,13 +9,14 @@ about 50 frames: one pointer move of a stroke across it (here 2.7 % of the frame
 moves at 60 per second) reaches hundreds of frames, and the default brush (radius 8 frames and 8
 bins, spacing a quarter radius) stamps some 700 dabs. Each move is applied as the window's painting
 thread applies it (:class:`spectropaint.app.paint_queue.BatchPace`: steps of at most 128 dabs in
-batches sized by the stroke's pace, one ``add_events`` call per batch) and timed alone (CUDA synchronised): the
-median, p99 and largest per move, and the thread's CPU time per move (wall time on a shared machine
-counts other processes' work too). The alternative, in the same run: the first ``--compare`` moves
-again with every dab applied alone (``StrokeSession(fuse=False)``), the ``1by1`` column. Then the
-stroke's end as the session ends it (on a GPU the newest step's tiles stay there), an undo and a
-redo of its ``atoms`` tiles, its move to the host (what the next stroke's end spends on it), and an
-undo from the host (the alternative: as every undo was), each timed.
+batches sized by the stroke's pace, one ``add_events`` call per batch) and timed alone (CUDA
+synchronised): the median, p99 and largest per move, and the thread's CPU time per move (wall time
+on a shared machine counts other processes' work too). The alternative, in the same run: the first
+``--compare`` moves again with every dab applied alone (``StrokeSession(fuse=False)``), the
+``1by1`` column. Then the stroke's end as the session ends it (on a GPU the newest step's tiles
+stay there), an undo and a redo of its ``atoms`` tiles, its move to the host (what the next
+stroke's end spends on it), and an undo from the host (the alternative: as every undo was), each
+timed.
 
 Target (issue 14 item 7): under 5 ms per move for gain and erase on a 2-core CPU at one torch thread,
 so that painting keeps up with a pointer sending 60 moves a second.
