@@ -47,14 +47,17 @@ def test_a_long_move_is_split_into_steps_of_a_few_dabs_on_the_same_line():
 
 
 class BatchClock:
-    """A clock that each batch the session paints moves on by ``seconds``, whatever its dabs."""
+    """A clock that each batch the session paints moves on by ``seconds``, whatever its dabs;
+    ``steps`` holds each batch's count of events."""
 
     def __init__(self, session: Session, seconds: float):
         self.now = 0.0
+        self.steps: list[int] = []
         paint = session.paint
 
         def timed_paint(*events):
             self.now += seconds
+            self.steps.append(len(events))
             return paint(*events)
 
         session.paint = timed_paint
@@ -80,18 +83,15 @@ def test_a_long_move_is_painted_in_batches_sized_by_the_pace_with_no_dab_thinned
     session = Session(document, settle=False)
     changes = []
     session.changed.connect(lambda change: changes.append(change.kind))
-    pace = BatchPace(seconds=0.012, clock=BatchClock(session, seconds))
-    steps = []
-    paint = session.paint
-    session.paint = lambda *events: (steps.append(len(events)), paint(*events))[1]
-    queue = PaintQueue(session, pace=pace)
+    clock = BatchClock(session, seconds)
+    queue = PaintQueue(session, pace=BatchPace(seconds=0.012, clock=clock))
     for _ in range(2):  # the second stroke starts at the first batch's size again
-        steps.clear()
+        clock.steps.clear()
         queue.begin_stroke("gain", SETTINGS, {"gain_db": -6}, InputEvent(0.0, 0.0, 10.0))
         queue.paint(InputEvent(1.0, 1500.0, 10.0))  # 2000 dabs
         queue.end_stroke()
         assert queue.wait_idle(30)
-        assert steps == [1, *batches]  # the begin's dab, then the batches' steps
+        assert clock.steps == [1, *batches]  # the begin's dab, then the batches' steps
     assert not [notice for notice in notices if "spaced wider" in notice]
     assert len(session.strokes.done[0].events) == 1 + math.ceil(2000 / DABS_PER_STEP) == 17
     assert changes.count("paint") == 2 * (1 + len(batches))  # a change for each batch
