@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -676,18 +675,10 @@ def _groups(
     n_dabs = len(dabs)
     if n_dabs <= 1:  # (a wide brush's event: one dab or none, a quarter of its cost)
         return [(0, n_dabs)] if n_dabs else []
-    keys = [dabs.offsets] if dabs.offsets is not None else []
-    if by_radius:
-        keys.append(dabs.radius)
-    if keys:  # where the parameters change, a group ends
-        key = np.concatenate(keys, axis=1)
-        change = np.flatnonzero((key[1:] != key[:-1]).any(axis=1)) + 1
-        runs = itertools.pairwise([0, *change.tolist(), n_dabs])
-    else:
-        runs = [(0, n_dabs)]
     return plan_compiled.group_bounds(
-        dabs.boxes, list(runs), limit, slack=FUSE_SLACK, most_cells=FUSE_CELLS, owners=owners
-    )
+        dabs.boxes, limit, slack=FUSE_SLACK, most_cells=FUSE_CELLS, owners=owners,
+        offsets=dabs.offsets, radii=dabs.radius if by_radius else None,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -812,10 +803,23 @@ def _masks(
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    u, v, columns, rows, cells = _host_distances(stroke, group, box)
-    owners = []  # one dab owns its whole box, or the brush's result does not depend on the dab
-    if not (state.kind.local or n_dabs == 1):
-        centre_bins, owned, last = _owners(group, cells.spans, box.shape)
+    # which dab last holds each cell: not where one dab owns its whole box, nor where the brush's
+    # result does not depend on the dab
+    centres = None if state.kind.local or n_dabs == 1 else group.centre[:, 1]
+    host = _weights_on_host(state, stroke, group) if on_host is None else on_host
+    if host:  # distances, owners and weights in one compiled call
+        axes = stroke.axes
+        weights, own, found = mask_compiled.group_weights(
+            group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
+            (axes.x_offset, axes.x_scale, axes.y), group.weight,
+            hardness=state.settings.hardness, each=each, centres=centres,
+        )  # fmt: skip
+    else:
+        u, v, columns, rows, cells = _host_distances(stroke, group, box)
+        found = None if centres is None else _owners(group, cells.spans, box.shape)
+    owners = []
+    if found is not None:
+        centre_bins, owned, last = found
         if sizes is not None:  # (the kernel writes the cells each dab holds: no owner map)
             owners = [np.where(owned, last, -1).astype(np.int32)]
         elif planes:  # (a whole-box kernel is given its dab's centre)
@@ -825,11 +829,7 @@ def _masks(
             owners = [owned, centre_bins]
     if sizes is not None:
         owners.append(_holders(group, box, sizes))
-    if _weights_on_host(state, stroke, group) if on_host is None else on_host:
-        weights, own = mask_compiled.weights(
-            u, v, columns, rows, group.weight, hardness=state.settings.hardness,
-            shape=(n_bins, n_frames), each=each,
-        )  # fmt: skip
+    if host:
         blends = [_raise_coverage(tiles, member_box, weights) for tiles, member_box in coverage]
         host = [weights] if largest else []
         host += ([] if own is None else [own]) + blends

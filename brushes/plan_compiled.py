@@ -34,7 +34,7 @@ def compile_loops() -> None:
     at, reach = np.array([[10.5, 20.5], [12.0, 21.0]]), np.full((2, 2), 3.0)
     spaced(2, 0.0, 0.5, 1.0, (0.0, 1.0, 2.0, 1.0), (1.0, 3.0, 4.0, 1.0), None)
     boxes, _ = dab_boxes(at, reach, n_bins=64, n_frames=64)
-    group_bounds(boxes, [(0, 2)], 1 << 16, slack=2.0, most_cells=1 << 22, owners=True)
+    group_bounds(boxes, 1 << 16, slack=2.0, most_cells=1 << 22, owners=True, radii=reach)
     corner = (int(boxes[:, 0].min()), int(boxes[:, 2].min()))
     shape = (int(boxes[:, 1].max()) - corner[0], int(boxes[:, 3].max()) - corner[1])
     spans = cells_and_distances(boxes, at, reach, corner, shape, 0.0, 1.0, np.arange(64.0),
@@ -58,7 +58,7 @@ def spaced(
     may be +-1e308); and the distance of the step after the last."""
     out = np.empty((6, count))
     moved = before is not None
-    after = _loops().spaced(
+    after = loops().spaced(
         count, along, step, length, *start, *end, moved, *(before if moved else (0.0, 0.0)), out
     )
     return out, after
@@ -77,7 +77,7 @@ def dab_boxes(
     ``1e308``)."""
     boxes = np.empty((len(at), 4), dtype=np.int64)
     found = np.empty(len(at), dtype=np.bool_)
-    _loops().boxes(
+    loops().boxes(
         np.ascontiguousarray(at, dtype=np.float64), np.ascontiguousarray(reach, dtype=np.float64),
         n_bins, n_frames, FAR, boxes, found,
     )  # fmt: skip
@@ -86,26 +86,35 @@ def dab_boxes(
 
 def group_bounds(
     boxes: np.ndarray,
-    runs: list[tuple[int, int]],
     limit: int,
     *,
     slack: float,
     most_cells: int,
     owners: bool,
+    offsets: np.ndarray | None = None,
+    radii: np.ndarray | None = None,
 ) -> list[tuple[int, int]]:
-    """``(start, stop)`` of each group of consecutive dabs, within each run of ``runs``, greedily:
-    a group takes the next dab while the joint box with it holds at most ``slack`` times the cells
-    of their own boxes (``boxes`` ``[K, 4]``: ``bin0, bin1, frame0, frame1``) and at most ``limit``
-    cells, and its cells (``owners``) or the tallest dab's height times the widest one's width
-    (without) times the dabs stay within ``most_cells``."""
-    firsts = np.array([run[0] for run in runs], dtype=np.int64)
-    lasts = np.array([run[1] for run in runs], dtype=np.int64)
+    """``(start, stop)`` of each group of consecutive dabs, greedily: a group takes the next dab
+    while the joint box with it holds at most ``slack`` times the cells of their own boxes
+    (``boxes`` ``[K, 4]``: ``bin0, bin1, frame0, frame1``) and at most ``limit`` cells, and its
+    cells (``owners``) or the tallest dab's height times the widest one's width (without) times
+    the dabs stay within ``most_cells``; and while its dabs share their ``offsets`` ``[K, 2]``
+    (int64) and ``radii`` ``[K, 2]`` (float64), where given (a change of parameters ends a
+    group)."""
     bounds = np.empty((len(boxes), 2), dtype=np.int64)
-    count = _loops().bounds(
-        np.ascontiguousarray(boxes, dtype=np.int64), firsts, lasts, limit, float(slack),
-        most_cells, owners, bounds,
+    count = loops().bounds(
+        np.ascontiguousarray(boxes, dtype=np.int64), _keys(offsets, np.int64),
+        _keys(radii, np.float64), limit, float(slack), most_cells, owners, bounds,
     )  # fmt: skip
     return [(start, stop) for start, stop in bounds[:count].tolist()]
+
+
+def _keys(values: np.ndarray | None, dtype) -> np.ndarray:
+    """Per-dab values that a group's dabs share, for :func:`group_bounds`' loop (none: ``[0,
+    0]``)."""
+    if values is None:
+        return np.empty((0, 0), dtype=dtype)
+    return np.ascontiguousarray(values, dtype=dtype)
 
 
 def cells_and_distances(
@@ -141,7 +150,7 @@ def cells_and_distances(
     in_rows = np.empty((n_dabs, height), dtype=np.bool_)
     u = np.empty((n_dabs, width))
     v = np.empty((n_dabs, height))
-    _loops().distances(
+    loops().distances(
         boxes, np.ascontiguousarray(at, dtype=np.float64),
         np.ascontiguousarray(reach, dtype=np.float64), corner[0], corner[1], shape[0], shape[1],
         float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64), windows,
@@ -158,7 +167,7 @@ def owners(spans: np.ndarray, centres: np.ndarray, shape: tuple[int, int]):
     centre = np.empty(shape)
     owned = np.empty(shape, dtype=np.bool_)
     last = np.empty(shape, dtype=np.int64)
-    _loops().owners(np.ascontiguousarray(spans, dtype=np.int64),
+    loops().owners(np.ascontiguousarray(spans, dtype=np.int64),
                     np.ascontiguousarray(centres, dtype=np.float64), centre, owned, last)  # fmt: skip
     return centre, owned, last
 
@@ -170,7 +179,7 @@ def region_cells(last, owned, first, tops, lefts, widths, areas, planes: int) ->
     results begin at ``first`` ``[K]`` (its box's ``areas`` a plane, ``widths`` a row, its first
     row and column ``tops`` and ``lefts`` in the joint box); 0 where none does."""
     cells = np.empty((planes, *last.shape), dtype=np.int64)
-    _loops().region_cells(last, owned, *(np.ascontiguousarray(values, dtype=np.int64)
+    loops().region_cells(last, owned, *(np.ascontiguousarray(values, dtype=np.int64)
                                          for values in (first, tops, lefts, widths, areas)),
                           cells)  # fmt: skip
     return cells
@@ -184,7 +193,7 @@ def own_cells(first, stop, n: int, offset, held: int, size: int) -> np.ndarray:
     ``[2, K, size]`` int64."""
     out = np.empty((2, len(first), size), dtype=np.int64)
     first, stop, offset = (np.ascontiguousarray(v, dtype=np.int64) for v in (first, stop, offset))
-    _loops().own_cells(first, stop, n, offset, held, out)
+    loops().own_cells(first, stop, n, offset, held, out)
     return out
 
 
@@ -215,7 +224,7 @@ def drag_windows(
     high = np.empty((n_dabs, 2), dtype=np.int64)
     window_cells = np.empty((n_dabs, height, width), dtype=np.int64)
     outside = np.empty((n_dabs, height, width), dtype=np.bool_)
-    _loops().windows(
+    loops().windows(
         np.ascontiguousarray(spans, dtype=np.int64), rows, columns, in_rows, in_columns,
         corner[0], corner[1], margin[0], margin[1], region_width, corners, dest_rows,
         dest_columns, high, window_cells, outside,
@@ -310,37 +319,40 @@ def _plain_boxes(at, reach, n_bins, n_frames, far, boxes, found):
         found[k] = boxes[k, 0] < boxes[k, 1] and boxes[k, 2] < boxes[k, 3]
 
 
-def _plain_bounds(boxes, firsts, lasts, limit, slack, most_cells, owners, bounds):
+def _plain_bounds(boxes, offsets, radii, limit, slack, most_cells, owners, bounds):
     """:func:`group_bounds`' loop: each group's start and stop into ``bounds``; how many groups
     there are."""
-    count = 0
-    for run in range(len(firsts)):
-        start, end_of_run = firsts[run], lasts[run]
-        while start < end_of_run:
-            low_bin, high_bin = boxes[start, 0], boxes[start, 1]
-            low_frame, high_frame = boxes[start, 2], boxes[start, 3]
-            tallest, widest = high_bin - low_bin, high_frame - low_frame
-            cells = tallest * widest
-            end = start + 1
-            while end < end_of_run:
-                bin0, bin1 = boxes[end, 0], boxes[end, 1]
-                frame0, frame1 = boxes[end, 2], boxes[end, 3]
-                low_bin, high_bin = min(low_bin, bin0), max(high_bin, bin1)
-                low_frame, high_frame = min(low_frame, frame0), max(high_frame, frame1)
-                tallest, widest = max(tallest, bin1 - bin0), max(widest, frame1 - frame0)
-                cells += (bin1 - bin0) * (frame1 - frame0)
-                joint = (high_bin - low_bin) * (high_frame - low_frame)
-                each = joint if owners else tallest * widest
-                if not (
-                    joint <= slack * cells
-                    and joint <= limit
-                    and each * (end - start + 1) <= most_cells
-                ):
-                    break
-                end += 1
-            bounds[count, 0], bounds[count, 1] = start, end
-            count += 1
-            start = end
+    count, start, n_dabs = 0, 0, boxes.shape[0]
+    while start < n_dabs:
+        low_bin, high_bin = boxes[start, 0], boxes[start, 1]
+        low_frame, high_frame = boxes[start, 2], boxes[start, 3]
+        tallest, widest = high_bin - low_bin, high_frame - low_frame
+        cells = tallest * widest
+        end = start + 1
+        while end < n_dabs:
+            changed = False
+            for j in range(offsets.shape[1]):
+                changed |= offsets[end, j] != offsets[end - 1, j]
+            for j in range(radii.shape[1]):
+                changed |= radii[end, j] != radii[end - 1, j]
+            if changed:
+                break
+            bin0, bin1 = boxes[end, 0], boxes[end, 1]
+            frame0, frame1 = boxes[end, 2], boxes[end, 3]
+            low_bin, high_bin = min(low_bin, bin0), max(high_bin, bin1)
+            low_frame, high_frame = min(low_frame, frame0), max(high_frame, frame1)
+            tallest, widest = max(tallest, bin1 - bin0), max(widest, frame1 - frame0)
+            cells += (bin1 - bin0) * (frame1 - frame0)
+            joint = (high_bin - low_bin) * (high_frame - low_frame)
+            each = joint if owners else tallest * widest
+            if not (
+                joint <= slack * cells and joint <= limit and each * (end - start + 1) <= most_cells
+            ):
+                break
+            end += 1
+        bounds[count, 0], bounds[count, 1] = start, end
+        count += 1
+        start = end
     return count
 
 
@@ -389,8 +401,9 @@ PLAIN_LOOPS = {
 
 
 @functools.cache
-def _loops():
-    """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python."""
+def loops():
+    """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python
+    (:mod:`.mask_compiled` calls two of them from a compiled call of its own)."""
     loops = PLAIN_LOOPS
     if compiled_math.numba_module() is not None:
         loops = {

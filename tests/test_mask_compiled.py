@@ -8,7 +8,7 @@ import pytest
 import torch
 from brush_fixtures import small_document
 
-from spectropaint.brushes import mask_compiled
+from spectropaint.brushes import mask_compiled, plan_compiled
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import compiled_math
@@ -82,6 +82,51 @@ def test_the_weights_equal_the_device_path_s(hardness, n_dabs, height, width, pr
     else:
         assert (np.abs(only - largest) <= np.spacing(largest)).all()
         assert (only[~inside] == 0).all() and (only[inside] > 0).sum() >= 0.9 * inside.sum()
+
+
+@pytest.mark.parametrize("each", [False, True])
+@pytest.mark.parametrize("owners", [False, True])
+@pytest.mark.parametrize(("pressure", "x_scale"), [("varied", 1.0), ("one", 1.0), ("one", 0.37)])
+def test_one_call_gives_the_distances_owners_and_weights_calls_results(each, owners, pressure,
+                                                                      x_scale):  # fmt: skip
+    """:func:`~spectropaint.brushes.mask_compiled.group_weights` (distances, owner maps and
+    weights in one compiled call) gives bit for bit what the three calls give one after another:
+    dabs along a path, some boxes cut by the grid's first bins, a plane whose frames are not its
+    x (``x_scale``)."""
+    rng = np.random.default_rng(int(each) * 4 + int(owners) * 2 + int(x_scale == 1.0))
+    n_dabs, y = 7, np.sort(rng.uniform(0.0, 300.0, 120))
+    at = np.column_stack((np.linspace(40.0, 61.0, n_dabs), np.linspace(3.0, 14.0, n_dabs)))
+    at[:, 1] = y[np.linspace(1, 12, n_dabs).astype(int)] + 0.3
+    reach = np.column_stack((np.full(n_dabs, 6.5), rng.uniform(20.0, 40.0, n_dabs)))
+    peak = rng.uniform(0.3, 1.0, n_dabs) if pressure == "varied" else np.full(n_dabs, 0.6)
+    frames = (at[:, 0:1] + np.array([-1, 1]) * reach[:, 0:1]) / x_scale
+    boxes = np.column_stack((
+        np.searchsorted(y, at[:, 1] - reach[:, 1], side="right"),
+        np.searchsorted(y, at[:, 1] + reach[:, 1], side="left"),
+        np.floor(frames[:, 0]).astype(int) + 1, np.ceil(frames[:, 1]).astype(int),
+    )).astype(np.int64)  # fmt: skip
+    assert boxes[0, 0] == 0  # (cut by the first bin)
+    corner = (int(boxes[:, 0].min()), int(boxes[:, 2].min()))
+    shape = (int(boxes[:, 1].max()) - corner[0], int(boxes[:, 3].max()) - corner[1])
+    centres = at[:, 1] / 10.0 if owners else None
+    largest, own, found = mask_compiled.group_weights(
+        boxes, at, reach, corner, shape, (0.0, x_scale, y), peak, hardness=0.4, each=each,
+        centres=centres,
+    )  # fmt: skip
+    spans, columns, rows, _, _, u, v = plan_compiled.cells_and_distances(
+        boxes, at, reach, corner, shape, 0.0, x_scale, y, windows=False
+    )
+    want, want_own = mask_compiled.weights(
+        u, v, columns, rows, peak, hardness=0.4, shape=shape, each=each
+    )
+    assert largest.max() > 0.2 and np.array_equal(largest, want)
+    assert (own is None) == (not each) and (own is None or np.array_equal(own, want_own))
+    if owners:
+        for got, expected in zip(found, plan_compiled.owners(spans, centres, shape), strict=True):
+            np.testing.assert_array_equal(got, expected)  # (NaN where no dab's box holds a cell)
+        assert found[1].any() and not found[1].all()
+    else:
+        assert found is None
 
 
 def test_wide_brushes_large_gpu_groups_and_the_switch_keep_the_device_path(monkeypatch):

@@ -75,7 +75,8 @@ def test_each_dab_s_cells_and_distances_are_those_of_the_definitions(seed, n_dab
 def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
     boxes, at, reach, corner, shape = scattered_dabs(3, 30, 12.0)
     y = np.arange(220.0)
-    runs = [(0, 11), (11, len(boxes))]
+    offsets = np.zeros((len(boxes), 2), dtype=np.int64)
+    offsets[11:, 1] = 4  # (a change of the clone's offset: a group ends)
     arguments = (boxes, at, reach, corner, shape, 0.5, 1.25, y)
     path = (7, 0.3, 0.25, 1.9, (1e300, 2.0, 3.0, 0.2), (-1e300, 40.0, -9.0, 1.0), (1.5, 2.5))
 
@@ -83,7 +84,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
         return [
             plan_compiled.cells_and_distances(*arguments, windows=True),
             plan_compiled.group_bounds(
-                boxes, runs, 900, slack=2.0, most_cells=1 << 22, owners=True
+                boxes, 900, slack=2.0, most_cells=1 << 22, owners=True, offsets=offsets
             ),  # fmt: skip
             plan_compiled.spaced(*path),
             plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320),
@@ -96,8 +97,8 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
     windowed = plan_compiled.cells_and_distances(*arguments, windows=True)
     compiled = each_loop()
     plain = SimpleNamespace(**plan_compiled.PLAIN_LOOPS)
-    assert plan_compiled._loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
-    monkeypatch.setattr(plan_compiled, "_loops", lambda: plain)
+    assert plan_compiled.loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
+    monkeypatch.setattr(plan_compiled, "loops", lambda: plain)
     by_python = each_loop()
     for got, expected in [*zip(by_python[0], compiled[0], strict=True),
                           *zip(by_python[3], compiled[3], strict=True),
@@ -107,6 +108,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
                           (by_python[2][0], compiled[2][0])]:  # fmt: skip
         np.testing.assert_array_equal(got, expected)
     assert by_python[1] == compiled[1]
+    assert (11, 11) not in compiled[1] and any(stop == 11 for _, stop in compiled[1])
     assert by_python[2][1] == compiled[2][1]
     assert np.isfinite(compiled[2][0]).all()  # (times ±1e300 from halves: no overflow)
     dabs = compiled[2][0]  # each dab's step from the one before, the first's from (1.5, 2.5)

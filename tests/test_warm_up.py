@@ -67,14 +67,16 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     document = Document.from_samples(samples, 44100, device="cpu")
     revision = document.revision
     mask_compiled._kernels.cache_clear()  # (loops not compiled yet)
+    mask_compiled._planned.cache_clear()
     thread = warm_up_later(document)
     thread.join(timeout=60)
     if compiled_math.wanted(document.device):
         assert painted == [((document.device,),
                             {"every_device": True, "brushes": ("clone", "warp")})]  # fmt: skip
-        spacer = plan_compiled._loops().spaced
+        spacer = plan_compiled.loops().spaced
         assert spacer.signatures  # the planning's loops compiled before any stroke
         assert all(loop.signatures for loop in mask_compiled._kernels())  # and the weights'
+        assert mask_compiled._planned().signatures  # and their call with the planning's
     assert document.revision == revision and not document.is_edited
     painted.clear()
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")  # the brushes' compiled code turned off

@@ -54,7 +54,7 @@ def test_a_dense_whole_view_stroke_fuses_exactly(monkeypatch, brush, params, har
     its dabs' cells (the nearest dab's, or the host's compiled loop), never every dab's mask
     scattered, in far fewer groups than dabs; undo restores the document exactly."""
     calls = {"nearest": 0, "groups": 0}
-    nearest, host = dab_module._nearest_weight, mask_compiled.weights
+    nearest, host = dab_module._nearest_weight, mask_compiled.group_weights
 
     def counting(*args):
         calls["nearest"] += 1
@@ -72,7 +72,7 @@ def test_a_dense_whole_view_stroke_fuses_exactly(monkeypatch, brush, params, har
         return stamping(*args)
 
     monkeypatch.setattr(dab_module, "_nearest_weight", counting)
-    monkeypatch.setattr(mask_compiled, "weights", counting_host)
+    monkeypatch.setattr(mask_compiled, "group_weights", counting_host)
     monkeypatch.setattr(dab_module, "_apply_stamping", counting_groups)
     settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=hardness, strength=0.9)
     one, two = small_document(SECONDS), small_document(SECONDS)
