@@ -52,7 +52,8 @@ ALONE_CELLS = 1 << 15
 """The most cells of a dab's region the kernel takes for a dab alone: it is one program (one block
 of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radius 32 (4 225
 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
-SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W")
+SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W",
+         "start_part", "start_plane", "start_row")  # fmt: skip
 """The kernel's arguments that are sizes or strides (see :func:`_kernel`)."""
 
 
@@ -82,7 +83,8 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
         The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already; read
         by the kernel where they lie, :func:`.staging.for_kernels`).
     original : torch.Tensor [shape=(2, C, Bm, Tm)]
-        The group's region as the stroke began.
+        The group's region as the stroke began (any strides; read through them: a view that
+        leaves out the frame before is not copied).
     prepared : dict
         :func:`.warp.warp_prepare`'s tensors for the group's region.
     params : spectropaint.brushes.kernels.warp.WarpParams
@@ -116,11 +118,13 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
     masks = uploaded[0] if host_masks else masks
     scratch = torch.empty((6, channels, height, width), device=device)
     low, high = ALIGNMENT
+    if original.stride(-1) != 1:
+        original = original.contiguous()
     triton_math.launch(
         _kernel(), (1,),
         magnitude, phase, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
-        original.contiguous(), scratch, n_dabs, magnitude.stride(0), magnitude.stride(1),
-        ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
+        original, *original.stride()[:3], scratch, n_dabs, magnitude.stride(0),
+        magnitude.stride(1), ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
         1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES, BLOCK=BLOCK, num_warps=WARPS,
@@ -137,8 +141,9 @@ def _kernel():
 
 
 def _warp_dabs(
-    held, held_phase, masks, floats, integers, ramp, drift, omega, start, scratch, n_dabs, plane,
-    row_length, region_width, last_row, columns, rows, low, along_scale, margin_scale, H, W,
+    held, held_phase, masks, floats, integers, ramp, drift, omega, start, start_part, start_plane,
+    start_row, scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, low,
+    along_scale, margin_scale, H, W,
     C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
@@ -149,9 +154,10 @@ def _warp_dabs(
     ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
     ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
     ``[K, H, W]``; ``ramp`` ``[Bm Tm]``, ``drift`` ``[C, Bm Tm]``, ``omega`` ``[Bm]``; ``start``
-    ``[2, C, Bm Tm]``: the region as the stroke began; ``scratch`` ``[6, C, H, W]``: magnitude, the
-    moved phase of each mode, the continuation's weight and its two alignments. ``CARRY`` and
-    ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
+    ``[2, C, Bm, Tm]``: the region as the stroke began, through its strides ``start_part``,
+    ``start_plane`` and ``start_row`` (its columns adjacent); ``scratch`` ``[6, C, H, W]``:
+    magnitude, the moved phase of each mode, the continuation's weight and its two alignments.
+    ``CARRY`` and ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
     window = H * W
     cells = C * window
     high_at = 2 * n_dabs
@@ -236,11 +242,12 @@ def _warp_dabs(
                 shifted = _atan2(imag_shift, real_shift) + ramp_here
                 tl.store(scratch + 2 * cells + cell, shifted, mask=inside)
                 out = tl.load(outside + k * window + spot, mask=inside, other=1)
-                was = tl.load(start + channel * region_plane + here, mask=inside & (out == 0),
-                              other=0.0)  # fmt: skip
+                here_row = here // region_width
+                started = (channel * start_plane + here_row * start_row + here
+                           - here_row * region_width)  # fmt: skip
+                was = tl.load(start + started, mask=inside & (out == 0), other=0.0)
                 term = was * magnitude
-                was_phase = tl.load(start + (C + channel) * region_plane + here, mask=inside,
-                                    other=0.0)  # fmt: skip
+                was_phase = tl.load(start + start_part + started, mask=inside, other=0.0)
                 tl.store(scratch + 3 * cells + cell, term, mask=inside)
                 tl.store(scratch + 4 * cells + cell, tl.cos(was_phase - moved) * term, mask=inside)
                 tl.store(scratch + 5 * cells + cell, tl.cos(was_phase - shifted) * term,
