@@ -806,8 +806,8 @@ def _masks(
     # which dab last holds each cell: not where one dab owns its whole box, nor where the brush's
     # result does not depend on the dab
     centres = None if state.kind.local or n_dabs == 1 else group.centre[:, 1]
-    host = _weights_on_host(state, stroke, group) if on_host is None else on_host
-    if host:  # distances, owners and weights in one compiled call
+    host_weights = _weights_on_host(state, stroke, group) if on_host is None else on_host
+    if host_weights:  # distances, owners and weights in one compiled call
         axes = stroke.axes
         weights, own, found = mask_compiled.group_weights(
             group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
@@ -829,7 +829,7 @@ def _masks(
             owners = [owned, centre_bins]
     if sizes is not None:
         owners.append(_holders(group, box, sizes))
-    if host:
+    if host_weights:
         blends = [_raise_coverage(tiles, member_box, weights) for tiles, member_box in coverage]
         host = [weights] if largest else []
         host += ([] if own is None else [own]) + blends

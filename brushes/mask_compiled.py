@@ -140,7 +140,9 @@ def _kernels():
 def _planned():
     """:func:`group_weights`' compiled call (:func:`_plain_planned`), with the loops it calls
     (:mod:`.plan_compiled`'s distances and owners, :func:`_kernels`') bound where Numba finds
-    them as it compiles it."""
+    them as it compiles it. Numba's cache on disk keys it by this file alone: an edit of a loop
+    it calls shows only once this file changes too (``test_mask_compiled`` compares the one call
+    with the loops called one by one)."""
     global _distances, _owners, _each_weights, _nearest
     loops = plan_compiled.loops()
     _distances, _owners = loops.distances, loops.owners
