@@ -1158,6 +1158,14 @@ def _apply_stamping(
                    for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
     if _scaled_into(state, group, boxes, fresh, weights):
         return box if len(boxes) == 1 else Regions(tuple(boxes))
+    if into is not None and kind.blends_into.reads_kept and region == box:
+        # the kernel reads the box's starting values where they lie: no copy of them first
+        kept = state.step.kept(box, fresh[0])
+        block = document.blocks[stroke.index]
+        axes = _axes(box, block, document.device) if kind.reads_frames else (None, None)
+        if kept is not None and _blended_into(state, stroke, group, box, region, kept, *axes,
+                                              masks, weights[0], *into):  # fmt: skip
+            return box
     reads = [
         _read(state, member.index, _grown(member_box, member.margin), original=True,
               fresh=member_fresh, axes=kind.reads_frames)
@@ -1240,8 +1248,9 @@ def _blended_sizes(state: StrokeState, members, box: Region, region: Region):
 def _blended_into(state, stroke, group, box, region, values, bins, frames, masks, weight, sizes,
                   destination) -> bool:  # fmt: skip
     """The brush's :attr:`~.registry.BrushKind.blends_into` on the group's region ``values``
-    ``[2, C, Bm, Tm]`` (of ``box`` and its margin, ``region``; ``bins`` and ``frames`` as
-    :func:`_read` gives them), blending by ``weight`` into ``destination``: once, or for a
+    ``[2, C, Bm, Tm]`` (of ``box`` and its margin, ``region``; or where the brush
+    :attr:`~.kernels.triton_math.KernelInto.reads_kept`, a :class:`~.kernels.originals_fused.
+    Kept`; ``bins`` and ``frames`` as :func:`_read` gives them), blending by ``weight`` into ``destination``: once, or for a
     whole-box brush once a size of its dabs' boxes (``sizes``, as :func:`_blended_sizes` found
     them), each writing the cells its dabs hold; whether it ran (not where the kernel does not
     take the group's context, nor where Triton cannot compile: nothing was written)."""

@@ -155,10 +155,9 @@ class OpenStep:
         :meth:`record` just gave, before the box is written), read from the document.
         """
         tiles = self._tiles(box.block)
-        if not box.empty and originals_fused.available(self.document.device):
-            gathered = self._gathered(tiles, box, fresh)
-            if gathered is not None:
-                return gathered
+        gathered = self._gathered(box, fresh)
+        if gathered is not None:
+            return gathered
         if box.empty or any(key in fresh or key not in tiles.tiles for key in tiles.keys(box)):
             values = read_stacked(self.document, box)
         else:  # kept tiles cover the box: the paste writes every cell
@@ -175,36 +174,40 @@ class OpenStep:
         ``fresh`` as :meth:`original` takes it), then mark it written; whether it was (not where
         the kernel does not run here, or cannot read this box in one launch: the caller reads
         :meth:`original` and blends)."""
-        if box.empty or not originals_fused.available(self.document.device):
-            return False
-        found = self._kept(self._tiles(box.block), box, fresh)
+        found = self.kept(box, fresh)
         if found is None:
             return False
         try:
-            originals_fused.scale_into(*found, (len(box.channels), *box.shape), factor, weight)
+            originals_fused.scale_into(found.tiles, found.document, (found.channels, *box.shape),
+                                       factor, weight)  # fmt: skip
         except triton_math.Unavailable:
             return False
         self.document.mark_written(box)
         return True
 
-    def _gathered(self, tiles: TileMap, box: Region, fresh) -> torch.Tensor | None:
+    def _gathered(self, box: Region, fresh) -> torch.Tensor | None:
         """:meth:`original`'s values in one launch (:mod:`.kernels.originals_fused`), or None
-        where :meth:`_kept` finds none or the kernel cannot run."""
-        found = self._kept(tiles, box, fresh)
+        where :meth:`kept` finds none or the kernel cannot run."""
+        found = self.kept(box, fresh)
         if found is None:
             return None
-        like = found[1][0]
-        out = torch.empty((2, len(box.channels), *box.shape), dtype=like.dtype, device=like.device)
+        like = found.document[0]
+        out = torch.empty((2, found.channels, *box.shape), dtype=like.dtype, device=like.device)
         try:
-            return originals_fused.gather(out, *found)
+            return originals_fused.gather(out, found.tiles, found.document)
         except triton_math.Unavailable:  # (Triton cannot compile here: the paste)
             return None
 
-    def _kept(self, tiles: TileMap, box: Region, fresh):
-        """What a kernel of :mod:`.kernels.originals_fused` reads ``box``'s original values from:
-        the kept tiles that hold some of it (each with its first row and column in the box) and
-        where its cells lie in the document (:meth:`Document.cells`); None where the box meets
-        more kept tiles than one launch reads or its channels are not a run."""
+    def kept(self, box: Region, fresh) -> originals_fused.Kept | None:
+        """Where ``box``'s original values lie, for a kernel of the device's to read them there
+        (:class:`.kernels.originals_fused.Kept`: the kept tiles that hold some of it, each with
+        its first row and column in the box, and the document's cells; ``fresh`` as
+        :meth:`original` takes it); None where the kernels do not run on the document's device,
+        the box is empty, meets more kept tiles than one launch reads or its channels are not a
+        run."""
+        if box.empty or not originals_fused.available(self.document.device):
+            return None
+        tiles = self._tiles(box.block)
         side = tiles.tile
         kept = [
             (stored, key[0] * side - box.bin0, key[1] * side - box.frame0)
@@ -214,7 +217,7 @@ class OpenStep:
         cells = self.document.cells(box)
         if len(kept) > originals_fused.MOST_TILES or cells is None:
             return None
-        return kept, cells
+        return originals_fused.Kept(kept, cells, len(box.channels))
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""

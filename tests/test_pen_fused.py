@@ -133,6 +133,29 @@ def test_the_pen_blended_into_the_document_by_its_launch_equals_the_blend_s(
     assert_alike_to_rounding(got, want, before)
 
 
+@pytest.mark.parametrize(("radius_bins", "spacing"), CASES)
+def test_the_pen_reading_its_starting_values_where_they_lie_equals_it_reading_their_copy(
+    document, fused, monkeypatch, radius_bins, spacing
+):
+    """A group's pen reads its box's starting values in its own launch, from the stroke's kept
+    tiles and elsewhere the document (:class:`~spectropaint.brushes.kernels.originals_fused.
+    Kept`), instead of a gathered copy of the box: the stroke's result is the same bit for bit.
+    Later events read tiles earlier ones kept; the first reads the document alone."""
+    kept = []
+    real = PenInto.kernel
+    monkeypatch.setattr(
+        PenInto, "kernel", lambda *args, **kw: kept.append(kw.get("kept")) or real(*args, **kw)
+    )
+    got = paint(document, radius_bins, spacing=spacing)
+    assert len(kept) >= 5 and None not in kept  # every group read them where they lie
+    assert not kept[0].tiles and any(len(found.tiles) > 0 for found in kept)
+    monkeypatch.setattr(PenInto, "reads_kept", False)
+    kept.clear()
+    want = paint(document, radius_bins, spacing=spacing)
+    assert kept and set(kept) == {None}  # (that stroke read the gathered copies)
+    assert torch.equal(got, want)
+
+
 def test_it_is_for_cuda_on_an_stft_and_turned_off_by_the_compiled_switch(monkeypatch):
     pytest.importorskip("triton", reason="Triton is in the test extras (pyproject.toml)")
     monkeypatch.setattr(triton_math, "INTERPRETED", False)

@@ -91,6 +91,9 @@ class BlurInto:
     blurred box's buffer fewer. The brush's :attr:`~spectropaint.brushes.registry.BrushKind.
     blends_into`."""
 
+    reads_kept = False
+    """It reads the region's values (:class:`~.triton_math.KernelInto`'s ``reads_kept``)."""
+
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
         """Whether a group's region of any size goes through the launches on ``device``."""

@@ -22,6 +22,7 @@ boxes that meet at most :data:`MOST_TILES` kept tiles and whose channels are a r
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 
@@ -31,6 +32,18 @@ MOST_TILES = 4
 """The kept tiles one launch reads (each an argument): a box meeting more is pasted."""
 BLOCK = 512
 """Cells each program copies."""
+
+
+class Kept(NamedTuple):
+    """Where a box's original values lie (:meth:`~spectropaint.brushes.history.OpenStep.kept`):
+    the ``tiles`` the stroke kept that hold some of it (each ``[2, C, h, w]``, contiguous, with its
+    first row and column in the box), and elsewhere the ``document``'s cells (its magnitude and
+    phase and the index of the box's first cell, as :meth:`~spectropaint.transforms.document.
+    Document.cells` gives them); the box's ``channels`` (``C``)."""
+
+    tiles: list[tuple[torch.Tensor, int, int]]
+    document: tuple[torch.Tensor, torch.Tensor, int]
+    channels: int
 
 
 def available(device: torch.device) -> bool:
@@ -49,14 +62,26 @@ def gather(
     and the index of the box's first cell in them, as :meth:`~spectropaint.transforms.document.
     Document.cells` gives them); returns ``out``. At most :data:`MOST_TILES` tiles."""
     _, channels, rows, width = out.shape
-    magnitude, phase, first = document
     cells = out.numel()
     triton_math.launch(
         _kernel("gather"), (-(-cells // BLOCK),),
-        out, magnitude, phase, first, *magnitude.stride(), *_places(tiles, out), cells, channels,
-        rows, width, BLOCK=BLOCK,
+        out, *kept_arguments(tiles, document, out), cells, channels, rows, width, BLOCK=BLOCK,
     )  # fmt: skip
     return out
+
+
+def kept_arguments(
+    tiles: list[tuple[torch.Tensor, int, int]],
+    document: tuple[torch.Tensor, torch.Tensor, int],
+    spare: torch.Tensor,
+) -> list:
+    """A kernel's arguments for reading a box's original values from ``tiles`` and ``document``
+    (as :func:`gather` reads them, through :func:`~.triton_math._plain_from_tiles`): the
+    document's magnitude and phase, the box's first cell in them and their strides, then each
+    tile, its first row and column in the box and its height and width (``spare`` stands for the
+    tensor of tiles not given, which are never read)."""
+    magnitude, phase, first = document
+    return [magnitude, phase, first, *magnitude.stride(), *_places(tiles, spare)]
 
 
 def scale_into(
@@ -96,13 +121,9 @@ def _kernel(name: str):
     """The kernel ``name`` (``"gather"`` or ``"scale"``), compiled (or interpreted, under
     ``TRITON_INTERPRET=1``); no argument specialised on (:func:`~.triton_math.jit_with`'s
     ``general``)."""
-    global _from_tile, _from_tiles
     function = {"gather": _gather_cells, "scale": _scale_cells}[name]
-    kernel = triton_math.jit_with(function, *(["lerp"] if name == "scale" else []), general=True)
-    if _from_tiles is None:  # (one pair of helpers for both: Triton checks the globals read)
-        _from_tile = triton_math.triton().jit(_plain_from_tile)
-        _from_tiles = triton_math.triton().jit(_plain_from_tiles)
-    return kernel
+    return triton_math.jit_with(function, "from_tiles", *(["lerp"] if name == "scale" else []),
+                                general=True)  # fmt: skip
 
 
 def _gather_cells(
@@ -162,35 +183,4 @@ def _scale_cells(
     tl.store(magnitude + at, _lerp(original, original * factor, amount), mask=inside)
 
 
-def _plain_from_tiles(
-    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-    plane, row, column, inside, BLOCK: tl.constexpr,
-):  # fmt: skip
-    """Each cell's value (``plane``, ``row``, ``column`` of the box) from the first of the four
-    tiles that holds it (0 elsewhere), and whether one did (1, else 0)."""
-    value = tl.zeros((BLOCK,), dtype=tl.float32)
-    held = tl.zeros((BLOCK,), dtype=tl.int32)  # (1 once a tile holds the cell)
-    value, held = _from_tile(tile0, top0, left0, height0, width0, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    value, held = _from_tile(tile1, top1, left1, height1, width1, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    value, held = _from_tile(tile2, top2, left2, height2, width2, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    value, held = _from_tile(tile3, top3, left3, height3, width3, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    return value, held
-
-
-def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
-    """``value`` where a cell (``plane``, ``row``, ``column`` of the box) lies in ``tile`` (its
-    first cell at ``top``, ``left``; ``height`` x ``width`` a plane) and no earlier tile held it,
-    taken from the tile; and ``held`` marking it."""
-    down = row - top
-    along = column - left
-    here = inside & (held == 0) & (down >= 0) & (down < height) & (along >= 0) & (along < width)
-    found = tl.load(tile + (plane * height + down) * width + along, mask=here, other=0.0)
-    return tl.where(here, found, value), tl.where(here, 1, held)
-
-
-tl = _from_tile = _from_tiles = _lerp = None  # (bound by _kernel)
+tl = _from_tiles = _lerp = None  # (bound by _kernel)

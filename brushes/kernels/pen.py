@@ -65,7 +65,7 @@ def band_profile(offset: torch.Tensor, radius: float, hardness: float) -> torch.
     return torch.where(distance < 1.0, 0.5 + 0.5 * torch.cos(math.pi * ramp), 0.0)
 
 
-PenInto = triton_math.KernelInto(pen_fused.pen, pen_fused.available)
+PenInto = triton_math.KernelInto(pen_fused.pen, pen_fused.available, reads_kept=True)
 """The pen's fused kernel blending into the document (an STFT's dabs; the brush's
 :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`)."""
 

@@ -30,7 +30,7 @@ import functools
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import originals_fused, triton_math
 from spectropaint.brushes.pen_partial import LINE_BINS
 
 BLOCK = 128
@@ -44,26 +44,33 @@ def available(device: torch.device, context) -> bool:
     return triton_math.wanted(device)
 
 
-def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=None):
+def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=None, kept=None):
     """What :func:`.pen.pen` gives for the region ``magnitude``, ``phase`` ``[C, Bm, Tm]`` (on the
     GPU), as new tensors ``[C, B, T]`` on the box; where ``into`` is ``(weight, owner,
     destination)``, that blended with the box's values into the document instead
-    (:func:`~.triton_math.put_arguments`), and None."""
+    (:func:`~.triton_math.put_arguments`), and None.
+
+    ``kept`` (:class:`.originals_fused.Kept`): instead of ``magnitude`` and ``phase`` (None),
+    where the box's values lie (its region is the box): the stroke's kept tiles and the document's
+    cells; the kernel reads each cell there, with no copy of the box before it."""
     rows, columns = context.inner
-    channels = magnitude.shape[0]
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
+    if kept is None:  # the region's values, read as a document with no tile kept
+        if magnitude.stride() != phase.stride():
+            magnitude, phase = magnitude.contiguous(), phase.contiguous()
+        kept = originals_fused.Kept([], (magnitude, phase, 0), magnitude.shape[0])
+    channels = kept.channels
     shape = (2, channels, n_rows, width) if into is None else (1,)
-    out = torch.empty(shape, device=magnitude.device)
+    out = torch.empty(shape, device=kept.document[0].device)
     centre = context.centre[1]
     cells = isinstance(centre, torch.Tensor)
-    centres = centre if cells else triton_math.one_cell(magnitude.device, torch.float64, 0.0)
+    centres = centre if cells else triton_math.one_cell(out.device, torch.float64, 0.0)
     radius_bins = context.radius[1]
     level = context.full_scale * 10.0 ** (params.level_db / 20.0)
     triton_math.launch(
         _kernel(), (channels * n_rows,),
-        magnitude, phase, context.bins, context.bin_hz, context.frames, centres, out,
-        *triton_math.put_arguments(out, into), *magnitude.stride(), *phase.stride(),
-        context.bins.stride(0), context.bin_hz.stride(0), context.frames.stride(0),
+        *originals_fused.kept_arguments(kept.tiles, kept.document, out), channels, context.bins, context.bin_hz, context.frames, centres, out,
+        *triton_math.put_arguments(out, into), context.bins.stride(0), context.bin_hz.stride(0), context.frames.stride(0),
         *(centres.stride() if cells else (0, 0)), n_rows, rows.start, columns.start, width,
         context.hop, context.sample_rate,
         *_parts(0.0 if cells else centre), *_parts(context.band_step_hz), *_parts(level),
@@ -84,14 +91,16 @@ def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers; no
     argument specialised on (see the module's docstring)."""
     return triton_math.jit_with(_pen_rows, "atan2", "row", "row_program", "columns", "put",
-                                general=True)  # fmt: skip
+                                "from_tiles", general=True)  # fmt: skip
 
 
 def _pen_rows(
-    magnitude, phase, bins, bin_hz, frames, centres, out, weight, owner, out_magnitude, out_phase,
-    weight_b, owner_b, owner_t, out_first, out_c, out_b, out_t, blends, magnitude_c, magnitude_b,
-    magnitude_t,
-    phase_c, phase_b, phase_t, bins_step, bin_hz_step, frames_step, centres_b, centres_t, n_rows,
+    magnitude, phase, first, magnitude_c, magnitude_b, magnitude_t,
+    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3, channels,
+    bins, bin_hz, frames, centres, out, weight, owner, out_magnitude, out_phase,
+    weight_b, owner_b, owner_t, out_first, out_c, out_b, out_t, blends, bins_step, bin_hz_step,
+    frames_step, centres_b, centres_t, n_rows,
     row0, column0, width, hop, sample_rate, centre_high, centre_low, step_high, step_low,
     level_high, level_low, line, radius_high, radius_low, hardness_high, hardness_low, span_high,
     span_low, BLOCK: tl.constexpr,
@@ -101,6 +110,9 @@ def _pen_rows(
     ``row0`` and column ``column0``; ``bins``, ``bin_hz``, ``frames``: the region's; ``centres``
     ``[B, T]``: the centre bin per cell of the box, added to ``centre_*``; ``out`` ``[2, C, B,
     T]``, or the document (``weight`` to ``blends``: :func:`~.triton_math.put_arguments`);
+    ``magnitude`` and ``phase``: the region's values from ``first`` on (through the strides
+    ``magnitude_*``) but the cells the four tiles hold (``tile*`` to ``width*``:
+    :func:`.originals_fused.kept_arguments`; the region is then the box);
     ``line``: the main lobe, else the band's profile of ``radius_*``, ``hardness_*`` and
     ``span_*`` (one less the hardness); each ``*_high``, ``*_low``: a float64 number's parts;
     each ``*_c``, ``*_b``, ``*_t`` and ``*_step``: a tensor's strides."""
@@ -116,10 +128,11 @@ def _pen_rows(
     row_hz = tl.load(bin_hz + (row0 + b) * bin_hz_step).to(tl.float64)
     # the phase of frame t's window centre: pi per odd bin
     half_turns = (row_bin % 2).to(tl.float64) * 3.141592653589793
-    own_magnitude = _row(magnitude, c, row0 + b, magnitude_c, magnitude_b)
-    own_phase = _row(phase, c, row0 + b, phase_c, phase_b)
+    own_magnitude = _row(magnitude, c, row0 + b, magnitude_c, magnitude_b) + first
+    own_phase = _row(phase, c, row0 + b, magnitude_c, magnitude_b) + first
     for start in range(0, width, BLOCK):
         x, inside, t = _columns(start, width, column0, BLOCK)
+        row_c, row_b = c + x * 0, b + x * 0  # (the channel and row of each cell: the tiles')
         here = tl.load(centres + b * centres_b + x * centres_t, mask=inside, other=0.0)
         offset = row_bin.to(tl.float64) - (here + centre)
         frequency = row_hz - offset * step_hz
@@ -140,8 +153,23 @@ def _pen_rows(
         frame = tl.load(frames + t * frames_step, mask=inside, other=0).to(tl.float64)
         cycles = frequency * frame_seconds * frame
         tone = ((cycles - tl.floor(cycles)) * 6.283185307179586 - half_turns).to(tl.float32)
-        was = tl.load(own_magnitude + t * magnitude_t, mask=inside, other=0.0)
-        was_phase = tl.load(own_phase + t * phase_t, mask=inside, other=0.0)
+        kept, held = _from_tiles(
+            tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+            tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+            row_c, row_b, x, inside, BLOCK,
+        )  # fmt: skip
+        kept_phase, _ = _from_tiles(
+            tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+            tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+            channels + row_c, row_b, x, inside, BLOCK,
+        )  # fmt: skip
+        stored = inside & (held == 0)
+        was = tl.where(
+            held != 0, kept, tl.load(own_magnitude + t * magnitude_t, mask=stored, other=0.0)
+        )
+        was_phase = tl.where(
+            held != 0, kept_phase, tl.load(own_phase + t * magnitude_t, mask=stored, other=0.0)
+        )
         real = was * tl.cos(was_phase) + amplitude * tl.cos(tone)
         imag = was * tl.sin(was_phase) + amplitude * tl.sin(tone)
         _put(out_row, plane, c, b, x, inside, tl.sqrt(real * real + imag * imag),
@@ -149,4 +177,4 @@ def _pen_rows(
              owner_b, owner_t, out_first, out_c, out_b, out_t, blends)  # fmt: skip
 
 
-tl = _atan2 = _row = _row_program = _columns = _put = None  # (bound by _kernel)
+tl = _atan2 = _row = _row_program = _columns = _put = _from_tiles = None  # (bound by _kernel)

@@ -115,6 +115,9 @@ class FilterInto:
     filter, each cell's result gathered from its dab's, the blend). The brush's
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`."""
 
+    reads_kept = False
+    """It reads the region's values (:class:`~.triton_math.KernelInto`'s ``reads_kept``)."""
+
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
         """Whether dabs whose regions are ``region`` ``(rows, columns)`` and boxes ``box`` go

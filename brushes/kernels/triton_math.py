@@ -130,8 +130,8 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``, ``lerp``, ``crossfade``, ``put``) are bound in its module's globals (as
-    ``_<name>``).
+    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_tiles``) are bound in its module's
+    globals (as ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
     would otherwise compile a variant for each combination of sizes and strides that are or are
@@ -165,10 +165,12 @@ class KernelInto:
     """A brush's fused kernel that blends its result into the document in its own launch (one
     whose stores go through :func:`_plain_put`: the pen's, the clone's), as the brush's
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`: ``kernel(magnitude, phase,
-    params, context, *, into)`` where ``available(device, context)`` says it runs."""
+    params, context, *, into)`` where ``available(device, context)`` says it runs; where
+    ``reads_kept``, the kernel also takes ``kept`` (:class:`.originals_fused.Kept`) instead of
+    the region's values, for a region that is its box."""
 
-    def __init__(self, kernel, available) -> None:
-        self.kernel, self.available = kernel, available
+    def __init__(self, kernel, available, *, reads_kept: bool = False) -> None:
+        self.kernel, self.available, self.reads_kept = kernel, available, reads_kept
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
@@ -176,13 +178,19 @@ class KernelInto:
         return wanted(device)
 
     def apply(self, values, weight, destination, params, context, holders=None) -> bool:
-        """The kernel on the group's region ``values`` ``[2, C, Bm, Tm]`` at the box
-        ``context.inner``, blended by ``weight`` into ``destination``'s cells that ``holders``
-        (the owner map ``[B, T]``, or None: all) marks; whether it ran (not where the kernel
-        does not take this context). Raises :class:`Unavailable` where Triton cannot compile."""
-        if not self.available(values.device, context):
+        """The kernel on the group's region ``values`` ``[2, C, Bm, Tm]`` (or, where it
+        :attr:`reads_kept`, a :class:`.originals_fused.Kept`) at the box ``context.inner``,
+        blended by ``weight`` into ``destination``'s cells that ``holders`` (the owner map ``[B,
+        T]``, or None: all) marks; whether it ran (not where the kernel does not take this
+        context). Raises :class:`Unavailable` where Triton cannot compile."""
+        kept = None if isinstance(values, torch.Tensor) else values
+        if not self.available(destination[0].device, context):
             return False
-        self.kernel(values[0], values[1], params, context, into=(weight, holders, destination))
+        into = (weight, holders, destination)
+        if kept is None:
+            self.kernel(values[0], values[1], params, context, into=into)
+        else:
+            self.kernel(None, None, params, context, into=into, kept=kept)
         return True
 
 
@@ -212,9 +220,10 @@ def _helpers() -> dict:
     jit = triton().jit
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
              "row_program": _plain_row_program, "columns": _plain_columns,
-             "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put}  # fmt: skip
+             "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put,
+             "from_tile": _plain_from_tile, "from_tiles": _plain_from_tiles}  # fmt: skip
     helpers = {name: jit(function) for name, function in plain.items()}
-    for name in ("atan2", "crossfade"):  # (the helpers that call helpers find them here)
+    for name in ("atan2", "crossfade", "from_tile"):  # (helpers that call helpers find them here)
         globals()[f"_{name}"] = helpers[name]
     return helpers
 
@@ -250,6 +259,37 @@ def _plain_put(out_row, plane, c, b, x, inside, magnitude, phase, old_magnitude,
     else:
         tl.store(out_row + x, magnitude, mask=inside)
         tl.store(out_row + plane + x, phase, mask=inside)
+
+
+def _plain_from_tiles(
+    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+    plane, row, column, inside, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """Each cell's value (``plane``, ``row``, ``column`` of the box) from the first of the four
+    tiles that holds it (0 elsewhere), and whether one did (1, else 0)."""
+    value = tl.zeros((BLOCK,), dtype=tl.float32)
+    held = tl.zeros((BLOCK,), dtype=tl.int32)  # (1 once a tile holds the cell)
+    value, held = _from_tile(tile0, top0, left0, height0, width0, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    value, held = _from_tile(tile1, top1, left1, height1, width1, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    value, held = _from_tile(tile2, top2, left2, height2, width2, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    value, held = _from_tile(tile3, top3, left3, height3, width3, plane, row, column, inside,
+                             value, held)  # fmt: skip
+    return value, held
+
+
+def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
+    """``value`` where a cell (``plane``, ``row``, ``column`` of the box) lies in ``tile`` (its
+    first cell at ``top``, ``left``; ``height`` x ``width`` a plane) and no earlier tile held it,
+    taken from the tile; and ``held`` marking it."""
+    down = row - top
+    along = column - left
+    here = inside & (held == 0) & (down >= 0) & (down < height) & (along >= 0) & (along < width)
+    found = tl.load(tile + (plane * height + down) * width + along, mask=here, other=0.0)
+    return tl.where(here, found, value), tl.where(here, 1, held)
 
 
 def _plain_row_program(out, n_rows, width):
@@ -307,4 +347,4 @@ def _plain_atan2(y, x):
     return tl.where(y < 0.0, -angle, angle)
 
 
-tl = _atan2 = _crossfade = None  # (bound by jit_with and _helpers)
+tl = _atan2 = _crossfade = _from_tile = None  # (bound by jit_with and _helpers)
