@@ -1158,11 +1158,12 @@ def _apply_stamping(
                    for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
     if _scaled_into(state, group, boxes, fresh, weights):
         return box if len(boxes) == 1 else Regions(tuple(boxes))
-    if into is not None and kind.blends_into.reads_kept and region == box:
-        # the kernel reads the box's starting values where they lie: no copy of them first
-        kept = state.step.kept(box, fresh[0])
-        block = document.blocks[stroke.index]
-        axes = _axes(box, block, document.device) if kind.reads_frames else (None, None)
+    block = document.blocks[stroke.index]
+    if (into is not None and kind.blends_into.reads_kept
+            and region == region.clipped(block.n_bins, block.n_frames)):  # fmt: skip
+        # the kernel reads the region's starting values where they lie: no copy of them first
+        kept = state.step.kept(region, fresh[0])
+        axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
         if kept is not None and _blended_into(state, stroke, group, box, region, kept, *axes,
                                               masks, weights[0], *into):  # fmt: skip
             return box

@@ -178,8 +178,7 @@ class OpenStep:
         if found is None:
             return False
         try:
-            originals_fused.scale_into(found.tiles, found.document, (found.channels, *box.shape),
-                                       factor, weight)  # fmt: skip
+            originals_fused.scale_into(found.tiles, found.document, found.shape, factor, weight)
         except triton_math.Unavailable:
             return False
         self.document.mark_written(box)
@@ -192,7 +191,7 @@ class OpenStep:
         if found is None:
             return None
         like = found.document[0]
-        out = torch.empty((2, found.channels, *box.shape), dtype=like.dtype, device=like.device)
+        out = torch.empty((2, *found.shape), dtype=like.dtype, device=like.device)
         try:
             return originals_fused.gather(out, found.tiles, found.document)
         except triton_math.Unavailable:  # (Triton cannot compile here: the paste)
@@ -217,7 +216,7 @@ class OpenStep:
         cells = self.document.cells(box)
         if len(kept) > originals_fused.MOST_TILES or cells is None:
             return None
-        return originals_fused.Kept(kept, cells, len(box.channels))
+        return originals_fused.Kept(kept, cells, (len(box.channels), *box.shape))
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""

@@ -109,8 +109,9 @@ class BrushKind:
         place and number, and which dab holds each cell; see
         :func:`~.kernels.filter_fused.filter_into`). Equal to the kernel and the fused blend to
         float rounding. ``reads_kept``: ``apply`` also takes, instead of the region's values, a
-        :class:`~.kernels.originals_fused.Kept` (where a region that is its box lies: the
-        stroke's kept tiles and the document), and reads the values there (the pen's).
+        :class:`~.kernels.originals_fused.Kept` (where a region inside the grid lies: the
+        stroke's kept tiles and the document), and reads the values there (the pen's, the
+        blur's).
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """

@@ -14,7 +14,7 @@ import torch
 from brush_fixtures import GPU, blended_apart, painted_values, small_document, triton_fixture
 
 from spectropaint.brushes.kernels import blur_fused, compiled_math
-from spectropaint.brushes.kernels.blur import BlurParams, blur, support
+from spectropaint.brushes.kernels.blur import BlurInto, BlurParams, blur, support
 from spectropaint.brushes.kernels.context import DabContext
 
 fused = triton_fixture(blur_fused)
@@ -124,3 +124,26 @@ def test_the_blur_blended_into_the_document_by_its_second_launch_equals_the_blen
     assert (got[0] - want[0]).abs().max() <= 1e-6 * change
     untouched = (want[0] == start_values).all(dim=0)
     assert untouched.any() and torch.equal(got[0][:, untouched], want[0][:, untouched])
+
+
+def test_the_blur_reading_the_region_where_it_lies_equals_it_reading_its_copy(fused, monkeypatch):
+    """A group's two launches read its region's starting values from the stroke's kept tiles and
+    elsewhere the document (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`) instead
+    of a gathered copy: the same values bit for bit, along a stroke that climbs from past the
+    lowest bin (those regions, reflected there, are still copied) into the grid, where later
+    events read tiles that earlier ones kept."""
+    document = small_document(device=GPU)
+    kept = []
+    real = blur_fused.blur
+    monkeypatch.setattr(
+        blur_fused, "blur", lambda *args, **kw: kept.append(kw.get("kept")) or real(*args, **kw)
+    )
+    stroke = {"radii": (6, 5), "events": 6, "start": (220.0, 2.0), "step": (3.7, 2.5)}
+    got = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
+    assert None in kept  # (the reflected regions)
+    assert any(found is not None and len(found.tiles) > 0 for found in kept)
+    monkeypatch.setattr(BlurInto, "reads_kept", False)
+    kept.clear()
+    want = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
+    assert kept and set(kept) == {None}
+    assert torch.equal(got, want)

@@ -91,8 +91,9 @@ class BlurInto:
     blurred box's buffer fewer. The brush's :attr:`~spectropaint.brushes.registry.BrushKind.
     blends_into`."""
 
-    reads_kept = False
-    """It reads the region's values (:class:`~.triton_math.KernelInto`'s ``reads_kept``)."""
+    reads_kept = True
+    """It also reads the region's values where they lie (:class:`~.triton_math.KernelInto`'s
+    ``reads_kept``)."""
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
@@ -103,11 +104,15 @@ class BlurInto:
     def apply(values, weight, destination, params: BlurParams, context: DabContext,
               holders=None) -> bool:  # fmt: skip
         """:func:`blur`'s magnitude of the box ``context.inner`` of the group's region ``values``
-        ``[2, C, Bm, Tm]`` blended by ``weight`` into ``destination`` (as :func:`.blur_fused.
-        blur`'s ``into``); True. Raises :class:`~.triton_math.Unavailable` where Triton cannot
-        compile."""
-        blur_fused.blur(values[0], _gaussians(params, context, values.device), context.inner,
-                        into=(weight, destination))  # fmt: skip
+        ``[2, C, Bm, Tm]`` (or where they lie, a :class:`~.originals_fused.Kept`) blended by
+        ``weight`` into ``destination`` (as :func:`.blur_fused.blur`'s ``into``); True. Raises
+        :class:`~.triton_math.Unavailable` where Triton cannot compile."""
+        gaussians = _gaussians(params, context, destination[0].device)
+        if isinstance(values, torch.Tensor):
+            blur_fused.blur(values[0], gaussians, context.inner, into=(weight, destination))
+        else:
+            blur_fused.blur(None, gaussians, context.inner, into=(weight, destination),
+                            kept=values)  # fmt: skip
         return True
 
 

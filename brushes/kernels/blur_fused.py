@@ -24,7 +24,7 @@ import functools
 
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import originals_fused, triton_math
 
 BLOCK = 128
 """Cells of a row each program sums at once."""
@@ -35,7 +35,7 @@ def available(device: torch.device) -> bool:
     return triton_math.wanted(device)
 
 
-def blur(magnitude: torch.Tensor, gaussians, inner, *, into=None) -> torch.Tensor | None:
+def blur(magnitude: torch.Tensor | None, gaussians, inner, *, into=None, kept=None):
     """The magnitudes of the box ``inner`` (rows, columns slices) of ``magnitude`` ``[..., Bm,
     Tm]`` blurred by the truncated Gaussians ``gaussians`` (bins, frames: each's taps ``[2 h +
     1]``, float32 on the device): ``[..., B, T]``, at least 0.
@@ -44,34 +44,50 @@ def blur(magnitude: torch.Tensor, gaussians, inner, *, into=None) -> torch.Tenso
     ``magnitude`` by ``weight`` ``[B, T]`` (as a magnitude-only kernel's blend: ``lerp`` where the
     weight is above 0) and written into ``destination`` (the document's magnitude and phase and
     the index of the box's first cell, as :meth:`~spectropaint.transforms.document.Document.cells`
-    gives them) by the second launch; None is returned."""
+    gives them) by the second launch; None is returned.
+
+    ``kept`` (:class:`.originals_fused.Kept`, with ``into``): instead of ``magnitude`` (None),
+    where the region's values lie (it lies in the grid): the stroke's kept tiles and the
+    document's cells; both launches read each cell there, with no copy of the region first."""
     rows, columns = inner
-    *lead, n_rows, width = magnitude.shape
-    planes = magnitude.numel() // (n_rows * width)
-    height, box_width = rows.stop - rows.start, columns.stop - columns.start
-    values = magnitude.reshape(planes, n_rows, width)
-    along = torch.empty((planes, n_rows, box_width), device=magnitude.device)
-    if into is None:
-        out = torch.empty((*lead, height, box_width), device=magnitude.device)
-        target = (out, height * box_width, box_width, 1, 0)
-        blend = (out, 0, 0, 0, 0, out, 0, 0)  # (no blend: nothing of it read)
+    if kept is None:  # the region's values, read as a document with no tile kept
+        *lead, n_rows, width = magnitude.shape
+        planes = magnitude.numel() // (n_rows * width)
+        values = magnitude.reshape(planes, n_rows, width)
+        kept = originals_fused.Kept([], (values, values, 0), (planes, n_rows, width))
     else:
-        weight, (out, _, first) = into
-        target = (out, *out.stride(), first)
-        blend = (values, *values.stride()[:2], rows.start, columns.start, weight,
-                 weight.stride(0), 1)  # fmt: skip
+        lead = kept.shape[:1]
+    planes, n_rows, width = kept.shape
+    source, _, first = kept.document
+    device = source.device
+    height, box_width = rows.stop - rows.start, columns.stop - columns.start
+    along = torch.empty((planes, n_rows, box_width), device=device)
+    tiled = int(len(kept.tiles) > 0)  # (whether the launches read the region from tiles)
+    if into is None:
+        out = torch.empty((*lead, height, box_width), device=device)
+        target = (out, height * box_width, box_width, 1, 0)
+        blend = (out, 0, 0, 0, 0, 0, out, 0, 0, 0)  # (no blend: nothing of it read)
+    else:
+        weight, (out, _, out_first) = into
+        target = (out, *out.stride(), out_first)
+        blend = (source, first, *source.stride()[:2], rows.start, columns.start, weight,
+                 weight.stride(0), 1, tiled)  # fmt: skip
+    no_blend = (along, 0, 0, 0, 0, 0, along, 0, 0, 0)
     steps = [
-        # along frames: every row of the region, the box's columns
-        (values, (n_rows, box_width), (0, columns.start), width, gaussians[1], 0,
-         (along, n_rows * box_width, box_width, 1, 0), (along, 0, 0, 0, 0, along, 0, 0)),
+        # along frames: every row of the region (read where it lies), the box's columns
+        (source, first, tiled, (n_rows, box_width), (0, columns.start), width, gaussians[1], 0,
+         (along, n_rows * box_width, box_width, 1, 0), no_blend),
         # along bins: the box's rows of that, at least 0 (and blended into the document)
-        (along, (height, box_width), (rows.start, 0), n_rows, gaussians[0], 1, target, blend),
+        (along, 0, 0, (height, box_width), (rows.start, 0), n_rows, gaussians[0], 1, target,
+         blend),
     ]  # fmt: skip
-    for source, (out_rows, out_width), (row0, column0), extent, taps, down, output, mix in steps:
+    tiles = originals_fused.tile_places(kept.tiles, along)
+    for values, at, from_tiles, shape, (row0, column0), extent, taps, down, output, mix in steps:
         triton_math.launch(
-            _kernel(), (planes * out_rows, -(-out_width // BLOCK)),
-            source, taps, *source.stride(), len(taps) // 2, row0, column0, out_rows, out_width,
-            extent, down, *output, *mix, BLOCK=BLOCK, enable_fp_fusion=False,
+            _kernel(), (planes * shape[0], -(-shape[1] // BLOCK)),
+            values, at, taps, *values.stride(), len(taps) // 2, row0, column0, *shape, extent,
+            down, *output, *mix[:-1], from_tiles, mix[-1], *tiles, BLOCK=BLOCK,
+            enable_fp_fusion=False,
         )  # fmt: skip
     return out if into is None else None
 
@@ -80,27 +96,35 @@ def blur(magnitude: torch.Tensor, gaussians, inner, *, into=None) -> torch.Tenso
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``); no argument
     specialised on."""
-    return triton_math.jit_with(_convolve_rows, "lerp", general=True)
+    return triton_math.jit_with(_convolve_rows, "lerp", "from_tiles", general=True)
 
 
 def _convolve_rows(
-    source, taps, plane_stride, row_stride, column_stride, half, row0, column0, out_rows,
-    out_width, extent, down, target, target_plane, target_row, target_column, target_first, base,
-    base_plane, base_row, base_row0, base_column0, weight, weight_row, blends,
-    BLOCK: tl.constexpr,
+    source, source_first, taps, plane_stride, row_stride, column_stride, half, row0, column0,
+    out_rows, out_width, extent, down, target, target_plane, target_row, target_column,
+    target_first, base, base_first, base_plane, base_row, base_row0, base_column0, weight,
+    weight_row, blends, source_tiled, base_tiled, tile0, top0, left0, height0, width0, tile1, top1,
+    left1, height1, width1, tile2, top2, left2, height2, width2, tile3, top3, left3, height3,
+    width3, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel: ``BLOCK`` cells of row ``program_id(0)`` (plane by plane) of an output
     ``[planes, out_rows, out_width]``, each the sum of ``taps`` over the cells of ``source``
-    (through its strides) around the one ``row0`` rows and ``column0`` columns further on, along
-    its rows (``down``: along its columns, then clamped at 0); cells past ``extent`` along that
-    axis count 0. Each is written into ``target`` through its strides from ``target_first``;
-    ``blends``: blended first with ``base``'s cell ``base_row0`` rows and ``base_column0`` columns
-    further on (its columns adjacent) by ``weight``'s (as ``torch.lerp`` where it is above 0)."""
+    (through its strides, from ``source_first``) around the one ``row0`` rows and ``column0``
+    columns further on, along its rows (``down``: along its columns, then clamped at 0); cells
+    past ``extent`` along that axis count 0. Each is written into ``target`` through its strides
+    from ``target_first``; ``blends``: blended first with ``base``'s cell (from ``base_first``)
+    ``base_row0`` rows and ``base_column0`` columns further on (its columns adjacent) by
+    ``weight``'s (as ``torch.lerp`` where it is above 0).
+
+    Where ``source_tiled`` (and ``base_tiled``), the source's (and the base's) cells that one of
+    the four tiles holds (``tile*`` to ``width*``: :func:`.originals_fused.tile_places`, placed
+    in the region) are read there: the region's values where they lie."""
     program = tl.program_id(0)
     plane, row = program // out_rows, program % out_rows
     x = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     inside = x < out_width
-    centre = (source + plane * plane_stride + (row0 + row) * row_stride
+    planes, rows = plane + x * 0, row0 + row + x * 0  # (each cell's: the tiles')
+    centre = (source + source_first + plane * plane_stride + (row0 + row) * row_stride
               + (column0 + x) * column_stride)  # fmt: skip
     # the centre's place along the summed axis, and the step between the cells summed
     at = (row0 + row) * down + (column0 + x) * (1 - down)
@@ -110,16 +134,36 @@ def _convolve_rows(
         spot = at + (j - half)
         weight_j = tl.load(taps + j)
         held = inside & (spot >= 0) & (spot < extent)
-        total += weight_j * tl.load(centre + (j - half) * step, mask=held, other=0.0)
+        if source_tiled != 0:
+            kept, in_tile = _from_tiles(
+                tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+                tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+                planes, rows, column0 + x + (j - half), held, BLOCK,
+            )  # fmt: skip
+            stored = tl.load(centre + (j - half) * step, mask=held & (in_tile == 0), other=0.0)
+            value = tl.where(in_tile != 0, kept, stored)
+        else:
+            value = tl.load(centre + (j - half) * step, mask=held, other=0.0)
+        total += weight_j * value
     if down != 0:
         total = tl.maximum(total, 0.0)
     if blends != 0:
-        old = tl.load(base + plane * base_plane + (base_row0 + row) * base_row + base_column0 + x,
-                      mask=inside, other=0.0)  # fmt: skip
+        at_base = (base + base_first + plane * base_plane + (base_row0 + row) * base_row
+                   + base_column0 + x)  # fmt: skip
+        if base_tiled != 0:
+            kept, in_tile = _from_tiles(
+                tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
+                tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
+                planes, base_row0 + row + x * 0, base_column0 + x, inside, BLOCK,
+            )  # fmt: skip
+            stored = tl.load(at_base, mask=inside & (in_tile == 0), other=0.0)
+            old = tl.where(in_tile != 0, kept, stored)
+        else:
+            old = tl.load(at_base, mask=inside, other=0.0)
         amount = tl.load(weight + row * weight_row + x, mask=inside, other=0.0)
         total = _lerp(old, total, amount)
     tl.store(target + target_first + plane * target_plane + row * target_row + x * target_column,
              total, mask=inside)  # fmt: skip
 
 
-tl = _lerp = None  # (bound by _kernel)
+tl = _lerp = _from_tiles = None  # (bound by _kernel)

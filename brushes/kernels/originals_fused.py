@@ -39,11 +39,11 @@ class Kept(NamedTuple):
     the ``tiles`` the stroke kept that hold some of it (each ``[2, C, h, w]``, contiguous, with its
     first row and column in the box), and elsewhere the ``document``'s cells (its magnitude and
     phase and the index of the box's first cell, as :meth:`~spectropaint.transforms.document.
-    Document.cells` gives them); the box's ``channels`` (``C``)."""
+    Document.cells` gives them); the box's ``shape`` ``(C, B, T)``."""
 
     tiles: list[tuple[torch.Tensor, int, int]]
     document: tuple[torch.Tensor, torch.Tensor, int]
-    channels: int
+    shape: tuple[int, int, int]
 
 
 def available(device: torch.device) -> bool:
@@ -81,7 +81,7 @@ def kept_arguments(
     tile, its first row and column in the box and its height and width (``spare`` stands for the
     tensor of tiles not given, which are never read)."""
     magnitude, phase, first = document
-    return [magnitude, phase, first, *magnitude.stride(), *_places(tiles, spare)]
+    return [magnitude, phase, first, *magnitude.stride(), *tile_places(tiles, spare)]
 
 
 def scale_into(
@@ -101,13 +101,13 @@ def scale_into(
     cells = channels * rows * width
     triton_math.launch(
         _kernel("scale"), (-(-cells // BLOCK),),
-        magnitude, first, *magnitude.stride(), *_places(tiles, magnitude), weight,
+        magnitude, first, *magnitude.stride(), *tile_places(tiles, magnitude), weight,
         *weight.stride(), factor, cells, rows, width, BLOCK=BLOCK, enable_fp_fusion=False,
     )  # fmt: skip
 
 
-def _places(tiles: list[tuple[torch.Tensor, int, int]], spare: torch.Tensor) -> list:
-    """The kernels' arguments for ``tiles``: each tile, its first row and column in the box and
+def tile_places(tiles: list[tuple[torch.Tensor, int, int]], spare: torch.Tensor) -> list:
+    """The kernels' arguments for ``tiles`` (read by :func:`~.triton_math._plain_from_tiles`): each tile, its first row and column in the box and
     its height and width, then tiles of no rows (never read; ``spare`` stands for their tensor)
     up to :data:`MOST_TILES`."""
     unused = (tiles[0][0] if tiles else spare, 0, 0, 0, 0)

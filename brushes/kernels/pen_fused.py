@@ -58,8 +58,8 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
     if kept is None:  # the region's values, read as a document with no tile kept
         if magnitude.stride() != phase.stride():
             magnitude, phase = magnitude.contiguous(), phase.contiguous()
-        kept = originals_fused.Kept([], (magnitude, phase, 0), magnitude.shape[0])
-    channels = kept.channels
+        kept = originals_fused.Kept([], (magnitude, phase, 0), tuple(magnitude.shape))
+    channels = kept.shape[0]
     shape = (2, channels, n_rows, width) if into is None else (1,)
     out = torch.empty(shape, device=kept.document[0].device)
     centre = context.centre[1]
@@ -69,8 +69,9 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
     level = context.full_scale * 10.0 ** (params.level_db / 20.0)
     triton_math.launch(
         _kernel(), (channels * n_rows,),
-        *originals_fused.kept_arguments(kept.tiles, kept.document, out), channels, context.bins, context.bin_hz, context.frames, centres, out,
-        *triton_math.put_arguments(out, into), context.bins.stride(0), context.bin_hz.stride(0), context.frames.stride(0),
+        *originals_fused.kept_arguments(kept.tiles, kept.document, out), channels, context.bins,
+        context.bin_hz, context.frames, centres, out, *triton_math.put_arguments(out, into),
+        context.bins.stride(0), context.bin_hz.stride(0), context.frames.stride(0),
         *(centres.stride() if cells else (0, 0)), n_rows, rows.start, columns.start, width,
         context.hop, context.sample_rate,
         *_parts(0.0 if cells else centre), *_parts(context.band_step_hz), *_parts(level),

@@ -167,7 +167,7 @@ class KernelInto:
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`: ``kernel(magnitude, phase,
     params, context, *, into)`` where ``available(device, context)`` says it runs; where
     ``reads_kept``, the kernel also takes ``kept`` (:class:`.originals_fused.Kept`) instead of
-    the region's values, for a region that is its box."""
+    the region's values (the pen's, whose region is its box)."""
 
     def __init__(self, kernel, available, *, reads_kept: bool = False) -> None:
         self.kernel, self.available, self.reads_kept = kernel, available, reads_kept
@@ -284,12 +284,16 @@ def _plain_from_tiles(
 def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
     """``value`` where a cell (``plane``, ``row``, ``column`` of the box) lies in ``tile`` (its
     first cell at ``top``, ``left``; ``height`` x ``width`` a plane) and no earlier tile held it,
-    taken from the tile; and ``held`` marking it."""
-    down = row - top
-    along = column - left
-    here = inside & (held == 0) & (down >= 0) & (down < height) & (along >= 0) & (along < width)
-    found = tl.load(tile + (plane * height + down) * width + along, mask=here, other=0.0)
-    return tl.where(here, found, value), tl.where(here, 1, held)
+    taken from the tile; and ``held`` marking it. A tile of no rows (one not given) is passed
+    over."""
+    if height > 0:
+        down = row - top
+        along = column - left
+        here = (inside & (held == 0) & (down >= 0) & (down < height) & (along >= 0)
+                & (along < width))  # fmt: skip
+        found = tl.load(tile + (plane * height + down) * width + along, mask=here, other=0.0)
+        value, held = tl.where(here, found, value), tl.where(here, 1, held)
+    return value, held
 
 
 def _plain_row_program(out, n_rows, width):
