@@ -98,6 +98,17 @@ def test_a_stroke_through_it_equals_torch_s(fused, monkeypatch):
     assert torch.equal(got[1], want[1])  # the phase untouched both ways
 
 
+def recorded(monkeypatch, keyword: str) -> list:
+    """The ``keyword`` argument of each call of :func:`~spectropaint.brushes.kernels.blur_fused.
+    blur` from now on (None where not given), in a list the calls go on filling."""
+    calls = []
+    real = blur_fused.blur
+    monkeypatch.setattr(
+        blur_fused, "blur", lambda *args, **kw: calls.append(kw.get(keyword)) or real(*args, **kw)
+    )
+    return calls
+
+
 def test_the_blur_blended_into_the_document_by_its_second_launch_equals_the_blend_s(
     fused, monkeypatch
 ):
@@ -107,11 +118,7 @@ def test_the_blur_blended_into_the_document_by_its_second_launch_equals_the_blen
     there) into the grid; cells the stroke left keep their values."""
     document = small_document(device=GPU)
     start_values = document.blocks[0].magnitude.clone()
-    into = []
-    real = blur_fused.blur
-    monkeypatch.setattr(
-        blur_fused, "blur", lambda *args, **kw: into.append(kw.get("into")) or real(*args, **kw)
-    )
+    into = recorded(monkeypatch, "into")
     stroke = {"radii": (6, 5), "events": 8, "start": (220.0, 2.0), "step": (3.7, 2.5)}
     got = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
     assert len(into) >= 8 and all(part is not None for part in into)
@@ -133,11 +140,7 @@ def test_the_blur_reading_the_region_where_it_lies_equals_it_reading_its_copy(fu
     lowest bin (those regions, reflected there, are still copied) into the grid, where later
     events read tiles that earlier ones kept."""
     document = small_document(device=GPU)
-    kept = []
-    real = blur_fused.blur
-    monkeypatch.setattr(
-        blur_fused, "blur", lambda *args, **kw: kept.append(kw.get("kept")) or real(*args, **kw)
-    )
+    kept = recorded(monkeypatch, "kept")
     stroke = {"radii": (6, 5), "events": 6, "start": (220.0, 2.0), "step": (3.7, 2.5)}
     got = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
     assert None in kept  # (the reflected regions)
