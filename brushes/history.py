@@ -213,8 +213,10 @@ class OpenStep:
             for key in tiles.keys(box)
             if key not in fresh and (stored := tiles.tiles.get(key)) is not None
         ]
+        if len(kept) > originals_fused.MOST_TILES:
+            return None
         cells = self.document.cells(box)
-        if len(kept) > originals_fused.MOST_TILES or cells is None:
+        if cells is None:
             return None
         return originals_fused.Kept(kept, cells, (len(box.channels), *box.shape))
 
