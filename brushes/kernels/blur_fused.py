@@ -35,7 +35,9 @@ def available(device: torch.device) -> bool:
     return triton_math.wanted(device)
 
 
-def blur(magnitude: torch.Tensor | None, gaussians, inner, *, into=None, kept=None):
+def blur(
+    magnitude: torch.Tensor | None, gaussians, inner, *, into=None, kept=None
+) -> torch.Tensor | None:
     """The magnitudes of the box ``inner`` (rows, columns slices) of ``magnitude`` ``[..., Bm,
     Tm]`` blurred by the truncated Gaussians ``gaussians`` (bins, frames: each's taps ``[2 h +
     1]``, float32 on the device): ``[..., B, T]``, at least 0.
@@ -63,16 +65,15 @@ def blur(magnitude: torch.Tensor | None, gaussians, inner, *, into=None, kept=No
     height, box_width = rows.stop - rows.start, columns.stop - columns.start
     along = torch.empty((planes, n_rows, box_width), device=device)
     tiled = int(len(kept.tiles) > 0)  # (whether the launches read the region from tiles)
+    no_blend = (along, 0, 0, 0, 0, 0, along, 0, 0, 0)  # (nothing of it read)
     if into is None:
         out = torch.empty((*lead, height, box_width), device=device)
-        target = (out, height * box_width, box_width, 1, 0)
-        blend = (out, 0, 0, 0, 0, 0, out, 0, 0, 0)  # (no blend: nothing of it read)
+        target, blend = (out, height * box_width, box_width, 1, 0), no_blend
     else:
         weight, (out, _, out_first) = into
         target = (out, *out.stride(), out_first)
         blend = (source, first, *source.stride()[:2], rows.start, columns.start, weight,
                  weight.stride(0), 1, tiled)  # fmt: skip
-    no_blend = (along, 0, 0, 0, 0, 0, along, 0, 0, 0)
     steps = [
         # along frames: every row of the region (read where it lies), the box's columns
         (source, first, tiled, (n_rows, box_width), (0, columns.start), width, gaussians[1], 0,

@@ -15,6 +15,10 @@ original magnitude, scaled, blended by the stroke's coverage and written into th
 same launch, for what the gather, the kernel's product and the blend's launch took in three (a
 gain event on the H200 did little else).
 
+The pen's and the blur's kernels go further: they take :class:`Kept` (:func:`kept_arguments`)
+and read each cell where it lies themselves, through the same tile helpers
+(:func:`~.triton_math._plain_from_tiles`), with no gathered copy and no launch of its own.
+
 Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``, for
 boxes that meet at most :data:`MOST_TILES` kept tiles and whose channels are a run.
 """

@@ -113,7 +113,7 @@ def _pen_rows(
     T]``, or the document (``weight`` to ``blends``: :func:`~.triton_math.put_arguments`);
     ``magnitude`` and ``phase``: the region's values from ``first`` on (through the strides
     ``magnitude_*``) but the cells the four tiles hold (``tile*`` to ``width*``:
-    :func:`.originals_fused.kept_arguments`; the region is then the box);
+    :func:`.originals_fused.kept_arguments`, placed in the region);
     ``line``: the main lobe, else the band's profile of ``radius_*``, ``hardness_*`` and
     ``span_*`` (one less the hardness); each ``*_high``, ``*_low``: a float64 number's parts;
     each ``*_c``, ``*_b``, ``*_t`` and ``*_step``: a tensor's strides."""
@@ -133,7 +133,7 @@ def _pen_rows(
     own_phase = _row(phase, c, row0 + b, magnitude_c, magnitude_b) + first
     for start in range(0, width, BLOCK):
         x, inside, t = _columns(start, width, column0, BLOCK)
-        row_c, row_b = c + x * 0, b + x * 0  # (the channel and row of each cell: the tiles')
+        row_c, row_b = c + x * 0, row0 + b + x * 0  # (each cell's channel and region row)
         here = tl.load(centres + b * centres_b + x * centres_t, mask=inside, other=0.0)
         offset = row_bin.to(tl.float64) - (here + centre)
         frequency = row_hz - offset * step_hz
@@ -157,12 +157,12 @@ def _pen_rows(
         kept, held = _from_tiles(
             tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
             tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-            row_c, row_b, x, inside, BLOCK,
+            row_c, row_b, t, inside, BLOCK,
         )  # fmt: skip
         kept_phase, _ = _from_tiles(
             tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
             tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-            channels + row_c, row_b, x, inside, BLOCK,
+            channels + row_c, row_b, t, inside, BLOCK,
         )  # fmt: skip
         stored = inside & (held == 0)
         was = tl.where(
