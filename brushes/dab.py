@@ -1163,10 +1163,11 @@ def _apply_stamping(
             and region == region.clipped(block.n_bins, block.n_frames)):  # fmt: skip
         # the kernel reads the region's starting values where they lie: no copy of them first
         kept = state.step.kept(region, fresh[0])
-        axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
-        if kept is not None and _blended_into(state, stroke, group, box, region, kept, *axes,
-                                              masks, weights[0], *into):  # fmt: skip
-            return box
+        if kept is not None:
+            axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
+            if _blended_into(state, stroke, group, box, region, kept, *axes, masks, weights[0],
+                             *into):  # fmt: skip
+                return box
     reads = [
         _read(state, member.index, _grown(member_box, member.margin), original=True,
               fresh=member_fresh, axes=kind.reads_frames)
