@@ -51,8 +51,7 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into
     rows, columns = context.inner
     channels, _, n_frames = magnitude.shape
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
-    shape = (2, channels, n_rows, width) if into is None else (1,)
-    out = torch.empty(shape, device=magnitude.device)
+    out = triton_math.put_target((2, channels, n_rows, width), magnitude.device, into)
     valid = source.valid
     # (valid everywhere: one cell read through strides of 0)
     cells = triton_math.one_cell(magnitude.device, torch.bool, True) if valid is None else valid

@@ -60,8 +60,7 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
             magnitude, phase = magnitude.contiguous(), phase.contiguous()
         kept = originals_fused.Kept([], (magnitude, phase, 0), tuple(magnitude.shape))
     channels = kept.shape[0]
-    shape = (2, channels, n_rows, width) if into is None else (1,)
-    out = torch.empty(shape, device=kept.document[0].device)
+    out = triton_math.put_target((2, channels, n_rows, width), kept.document[0].device, into)
     centre = context.centre[1]
     cells = isinstance(centre, torch.Tensor)
     centres = centre if cells else triton_math.one_cell(out.device, torch.float64, 0.0)

@@ -194,6 +194,15 @@ class KernelInto:
         return True
 
 
+def put_target(shape: tuple[int, ...], device: torch.device, into) -> torch.Tensor:
+    """The ``out`` of a kernel that stores its results through :func:`_plain_put`: a new tensor of
+    ``shape`` (float32) where ``into`` is None; else (it blends into the document) a cell it never
+    writes, with no allocation."""
+    if into is None:
+        return torch.empty(shape, device=device)
+    return one_cell(device, torch.float32, 0.0)
+
+
 def put_arguments(out: torch.Tensor, into) -> tuple:
     """The arguments after ``out`` of a kernel that stores its results through :func:`_plain_put`
     (``put``): into ``out`` ``[2, C, B, T]`` (contiguous), or where ``into`` is ``(weight, owner,
