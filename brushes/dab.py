@@ -1162,7 +1162,9 @@ def _apply_stamping(
     if (into is not None and kind.blends_into.reads_kept
             and region == region.clipped(block.n_bins, block.n_frames)):  # fmt: skip
         # the kernel reads the region's starting values where they lie: no copy of them first
-        kept = state.step.kept(region, fresh[0])
+        # (those of the tiles just kept from their copies where its launches read cells that
+        # they also write: the document's would change under them)
+        kept = state.step.kept(region, frozenset() if kind.blends_into.reads_across else fresh[0])
         if kept is not None:
             axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
             if _blended_into(state, stroke, group, box, region, kept, *axes, masks, weights[0],
@@ -1266,7 +1268,7 @@ def _blended_into(state, stroke, group, box, region, values, bins, frames, masks
         else:
             dabs, last = masks.holders
             if last is None:  # one dab holds its whole box: a cell read through strides of 0
-                last = triton_math.one_cell(values.device, torch.int32, 0)
+                last = triton_math.one_cell(destination[0].device, torch.int32, 0)
             margin_bins, margin_frames, start = *stroke.margin, 0
             for indices, (rows, columns) in sizes:
                 inner = (slice(margin_bins, margin_bins + rows),
