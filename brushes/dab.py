@@ -1418,7 +1418,13 @@ def _apply_dragging(
                     region.block)  # fmt: skip
     # (the fused warp's ramps find their bands and frames themselves)
     axes = not (whole is warp_fused and kind.prepare is not None)
-    original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
+    original = bins = frames = None
+    if in_place and not axes and before == before.clipped(grid.n_bins, grid.n_frames):
+        # its launches read the starting values where they lie, with no copy of them first;
+        # those of the tiles just kept from their copies (the launch changes the document's)
+        original = state.step.kept(before, frozenset())
+    if original is None:
+        original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
     prepared = None
     if not axes:
         with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
@@ -1427,6 +1433,8 @@ def _apply_dragging(
                 sample_rate=document.sample_rate,
             )  # fmt: skip
         if prepared is None:
+            if not isinstance(original, torch.Tensor):  # (Triton is off: read as a copy)
+                original = _read(state, stroke.index, before, original=True, axes=False)[0]
             bins, frames = _axes(before, grid, document.device)
     if kind.prepare is not None and prepared is None:
         prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
@@ -1436,7 +1444,7 @@ def _apply_dragging(
             hop=grid.hop, sample_rate=document.sample_rate,
         )  # fmt: skip
     frames = None if frames is None else frames[1:]
-    original = original[..., 1:]
+    original = original[..., 1:] if isinstance(original, torch.Tensor) else original.from_column(1)
     if whole is not None or (planned and kind.plan is not None and len(group) > 1):
         _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
     else:

@@ -147,7 +147,8 @@ def _plain_sum_taps(
                 magnitude, first, plane_stride, row_stride, column_stride,
                 tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
                 tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-                plane + zeros, top + source_row + zeros, left + source_column, present, COLUMNS,
+                plane + zeros, plane + zeros, top + source_row + zeros, left + source_column,
+                present, COLUMNS,
             )  # fmt: skip
             weights = tl.load(tap_row[:, None] - source_column[None, :],
                               mask=inside[:, None] & present[None, :], other=0.0)  # fmt: skip
@@ -221,7 +222,7 @@ def _filter_into_cells(
         magnitude, first, plane_stride, row_stride, column_stride,
         tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
         tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-        plane + i * 0, top + row0 + i, left + column0 + j, owned, BLOCK,
+        plane + i * 0, plane + i * 0, top + row0 + i, left + column0 + j, owned, BLOCK,
     )  # fmt: skip
     amount = tl.load(weight + row * weight_row + column, mask=owned, other=0.0)
     at = out_first + plane * out_plane + row * out_row + column * out_column

@@ -50,6 +50,23 @@ class Kept(NamedTuple):
     document: tuple[torch.Tensor, torch.Tensor, int]
     shape: tuple[int, int, int]
 
+    @classmethod
+    def of(cls, values: torch.Tensor) -> Kept:
+        """A box's values ``[2, C, B, T]`` (its magnitude and phase of one layout) read as a
+        document with no tile kept: a kernel that reads kept tiles keeps one compiled variant."""
+        return cls([], (values[0], values[1], 0), tuple(values.shape[1:]))
+
+    def from_column(self, column: int) -> Kept:
+        """Where the values of the box from its column ``column`` on lie (a tile left of it is
+        never read)."""
+        magnitude, phase, first = self.document
+        channels, rows, width = self.shape
+        return Kept(
+            [(tile, top, left - column) for tile, top, left in self.tiles],
+            (magnitude, phase, first + column * magnitude.stride(-1)),
+            (channels, rows, width - column),
+        )
+
 
 def available(device: torch.device) -> bool:
     """Whether a box's original values on ``device`` are gathered by the kernel."""
@@ -179,7 +196,7 @@ def _scale_cells(
         magnitude, first, plane_stride, row_stride, column_stride,
         tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
         tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-        plane, row, column, inside, BLOCK,
+        plane, plane, row, column, inside, BLOCK,
     )  # fmt: skip
     at = first + plane * plane_stride + row * row_stride + column * column_stride
     amount = tl.load(weight + row * weight_row + column * weight_column, mask=inside, other=0.0)

@@ -144,7 +144,7 @@ class FilterInto:
         region = (box[0] + 2 * rows.start, box[1] + 2 * columns.start)
         taps = _device_taps(params, region, destination[0].device)
         if isinstance(values, torch.Tensor):  # (read as a document with no tile kept)
-            values = Kept([], (values[0], values[1], 0), tuple(values.shape[1:]))
+            values = Kept.of(values)
         filter_fused.filter_into(values, taps, *holders, weight, destination, box,
                                  (rows.start, columns.start))  # fmt: skip
         return True

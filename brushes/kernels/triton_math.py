@@ -299,22 +299,23 @@ def _plain_from_tiles(
 
 
 def _plain_from_kept(
-    magnitude, first, plane_stride, row_stride, column_stride,
+    values, first, plane_stride, row_stride, column_stride,
     tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
     tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-    plane, row, column, inside, BLOCK: tl.constexpr,
+    tile_plane, plane, row, column, inside, BLOCK: tl.constexpr,
 ):  # fmt: skip
-    """Each cell's starting magnitude (channel ``plane``, ``row``, ``column`` of the box; 0
-    outside ``inside``): the first of the four tiles' that holds it (:func:`_plain_from_tiles`),
-    else the document's ``magnitude`` at ``first`` and its strides
+    """Each cell's starting value (``row``, ``column`` of the box; 0 outside ``inside``): the
+    first of the four tiles' that holds it at its ``tile_plane`` (:func:`_plain_from_tiles`: the
+    channel for a magnitude, the channels more for a phase), else the document's ``values`` (its
+    magnitude or phase) at channel ``plane`` from ``first`` through its strides
     (:func:`.originals_fused.kept_arguments`' order)."""
     value, held = _from_tiles(
         tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
         tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-        plane, row, column, inside, BLOCK,
+        tile_plane, row, column, inside, BLOCK,
     )  # fmt: skip
     at = first + plane * plane_stride + row * row_stride + column * column_stride
-    stored = tl.load(magnitude + at, mask=inside & (held == 0), other=0.0)
+    stored = tl.load(values + at, mask=inside & (held == 0), other=0.0)
     return tl.where(held != 0, value, stored)
 
 
