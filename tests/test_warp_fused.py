@@ -192,6 +192,18 @@ def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(request, kerne
     assert torch.equal(torch.stack((block.magnitude, block.phase)), before)
 
 
+def warped(phase: str) -> Document:
+    """A tonal document after a warp stroke of radius 6 in ``phase`` mode."""
+    document = tonal_document()
+    settings = BrushSettings(radius_frames=6, radius_bins=6, hardness=0.5)
+    params = {"amount": 1.0, "phase": phase}
+    stroke = StrokeSession(document, "warp", settings, params=params, history=History(document))
+    for event in events(6):
+        stroke.add_events([event])
+    stroke.end()
+    return document
+
+
 @pytest.mark.parametrize("phase", ["auto", "shift"])
 def test_groups_changed_in_place_equal_groups_changed_on_a_copy(fused, monkeypatch, phase):
     """Once the fused warp has run, a group changes the document's cells in place instead of a
@@ -200,14 +212,7 @@ def test_groups_changed_in_place_equal_groups_changed_on_a_copy(fused, monkeypat
     results = []
     for in_place in (False, True):
         monkeypatch.setattr(warp_fused, "in_place", lambda in_place=in_place: in_place)
-        document = tonal_document()
-        settings = BrushSettings(radius_frames=6, radius_bins=6, hardness=0.5)
-        params = {"amount": 1.0, "phase": phase}
-        stroke = StrokeSession(document, "warp", settings, params=params, history=History(document))
-        for event in events(6):
-            stroke.add_events([event])
-        stroke.end()
-        block = document.blocks[0]
+        block = warped(phase).blocks[0]
         results.append((block.magnitude.clone(), block.phase.clone(), block.edited_frames.copy()))
     (magnitude, phase_, edited), (in_place_magnitude, in_place_phase, in_place_edited) = results
     assert edited.sum() > 20
@@ -234,14 +239,7 @@ def test_groups_reading_their_starting_values_where_they_lie_equal_groups_readin
         if not where_they_lie:
             monkeypatch.setattr(OpenStep, "kept", lambda *args: None)
         given.clear()
-        document = tonal_document()
-        settings = BrushSettings(radius_frames=6, radius_bins=6, hardness=0.5)
-        params = {"amount": 1.0, "phase": phase}
-        stroke = StrokeSession(document, "warp", settings, params=params, history=History(document))
-        for event in events(6):
-            stroke.add_events([event])
-        stroke.end()
-        block = document.blocks[0]
+        block = warped(phase).blocks[0]
         results.append((block.magnitude.clone(), block.phase.clone()))
         kept = [original for original in given if not isinstance(original, torch.Tensor)]
         # the first group (before the kernel has run) reads a copy
