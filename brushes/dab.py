@@ -36,7 +36,6 @@ from spectropaint.brushes import blend_fused, mask_compiled, plan_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import (
-    clone_fused,
     staging,
     triton_math,
     warp_compiled,
@@ -327,13 +326,8 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
     if inside == wanted:  # all of it in the grid: no cell to mark invalid
-        bin_hz = stroke.band_hz[wanted.bin0 : wanted.bin1]
-        if clone_fused.available(device) and clone_fused.reads_kept():
-            kept = state.step.kept(inside, frozenset())  # (where they lie: the kernel reads them)
-            if kept is not None:
-                return Source(None, None, None, bin_hz, kept)
         values = state.step.original(inside)
-        return Source(values[0], values[1], None, bin_hz)
+        return Source(values[0], values[1], None, stroke.band_hz[wanted.bin0 : wanted.bin1])
     values = torch.zeros((2, len(box.channels), box.shape[0], box.shape[1] + 1), device=device)
     valid = torch.zeros(values.shape[-2:], device=device, dtype=torch.bool)
     if not inside.empty:

@@ -14,7 +14,6 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
-from spectropaint.brushes.kernels import originals_fused
 from spectropaint.brushes.registry import BRUSHES, BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -86,17 +85,6 @@ def blended_apart(name: str) -> BrushKind:
     own launch (the brush's launches that blend it themselves,
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`, off)."""
     return replace(BRUSHES[name], blends_into=None)
-
-
-def gathered(original) -> torch.Tensor:
-    """Starting values ``[2, C, B, T]``: as given, or gathered from where they lie (a
-    :class:`~spectropaint.brushes.kernels.originals_fused.Kept`, which the fused kernels read),
-    for torch's path to read as tensors."""
-    if isinstance(original, torch.Tensor):
-        return original
-    like = original.document[0]
-    out = torch.empty((2, *original.shape), dtype=like.dtype, device=like.device)
-    return originals_fused.gather(out, original.tiles, original.document)
 
 
 @contextmanager

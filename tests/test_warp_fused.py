@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import NoCompiler, gathered, triton_kernel_on
+from brush_fixtures import NoCompiler, triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -21,7 +21,13 @@ if not torch.cuda.is_available():  # before Triton is imported: its interpreter,
 from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History, OpenStep
-from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
+from spectropaint.brushes.kernels import (
+    originals_fused,
+    triton_math,
+    warp_compiled,
+    warp_fused,
+    warp_ramps_fused,
+)
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp_prepare
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -131,7 +137,7 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
         sizes.append(len(windows.masks))
         copies.append(isinstance(held, torch.Tensor))
         reference = torch.stack((held[0], held[1]))
-        dab.drag_planned(WarpPlan, reference, windows, gathered(original), prepared, params)
+        dab.drag_planned(WarpPlan, reference, windows, as_values(original), prepared, params)
         kernel_apply(held, windows, original, prepared, params)
         masks = torch.as_tensor(windows.masks, device=reference.device)  # (host arrays, or not)
         compared.append(compare(torch.stack((held[0], held[1])), reference, masks, windows.corners))
@@ -146,6 +152,16 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
     assert copies == (
         [True] + [False] * (len(copies) - 1) if kernel == "fused" else [True] * len(copies)
     )
+
+
+def as_values(original) -> torch.Tensor:
+    """A group's starting values ``[2, C, Bm, Tm]``: as given, or gathered from where they lie
+    (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`, which the fused warp reads)."""
+    if isinstance(original, torch.Tensor):
+        return original
+    like = original.document[0]
+    out = torch.empty((2, *original.shape), dtype=like.dtype, device=like.device)
+    return originals_fused.gather(out, original.tiles, original.document)
 
 
 @pytest.mark.parametrize("kernel", ["fused", "compiled"])

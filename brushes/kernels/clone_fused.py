@@ -42,13 +42,6 @@ def available(device: torch.device) -> bool:
     return triton_math.wanted(device)
 
 
-def reads_kept() -> bool:
-    """Whether a source inside the grid is given to the kernel where its values lie
-    (:attr:`.context.Source.kept`): once the kernel has run, no launch of it is refused
-    (:class:`~.triton_math.Unavailable`), so no torch path needs those values as tensors."""
-    return triton_math.launched(_kernel())
-
-
 def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=None,
           kept=None):  # fmt: skip
     """What :func:`.clone.clone` gives for the region ``magnitude``, ``phase`` ``[C, Bm, Tm]``
@@ -69,13 +62,6 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into
     device = kept.document[0].device
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
     out = triton_math.put_target((2, channels, n_rows, width), device, into)
-    if source.kept is None:  # (read as a document with no tile kept)
-        magnitudes, phases = source.magnitude, source.phase
-        if magnitudes.stride() != phases.stride():
-            magnitudes, phases = magnitudes.contiguous(), phases.contiguous()
-        from_source = originals_fused.Kept([], (magnitudes, phases, 0), tuple(magnitudes.shape))
-    else:
-        from_source = source.kept
     valid = source.valid
     # (valid everywhere: one cell read through strides of 0)
     cells = triton_math.one_cell(device, torch.bool, True) if valid is None else valid
@@ -84,8 +70,9 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into
     triton_math.launch(
         _kernel(), (channels * n_rows,),
         *originals_fused.kept_arguments(kept.tiles, kept.document, out), channels,
-        *originals_fused.kept_arguments(from_source.tiles, from_source.document, out), cells,
+        source.magnitude, source.phase, cells,
         context.bin_hz, source.bin_hz, context.frames, out, *triton_math.put_arguments(out, into),
+        *source.magnitude.stride(), *source.phase.stride(),
         *((0, 0) if valid is None else valid.stride()),
         context.bin_hz.stride(0), source.bin_hz.stride(0), context.frames.stride(0),
         n_rows, n_frames, rows.start, columns.start, width, context.hop,
@@ -100,7 +87,7 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers; no
     argument specialised on (see the module's docstring)."""
-    return triton_math.jit_with(_clone_rows, "wrap", "row_program", "columns", "put",
+    return triton_math.jit_with(_clone_rows, "wrap", "row", "row_program", "columns", "put",
                                 "from_kept",
                                 general=True)  # fmt: skip
 
@@ -109,20 +96,18 @@ def _clone_rows(
     magnitude, phase, first, magnitude_c, magnitude_b, magnitude_t,
     tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
     tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3, channels,
-    source, source_phase, source_first, source_c, source_b, source_t,
-    stile0, stop0, sleft0, sheight0, swidth0, stile1, stop1, sleft1, sheight1, swidth1,
-    stile2, stop2, sleft2, sheight2, swidth2, stile3, stop3, sleft3, sheight3, swidth3,
-    valid, destination_hz, source_hz, frames,
+    source_magnitude, source_phase, valid, destination_hz, source_hz, frames,
     out, weight, owner, out_magnitude, out_phase, weight_b, owner_b, owner_t, out_first, out_c,
-    out_b, out_t, blends, valid_b, valid_t, destination_step, source_step, frames_step, n_rows, n_frames, row0, column0,
+    out_b, out_t, blends, source_magnitude_c,
+    source_magnitude_b, source_magnitude_t, source_phase_c, source_phase_b, source_phase_t,
+    valid_b, valid_t, destination_step, source_step, frames_step, n_rows, n_frames, row0, column0,
     width, hop, sample_rate, carried_frames, wide, carry, move, low, span, margin,
     PAD: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel (see the module's docstring): row ``b`` of channel ``c`` (program ``c *
     n_rows + b``). ``magnitude`` to ``width3``: where the region's values ``[C, Bm, Tm]`` lie
     (:func:`.originals_fused.kept_arguments`'), its rows from ``row0``, ``channels`` of them;
-    ``source`` to ``swidth3``: where the source's values ``[C, B, Tm + 1]`` lie, the frame
-    before in front (likewise); ``valid`` ``[B, Tm]`` (or one
+    ``source_*`` ``[C, B, Tm + 1]`` with the frame before in front; ``valid`` ``[B, Tm]`` (or one
     cell read everywhere, its strides 0); ``out`` ``[2, C, B, T]``: the box's columns from
     ``column0``, or the document (``weight`` to ``blends``: :func:`~.triton_math.put_arguments`);
     ``carried_frames``: minus the offset; ``wide``: the carried advance multiplied out in float64;
@@ -144,10 +129,11 @@ def _clone_rows(
     centre = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
     cycles = source_rate * 1.0
     omega = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
+    from_magnitude = _row(source_magnitude, c, b, source_magnitude_c, source_magnitude_b)
+    from_phase = _row(source_phase, c, b, source_phase_c, source_phase_b)
     for start in range(0, width, BLOCK):
         x, inside, t = _columns(start, width, column0, BLOCK)
-        # (each cell's channel, region row and source row)
-        row_c, row_b, source_row = c + x * 0, row0 + b + x * 0, b + x * 0
+        row_c, row_b = c + x * 0, row0 + b + x * 0  # (each cell's channel and region row)
         total = tl.zeros((BLOCK,), dtype=tl.float32)
         along = tl.zeros((BLOCK,), dtype=tl.float32)
         against = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -158,18 +144,8 @@ def _clone_rows(
             side = (step + 1) // 2 * (1 - 2 * (step % 2))
             at = t + side
             there_t = inside & (at >= 0) & (at < n_frames)
-            before = _from_kept(
-                source_phase, source_first, source_c, source_b, source_t,
-                stile0, stop0, sleft0, sheight0, swidth0, stile1, stop1, sleft1, sheight1, swidth1,
-                stile2, stop2, sleft2, sheight2, swidth2, stile3, stop3, sleft3, sheight3, swidth3,
-                channels + row_c, row_c, source_row, at, there_t, BLOCK,
-            )  # fmt: skip
-            after = _from_kept(
-                source_phase, source_first, source_c, source_b, source_t,
-                stile0, stop0, sleft0, sheight0, swidth0, stile1, stop1, sleft1, sheight1, swidth1,
-                stile2, stop2, sleft2, sheight2, swidth2, stile3, stop3, sleft3, sheight3, swidth3,
-                channels + row_c, row_c, source_row, at + 1, there_t, BLOCK,
-            )  # fmt: skip
+            before = tl.load(from_phase + at * source_phase_t, mask=there_t, other=0.0)
+            after = tl.load(from_phase + (at + 1) * source_phase_t, mask=there_t, other=0.0)
             turns = shift_rate * tl.load(frames + at * frames_step, mask=there_t, other=0).to(
                 tl.float64
             )
@@ -189,12 +165,9 @@ def _clone_rows(
                 tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
                 row_c, row_c, row_b, at, there_t, BLOCK,
             )  # fmt: skip
-            vote = own * _from_kept(
-                source, source_first, source_c, source_b, source_t,
-                stile0, stop0, sleft0, sheight0, swidth0, stile1, stop1, sleft1, sheight1, swidth1,
-                stile2, stop2, sleft2, sheight2, swidth2, stile3, stop3, sleft3, sheight3, swidth3,
-                row_c, row_c, source_row, at + 1, there_t, BLOCK,
-            )  # fmt: skip
+            vote = own * tl.load(
+                from_magnitude + (at + 1) * source_magnitude_t, mask=there_t, other=0.0
+            )
             destination = _from_kept(
                 phase, first, magnitude_c, magnitude_b, magnitude_t,
                 tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
@@ -215,12 +188,7 @@ def _clone_rows(
         )
         blended = _wrap(continued - shifted) * sure + shifted
         chosen = tl.where(auto != 0, blended, tl.where(carry != 0, continued, shifted))
-        copied = _from_kept(
-            source, source_first, source_c, source_b, source_t,
-            stile0, stop0, sleft0, sheight0, swidth0, stile1, stop1, sleft1, sheight1, swidth1,
-            stile2, stop2, sleft2, sheight2, swidth2, stile3, stop3, sleft3, sheight3, swidth3,
-            row_c, row_c, source_row, t + 1, inside, BLOCK,
-        )  # fmt: skip
+        copied = tl.load(from_magnitude + (t + 1) * source_magnitude_t, mask=inside, other=0.0)
         chosen = _wrap(chosen)
         # where the source lies past the grid, the cell keeps its own values
         keep = tl.load(valid + b * valid_b + t * valid_t, mask=inside, other=1) == 0
@@ -242,4 +210,4 @@ def _clone_rows(
              blends)  # fmt: skip
 
 
-tl = _wrap = _row_program = _columns = _put = _from_kept = None  # (bound by _kernel)
+tl = _wrap = _row = _row_program = _columns = _put = _from_kept = None  # (bound by _kernel)
