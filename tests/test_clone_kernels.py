@@ -187,26 +187,3 @@ def test_the_clone_blended_into_the_document_by_its_launch_equals_the_blend_s(
     assert len(into) == taken  # (that stroke blended apart)
     before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
     assert_alike_to_rounding(got, want, before)
-
-
-@pytest.mark.parametrize("kernel", ["fused"], indirect=True)
-@pytest.mark.parametrize(("params", "frame0"), [CASES[0].values, CASES[3].values])
-def test_the_clone_reading_its_region_where_it_lies_equals_it_reading_its_copy(
-    document, on, monkeypatch, params, frame0
-):
-    """A group's fused launch reads its region's starting values from the stroke's kept tiles
-    and elsewhere the document (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`),
-    instead of a gathered copy: the stroke's result is the same bit for bit, its source in the
-    grid or partly past it."""
-    kept = []
-    real = CloneInto.kernel
-    monkeypatch.setattr(
-        CloneInto, "kernel", lambda *args, **kw: kept.append(kw.get("kept")) or real(*args, **kw)
-    )
-    got = paint(document, params, frame0)
-    assert len(kept) >= 8 and any(found is not None and found.tiles for found in kept)
-    monkeypatch.setattr(CloneInto, "reads_kept", False)
-    kept.clear()
-    want = paint(document, params, frame0)
-    assert kept and set(kept) == {None}  # (that stroke read the gathered copies)
-    assert torch.equal(got, want)

@@ -167,18 +167,16 @@ class KernelInto:
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`: ``kernel(magnitude, phase,
     params, context, *, into)`` where ``available(device, context)`` says it runs; where
     ``reads_kept``, the kernel also takes ``kept`` (:class:`.originals_fused.Kept`) instead of
-    the region's values (the pen's and the clone's).
+    the region's values (the pen's, whose region is its box)."""
 
-    ``reads_across``: a launch reads cells that it also writes, other than each cell its own
-    before its write (the clone's: in a box wider than a block of columns, a row's next block
-    reads frames before it that the row's last block wrote): then the starting values of the
-    tiles a group's record just kept are read from their copies, not from the document, which
-    the launch changes under them. Each cell of the pen's box reads only itself."""
+    reads_across = False
+    """Whether a launch reads cells that it (or the group's next launch) also writes, other than
+    each cell's own before its write: then the starting values of the tiles a group's record just
+    kept are read from their copies, not from the document (:attr:`~.spectral_filter.FilterInto.
+    reads_across`). Each cell of the pen's box reads only itself."""
 
-    def __init__(self, kernel, available, *, reads_kept: bool = False,
-                 reads_across: bool = False) -> None:  # fmt: skip
-        self.kernel, self.available = kernel, available
-        self.reads_kept, self.reads_across = reads_kept, reads_across
+    def __init__(self, kernel, available, *, reads_kept: bool = False) -> None:
+        self.kernel, self.available, self.reads_kept = kernel, available, reads_kept
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
