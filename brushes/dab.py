@@ -1162,9 +1162,7 @@ def _apply_stamping(
     if (into is not None and kind.blends_into.reads_kept
             and region == region.clipped(block.n_bins, block.n_frames)):  # fmt: skip
         # the kernel reads the region's starting values where they lie: no copy of them first
-        # (those of the tiles just kept from their copies where its launches read cells that
-        # they also write: the document's would change under them)
-        kept = state.step.kept(region, frozenset() if kind.blends_into.reads_across else fresh[0])
+        kept = state.step.kept(region, fresh[0])
         if kept is not None:
             axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
             if _blended_into(state, stroke, group, box, region, kept, *axes, masks, weights[0],
@@ -1268,7 +1266,7 @@ def _blended_into(state, stroke, group, box, region, values, bins, frames, masks
         else:
             dabs, last = masks.holders
             if last is None:  # one dab holds its whole box: a cell read through strides of 0
-                last = triton_math.one_cell(destination[0].device, torch.int32, 0)
+                last = triton_math.one_cell(values.device, torch.int32, 0)
             margin_bins, margin_frames, start = *stroke.margin, 0
             for indices, (rows, columns) in sizes:
                 inner = (slice(margin_bins, margin_bins + rows),
@@ -1418,13 +1416,7 @@ def _apply_dragging(
                     region.block)  # fmt: skip
     # (the fused warp's ramps find their bands and frames themselves)
     axes = not (whole is warp_fused and kind.prepare is not None)
-    original = bins = frames = None
-    if in_place and not axes and before == before.clipped(grid.n_bins, grid.n_frames):
-        # its launches read the starting values where they lie, with no copy of them first;
-        # those of the tiles just kept from their copies (the launch changes the document's)
-        original = state.step.kept(before, frozenset())
-    if original is None:
-        original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
+    original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
     prepared = None
     if not axes:
         with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
@@ -1433,8 +1425,6 @@ def _apply_dragging(
                 sample_rate=document.sample_rate,
             )  # fmt: skip
         if prepared is None:
-            if not isinstance(original, torch.Tensor):  # (Triton is off: read as a copy)
-                original = _read(state, stroke.index, before, original=True, axes=False)[0]
             bins, frames = _axes(before, grid, document.device)
     if kind.prepare is not None and prepared is None:
         prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
@@ -1444,7 +1434,7 @@ def _apply_dragging(
             hop=grid.hop, sample_rate=document.sample_rate,
         )  # fmt: skip
     frames = None if frames is None else frames[1:]
-    original = original[..., 1:] if isinstance(original, torch.Tensor) else original.from_column(1)
+    original = original[..., 1:]
     if whole is not None or (planned and kind.plan is not None and len(group) > 1):
         _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
     else:

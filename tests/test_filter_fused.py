@@ -17,7 +17,6 @@ from brush_fixtures import GPU, painted_values, small_document, triton_fixture
 from spectropaint.brushes.kernels import filter_fused
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import clear_transfers, fft_filter
-from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.kernels.spectral_filter import (
     FilterInto,
     FilterParams,
@@ -125,29 +124,3 @@ def test_each_dab_blended_into_the_cells_it_holds_equals_the_regions_stacked(
     assert 20 * math.log10(error / change + 1e-300) < -100
     untouched = (want[0] == start_values).all(dim=0)  # cells no dab reached keep their values
     assert untouched.any() and torch.equal(got[0][:, untouched], want[0][:, untouched])
-
-
-def test_the_launch_reading_the_region_where_it_lies_equals_it_reading_its_copy(fused, monkeypatch):
-    """A group's launches read its region's starting values from the stroke's kept tiles (those
-    this event just kept too: other dabs' programs and the next size's launch write the document's
-    cells under them) and elsewhere the document (:class:`~spectropaint.brushes.kernels.
-    originals_fused.Kept`) instead of a gathered copy: the same values bit for bit, along a
-    stroke whose later events read tiles that earlier ones kept (read from the document, the
-    tiles this event kept would give other values)."""
-    document = small_document(device=GPU)
-    given = []
-    real = FilterInto.apply
-    monkeypatch.setattr(
-        FilterInto, "apply",
-        staticmethod(lambda values, *args: given.append(values) or real(values, *args)),
-    )  # fmt: skip
-    stroke = {"radii": (5, 4), "events": 10, "start": (60.0, 40.0), "step": (4.1, 1.3)}
-    got = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
-    kept = [values for values in given if isinstance(values, Kept)]
-    assert len(kept) == len(given) and any(len(found.tiles) > 1 for found in kept)
-    monkeypatch.setattr(FilterInto, "reads_kept", False)
-    given.clear()
-    want = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
-    assert given and not any(isinstance(values, Kept) for values in given)
-    assert float((want[0] - document.blocks[0].magnitude).abs().max()) > 1e-3  # it filtered
-    assert torch.equal(got, want)

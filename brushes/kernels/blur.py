@@ -94,9 +94,6 @@ class BlurInto:
     reads_kept = True
     """It also reads the region's values where they lie (:class:`~.triton_math.KernelInto`'s
     ``reads_kept``)."""
-    reads_across = False
-    """Its first launch reads the region before its second writes the box
-    (:class:`~.triton_math.KernelInto`'s ``reads_across``)."""
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:

@@ -15,10 +15,9 @@ original magnitude, scaled, blended by the stroke's coverage and written into th
 same launch, for what the gather, the kernel's product and the blend's launch took in three (a
 gain event on the H200 did little else).
 
-The pen's, the blur's and the filter's kernels go further: they take :class:`Kept`
-(:func:`kept_arguments`) and read each cell where it lies themselves, through the same tile
-helpers (:func:`~.triton_math._plain_from_tiles`, :func:`~.triton_math._plain_from_kept`), with
-no gathered copy and no launch of its own.
+The pen's and the blur's kernels go further: they take :class:`Kept` (:func:`kept_arguments`)
+and read each cell where it lies themselves, through the same tile helpers
+(:func:`~.triton_math._plain_from_tiles`), with no gathered copy and no launch of its own.
 
 Used on CUDA where Triton imports, unless :data:`~.compiled_math.COMPILED_ENV` is ``0``, for
 boxes that meet at most :data:`MOST_TILES` kept tiles and whose channels are a run.
@@ -49,23 +48,6 @@ class Kept(NamedTuple):
     tiles: list[tuple[torch.Tensor, int, int]]
     document: tuple[torch.Tensor, torch.Tensor, int]
     shape: tuple[int, int, int]
-
-    @classmethod
-    def of(cls, values: torch.Tensor) -> Kept:
-        """A box's values ``[2, C, B, T]`` (its magnitude and phase of one layout) read as a
-        document with no tile kept: a kernel that reads kept tiles keeps one compiled variant."""
-        return cls([], (values[0], values[1], 0), tuple(values.shape[1:]))
-
-    def from_column(self, column: int) -> Kept:
-        """Where the values of the box from its column ``column`` on lie (a tile left of it is
-        never read)."""
-        magnitude, phase, first = self.document
-        channels, rows, width = self.shape
-        return Kept(
-            [(tile, top, left - column) for tile, top, left in self.tiles],
-            (magnitude, phase, first + column * magnitude.stride(-1)),
-            (channels, rows, width - column),
-        )
 
 
 def available(device: torch.device) -> bool:
@@ -143,9 +125,9 @@ def _kernel(name: str):
     """The kernel ``name`` (``"gather"`` or ``"scale"``), compiled (or interpreted, under
     ``TRITON_INTERPRET=1``); no argument specialised on (:func:`~.triton_math.jit_with`'s
     ``general``)."""
-    if name == "gather":
-        return triton_math.jit_with(_gather_cells, "from_tiles", general=True)
-    return triton_math.jit_with(_scale_cells, "from_kept", "lerp", general=True)
+    function = {"gather": _gather_cells, "scale": _scale_cells}[name]
+    return triton_math.jit_with(function, "from_tiles", *(["lerp"] if name == "scale" else []),
+                                general=True)  # fmt: skip
 
 
 def _gather_cells(
@@ -185,22 +167,24 @@ def _scale_cells(
 ):  # fmt: skip
     """The kernel: ``BLOCK`` cells of the box's magnitudes ``[C, rows, width]`` (at ``first`` of
     ``magnitude`` and its strides), each its original value (the first tile's that holds it, as
-    :func:`~.triton_math._plain_from_kept` finds it) moved towards that value times ``factor``
+    :func:`_gather_cells` finds it, else the document's) moved towards that value times ``factor``
     by ``weight``'s cell of the same row and column."""
     cell = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     inside = cell < cells
     column = cell % width
     row = (cell // width) % rows
     plane = cell // (width * rows)  # the channel: a tile's magnitudes are its first planes
-    original = _from_kept(
-        magnitude, first, plane_stride, row_stride, column_stride,
+    value, held = _from_tiles(
         tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
         tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-        plane, plane, row, column, inside, BLOCK,
+        plane, row, column, inside, BLOCK,
     )  # fmt: skip
     at = first + plane * plane_stride + row * row_stride + column * column_stride
+    from_document = inside & (held == 0)
+    stored = tl.load(magnitude + at, mask=from_document, other=0.0)
+    original = tl.where(from_document, stored, value)
     amount = tl.load(weight + row * weight_row + column * weight_column, mask=inside, other=0.0)
     tl.store(magnitude + at, _lerp(original, original * factor, amount), mask=inside)
 
 
-tl = _from_tiles = _from_kept = _lerp = None  # (bound by _kernel)
+tl = _from_tiles = _lerp = None  # (bound by _kernel)

@@ -169,12 +169,6 @@ class KernelInto:
     ``reads_kept``, the kernel also takes ``kept`` (:class:`.originals_fused.Kept`) instead of
     the region's values (the pen's, whose region is its box)."""
 
-    reads_across = False
-    """Whether a launch reads cells that it (or the group's next launch) also writes, other than
-    each cell's own before its write: then the starting values of the tiles a group's record just
-    kept are read from their copies, not from the document (:attr:`~.spectral_filter.FilterInto.
-    reads_across`). Each cell of the pen's box reads only itself."""
-
     def __init__(self, kernel, available, *, reads_kept: bool = False) -> None:
         self.kernel, self.available, self.reads_kept = kernel, available, reads_kept
 
@@ -236,11 +230,9 @@ def _helpers() -> dict:
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
              "row_program": _plain_row_program, "columns": _plain_columns,
              "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put,
-             "from_tile": _plain_from_tile, "from_tiles": _plain_from_tiles,
-             "from_kept": _plain_from_kept}  # fmt: skip
+             "from_tile": _plain_from_tile, "from_tiles": _plain_from_tiles}  # fmt: skip
     helpers = {name: jit(function) for name, function in plain.items()}
-    # (helpers that call helpers find them here)
-    for name in ("atan2", "crossfade", "from_tile", "from_tiles"):
+    for name in ("atan2", "crossfade", "from_tile"):  # (helpers that call helpers find them here)
         globals()[f"_{name}"] = helpers[name]
     return helpers
 
@@ -296,27 +288,6 @@ def _plain_from_tiles(
     value, held = _from_tile(tile3, top3, left3, height3, width3, plane, row, column, inside,
                              value, held)  # fmt: skip
     return value, held
-
-
-def _plain_from_kept(
-    values, first, plane_stride, row_stride, column_stride,
-    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-    tile_plane, plane, row, column, inside, BLOCK: tl.constexpr,
-):  # fmt: skip
-    """Each cell's starting value (``row``, ``column`` of the box; 0 outside ``inside``): the
-    first of the four tiles' that holds it at its ``tile_plane`` (:func:`_plain_from_tiles`: the
-    channel for a magnitude, the channels more for a phase), else the document's ``values`` (its
-    magnitude or phase) at channel ``plane`` from ``first`` through its strides
-    (:func:`.originals_fused.kept_arguments`' order)."""
-    value, held = _from_tiles(
-        tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-        tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-        tile_plane, row, column, inside, BLOCK,
-    )  # fmt: skip
-    at = first + plane * plane_stride + row * row_stride + column * column_stride
-    stored = tl.load(values + at, mask=inside & (held == 0), other=0.0)
-    return tl.where(held != 0, value, stored)
 
 
 def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
@@ -389,4 +360,4 @@ def _plain_atan2(y, x):
     return tl.where(y < 0.0, -angle, angle)
 
 
-tl = _atan2 = _crossfade = _from_tile = _from_tiles = None  # (bound by jit_with and _helpers)
+tl = _atan2 = _crossfade = _from_tile = None  # (bound by jit_with and _helpers)
