@@ -36,6 +36,7 @@ from spectropaint.brushes import blend_fused, mask_compiled, plan_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import (
+    clone_fused,
     staging,
     triton_math,
     warp_compiled,
@@ -152,12 +153,12 @@ class StrokeState:
         if self.blocks[0].band_hz.device == device:
             return
         stores = [block.coverage.tiles for block in self.blocks if not block.host_coverage]
-        stores += [tiles.tiles for tiles in self.step.originals.values()]
         for block in self.blocks:
             block.band_hz = block.band_hz.to(device)
         for tiles in stores:
             for key, tensor in tiles.items():
                 tiles[key] = tensor.to(device)
+        self.step.follow(device)
 
 
 @dataclass(frozen=True)
@@ -326,8 +327,13 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
     if inside == wanted:  # all of it in the grid: no cell to mark invalid
+        bin_hz = stroke.band_hz[wanted.bin0 : wanted.bin1]
+        if clone_fused.available(device) and clone_fused.reads_kept():
+            kept = state.step.kept(inside)  # (where they lie: the kernel reads them)
+            if kept is not None:
+                return Source(None, None, None, bin_hz, kept)
         values = state.step.original(inside)
-        return Source(values[0], values[1], None, stroke.band_hz[wanted.bin0 : wanted.bin1])
+        return Source(values[0], values[1], None, bin_hz)
     values = torch.zeros((2, len(box.channels), box.shape[0], box.shape[1] + 1), device=device)
     valid = torch.zeros(values.shape[-2:], device=device, dtype=torch.bool)
     if not inside.empty:
@@ -1156,13 +1162,13 @@ def _apply_stamping(
     else:
         weights = [_raise_coverage(member.coverage, member_box, mask)
                    for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
-    if _scaled_into(state, group, boxes, fresh, weights):
+    if _scaled_into(state, group, boxes, weights):
         return box if len(boxes) == 1 else Regions(tuple(boxes))
     block = document.blocks[stroke.index]
     if (into is not None and kind.blends_into.reads_kept
             and region == region.clipped(block.n_bins, block.n_frames)):  # fmt: skip
         # the kernel reads the region's starting values where they lie: no copy of them first
-        kept = state.step.kept(region, fresh[0])
+        kept = state.step.kept(region)
         if kept is not None:
             axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
             if _blended_into(state, stroke, group, box, region, kept, *axes, masks, weights[0],
@@ -1266,7 +1272,7 @@ def _blended_into(state, stroke, group, box, region, values, bins, frames, masks
         else:
             dabs, last = masks.holders
             if last is None:  # one dab holds its whole box: a cell read through strides of 0
-                last = triton_math.one_cell(values.device, torch.int32, 0)
+                last = triton_math.one_cell(destination[0].device, torch.int32, 0)
             margin_bins, margin_frames, start = *stroke.margin, 0
             for indices, (rows, columns) in sizes:
                 inner = (slice(margin_bins, margin_bins + rows),
@@ -1281,7 +1287,7 @@ def _blended_into(state, stroke, group, box, region, values, bins, frames, masks
     return True
 
 
-def _scaled_into(state: StrokeState, group: _BlockDabs, boxes: list[Region], fresh: list,
+def _scaled_into(state: StrokeState, group: _BlockDabs, boxes: list[Region],
                  weights: list[torch.Tensor]) -> bool:  # fmt: skip
     """A group of a brush that scales magnitudes by one number (gain and erase:
     :attr:`~.registry.BrushKind.scale`; no margin, so each block's region is its box, inside the
@@ -1294,8 +1300,8 @@ def _scaled_into(state: StrokeState, group: _BlockDabs, boxes: list[Region], fre
         return False
     factor = scale(group.params(state.params))
     return all(
-        state.step.scale_into(box, box_fresh, factor, weight)
-        for box, box_fresh, weight in zip(boxes, fresh, weights, strict=True)
+        state.step.scale_into(box, factor, weight)
+        for box, weight in zip(boxes, weights, strict=True)
     )
 
 
@@ -1416,7 +1422,12 @@ def _apply_dragging(
                     region.block)  # fmt: skip
     # (the fused warp's ramps find their bands and frames themselves)
     axes = not (whole is warp_fused and kind.prepare is not None)
-    original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
+    original = bins = frames = None
+    if in_place and not axes and before == before.clipped(grid.n_bins, grid.n_frames):
+        # its launches read the starting values where they lie, with no copy of them first
+        original = state.step.kept(before)
+    if original is None:
+        original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
     prepared = None
     if not axes:
         with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
@@ -1425,6 +1436,8 @@ def _apply_dragging(
                 sample_rate=document.sample_rate,
             )  # fmt: skip
         if prepared is None:
+            if not isinstance(original, torch.Tensor):  # (Triton is off: read as a copy)
+                original = _read(state, stroke.index, before, original=True, axes=False)[0]
             bins, frames = _axes(before, grid, document.device)
     if kind.prepare is not None and prepared is None:
         prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
@@ -1434,7 +1447,7 @@ def _apply_dragging(
             hop=grid.hop, sample_rate=document.sample_rate,
         )  # fmt: skip
     frames = None if frames is None else frames[1:]
-    original = original[..., 1:]
+    original = original[..., 1:] if isinstance(original, torch.Tensor) else original.from_column(1)
     if whole is not None or (planned and kind.plan is not None and len(group) > 1):
         _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
     else:

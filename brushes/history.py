@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from spectropaint.brushes.kernels import originals_fused, triton_math
+from spectropaint.brushes.kernels.tile_table import TileTable
 from spectropaint.brushes.tiles import TILE, TileMap
 from spectropaint.transforms.regions import EMPTY, Region, Regions
 from spectropaint.transforms.torch_device import to_device
@@ -122,6 +123,9 @@ class OpenStep:
         self._tile = tile
         self.originals: dict[int, TileMap] = {}
         """Per block, the original values of the tiles the stroke has written to."""
+        self._tables: dict[int, TileTable] = {}
+        """Per block, where those tiles lie for the device's kernels (made as :meth:`kept` is
+        first asked, then kept up to date by :meth:`record`)."""
 
     def _tiles(self, block: int) -> TileMap:
         if block not in self.originals:
@@ -144,6 +148,12 @@ class OpenStep:
         tiles = self._tiles(box.block)
         new = tiles.ensure_read(box, lambda run, count: read_tiles(self.document, run, count))
         self.region = self.region.union(box)
+        table = self._tables.get(box.block)
+        if table is not None and new:
+            try:
+                table.enter({key: tiles.tiles[key] for key in new})
+            except triton_math.Unavailable:  # (the kernels are off: no table is read)
+                del self._tables[box.block]
         return frozenset(new)
 
     def original(
@@ -155,7 +165,7 @@ class OpenStep:
         :meth:`record` just gave, before the box is written), read from the document.
         """
         tiles = self._tiles(box.block)
-        gathered = self._gathered(box, fresh)
+        gathered = self._gathered(box)
         if gathered is not None:
             return gathered
         if box.empty or any(key in fresh or key not in tiles.tiles for key in tiles.keys(box)):
@@ -166,59 +176,73 @@ class OpenStep:
             values = torch.empty(shape, dtype=like.dtype, device=like.device)
         return tiles.paste_into(values, box, skip=fresh)
 
-    def scale_into(
-        self, box: Region, fresh: frozenset[tuple[int, int]], factor: float, weight: torch.Tensor
-    ) -> bool:
+    def scale_into(self, box: Region, factor: float, weight: torch.Tensor) -> bool:
         """Write ``box``'s original magnitudes times ``factor``, blended towards by ``weight``
-        ``[B, T]``, into the document in one launch (:func:`.kernels.originals_fused.scale_into`;
-        ``fresh`` as :meth:`original` takes it), then mark it written; whether it was (not where
-        the kernel does not run here, or cannot read this box in one launch: the caller reads
-        :meth:`original` and blends)."""
-        found = self.kept(box, fresh)
+        ``[B, T]``, into the document in one launch (:func:`.kernels.originals_fused.scale_into`),
+        then mark it written; whether it was (not where the kernel does not run here: the caller
+        reads :meth:`original` and blends)."""
+        found = self.kept(box)
         if found is None:
             return False
         try:
-            originals_fused.scale_into(found.tiles, found.document, found.shape, factor, weight)
+            originals_fused.scale_into(found, factor, weight)
         except triton_math.Unavailable:
             return False
         self.document.mark_written(box)
         return True
 
-    def _gathered(self, box: Region, fresh) -> torch.Tensor | None:
+    def _gathered(self, box: Region) -> torch.Tensor | None:
         """:meth:`original`'s values in one launch (:mod:`.kernels.originals_fused`), or None
         where :meth:`kept` finds none or the kernel cannot run."""
-        found = self.kept(box, fresh)
+        found = self.kept(box)
         if found is None:
             return None
         like = found.document[0]
         out = torch.empty((2, *found.shape), dtype=like.dtype, device=like.device)
         try:
-            return originals_fused.gather(out, found.tiles, found.document)
+            return originals_fused.gather(out, found)
         except triton_math.Unavailable:  # (Triton cannot compile here: the paste)
             return None
 
-    def kept(self, box: Region, fresh) -> originals_fused.Kept | None:
+    def kept(self, box: Region) -> originals_fused.Kept | None:
         """Where ``box``'s original values lie, for a kernel of the device's to read them there
-        (:class:`.kernels.originals_fused.Kept`: the kept tiles that hold some of it, each with
-        its first row and column in the box, and the document's cells; ``fresh`` as
-        :meth:`original` takes it); None where the kernels do not run on the document's device,
-        the box is empty, meets more kept tiles than one launch reads or its channels are not a
-        run."""
-        if box.empty or not originals_fused.available(self.document.device):
-            return None
-        tiles = self._tiles(box.block)
-        side = tiles.tile
-        kept = [
-            (stored, key[0] * side - box.bin0, key[1] * side - box.frame0)
-            for key in tiles.keys(box)
-            if key not in fresh and (stored := tiles.tiles.get(key)) is not None
-        ]
-        if len(kept) > originals_fused.MOST_TILES:
+        (:class:`.kernels.originals_fused.Kept`: the block's kept tiles, through its
+        :class:`~.kernels.tile_table.TileTable`, and the document's cells); None where the
+        kernels do not run on the document's device, the box is empty or its channels are not a
+        run. A tile kept by the last :meth:`record` is read from its copy, like any other."""
+        device = self.document.device
+        if box.empty or not originals_fused.available(device):
             return None
         cells = self.document.cells(box)
         if cells is None:
             return None
-        return originals_fused.Kept(kept, cells, (len(box.channels), *box.shape))
+        table = self._table(box.block, device)
+        if table is None:
+            return None
+        return originals_fused.Kept(table.places(box.bin0, box.frame0), cells,
+                                    (len(box.channels), *box.shape))  # fmt: skip
+
+    def _table(self, block: int, device: torch.device) -> TileTable | None:
+        """The block's table of kept tiles on ``device``: made (and every tile kept so far
+        entered) where there is none there yet; None where Triton cannot compile."""
+        table = self._tables.get(block)
+        if table is None or table.device != device:
+            tiles = self._tiles(block)
+            table = TileTable(tiles.n_bins, tiles.n_frames, tiles.tile, device)
+            try:
+                table.enter(tiles.tiles)
+            except triton_math.Unavailable:
+                return None
+            self._tables[block] = table
+        return table
+
+    def follow(self, device: torch.device) -> None:
+        """Move the recorded tiles to ``device`` (the document's, which moved); the tables of
+        where they lay are made again as :meth:`kept` asks."""
+        for tiles in self.originals.values():
+            for key, tensor in tiles.tiles.items():
+                tiles.tiles[key] = tensor.to(device)
+        self._tables.clear()
 
     def abort(self) -> Region | Regions:
         """Write every recorded tile back; the boxes that were restored."""
@@ -232,6 +256,7 @@ class OpenStep:
         """Drop the recorded tiles (the stroke is over); ``region`` stays."""
         for tiles in self.originals.values():
             tiles.tiles.clear()
+        self._tables.clear()
 
 
 @dataclass(eq=False)

@@ -14,6 +14,7 @@ import torch
 
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import originals_fused
 from spectropaint.brushes.registry import BRUSHES, BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -85,6 +86,25 @@ def blended_apart(name: str) -> BrushKind:
     own launch (the brush's launches that blend it themselves,
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`, off)."""
     return replace(BRUSHES[name], blends_into=None)
+
+
+def gathered(original) -> torch.Tensor:
+    """Starting values ``[2, C, B, T]``: as given, or gathered from where they lie (a
+    :class:`~spectropaint.brushes.kernels.originals_fused.Kept`, which the fused kernels read),
+    for torch's path to read as tensors."""
+    if isinstance(original, torch.Tensor):
+        return original
+    like = original.document[0]
+    out = torch.empty((2, *original.shape), dtype=like.dtype, device=like.device)
+    return originals_fused.gather(out, original)
+
+
+def tiles_held(found) -> int:
+    """How many kept tiles the table that ``found`` (a :class:`~spectropaint.brushes.kernels.
+    originals_fused.Kept`; anything else holds none) reads them through holds now."""
+    if not isinstance(found, originals_fused.Kept):
+        return 0
+    return int(torch.count_nonzero(found.places[0]))
 
 
 @contextmanager

@@ -9,13 +9,20 @@ On a machine without CUDA the Triton kernel runs through Triton's interpreter on
 documents on the CPU); with CUDA, compiled, on the GPU."""
 
 import contextlib
+import dataclasses
 import math
 import os
 
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import assert_alike_to_rounding, blended_apart, triton_kernel_on
+from brush_fixtures import (
+    assert_alike_to_rounding,
+    blended_apart,
+    gathered,
+    tiles_held,
+    triton_kernel_on,
+)
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -36,6 +43,7 @@ from spectropaint.transforms.document import Document
 from spectropaint.transforms.stft import STFTSettings
 
 RATE = 22050
+SOURCE_READS_KEPT = clone_fused.reads_kept
 CPU = torch.device("cpu")
 GPU = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 """Where the Triton kernel runs (interpreted on the CPU)."""
@@ -63,16 +71,27 @@ def document(kernel) -> Document:
 @pytest.fixture
 def on(kernel, monkeypatch):
     """The kernel on (the fused one alone, and interpreted, on the CPU; the compiled one with no
-    Triton kernel, as a CPU runs it); itself."""
+    Triton kernel, as a CPU runs it); itself. Interpreted, the fused kernel reads gathered copies
+    of a stroke's starting values, not the values where they lie: those reads cost the
+    interpreter some twenty operations a read where a copy's cost one, and the clone reads some
+    thirty a block of columns (:func:`reading_where_they_lie` turns them on)."""
     module, device = kernel
     monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
     fused = module is clone_fused
     with triton_kernel_on(monkeypatch, clone_fused, device) if fused else contextlib.nullcontext():
         if fused and device == CPU:
             monkeypatch.setattr(clone_compiled, "available", lambda device: False)
+            reading_where_they_lie(monkeypatch, False)
         if not module.available(device):
             pytest.fail(f"{module.__name__} must be there (pyproject.toml)")
         yield module
+
+
+def reading_where_they_lie(monkeypatch, on: bool) -> None:
+    """The fused kernel reading a group's starting values, and its source's, where they lie
+    (:attr:`~spectropaint.brushes.kernels.clone.CloneInto.reads_kept`), or from gathered copies."""
+    monkeypatch.setattr(CloneInto, "reads_kept", on)
+    monkeypatch.setattr(clone_fused, "reads_kept", SOURCE_READS_KEPT if on else lambda: False)
 
 
 def drag(frame0: float, count: int = 10) -> list[InputEvent]:
@@ -83,12 +102,12 @@ def drag(frame0: float, count: int = 10) -> list[InputEvent]:
     ]
 
 
-def paint(document, params, frame0, radius=8, brush="clone"):
-    """The document's values after a clone stroke (then undone)."""
+def paint(document, params, frame0, radius=8, brush="clone", events=10):
+    """The document's values after a clone stroke of ``events`` events (then undone)."""
     history = History(document)
     settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
     stroke = StrokeSession(document, brush, settings, params=params, history=history)
-    for event in drag(frame0):
+    for event in drag(frame0, events):
         stroke.add_events([event])
     stroke.end()
     values = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase]).clone()
@@ -114,6 +133,11 @@ def test_each_call_equals_torch_s_clone(document, on, monkeypatch, params, frame
 
     def both(magnitude, phase, kernel_params, context):
         result = real(magnitude, phase, kernel_params, context)
+        if context.source.kept is not None:  # (torch's path reads the source's values)
+            values = gathered(context.source.kept)
+            source = dataclasses.replace(context.source, magnitude=values[0], phase=values[1],
+                                         kept=None)  # fmt: skip
+            context = dataclasses.replace(context, source=source)
         with monkeypatch.context() as torch_path:
             torch_path.setenv(compiled_math.COMPILED_ENV, "0")
             reference = clone.clone(magnitude, phase, None, kernel_params, context)
@@ -187,3 +211,40 @@ def test_the_clone_blended_into_the_document_by_its_launch_equals_the_blend_s(
     assert len(into) == taken  # (that stroke blended apart)
     before = torch.stack([document.blocks[0].magnitude, document.blocks[0].phase])
     assert_alike_to_rounding(got, want, before)
+
+
+@pytest.mark.parametrize("kernel", ["fused"], indirect=True)
+@pytest.mark.parametrize(
+    ("params", "frame0", "events"),
+    [(*CASES[0].values, 6), (*CASES[3].values, 10)],  # (the second's source enters the grid late)
+)
+def test_the_clone_reading_its_values_where_they_lie_equals_it_reading_their_copies(
+    document, on, monkeypatch, params, frame0, events
+):
+    """A group's fused launch reads its region's starting values, and once the kernel has run
+    its source's where that lies in the grid, from the stroke's kept tiles and elsewhere the
+    document (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`), instead of gathered
+    copies: the stroke's result is the same bit for bit, its source in the grid or partly past
+    it (that part still copied)."""
+    reading_where_they_lie(monkeypatch, True)
+    kept, sources, held = [], [], []
+
+    def recorded(magnitude, phase, params, context, **kw):
+        kept.append(kw.get("kept"))
+        sources.append(context.source.kept)
+        held.append(tiles_held(kw.get("kept")))
+        return real(magnitude, phase, params, context, **kw)
+
+    real = CloneInto.kernel
+    monkeypatch.setattr(CloneInto, "kernel", recorded)
+    got = paint(document, params, frame0, events=events)
+    assert len(kept) >= 6 and max(held) > 0
+    assert any(found is not None for found in sources)
+    if frame0 < 100:  # (the source partly past the grid's start: copied there)
+        assert None in sources[1:]
+    reading_where_they_lie(monkeypatch, False)
+    kept.clear()
+    sources.clear()
+    want = paint(document, params, frame0, events=events)
+    assert kept and set(kept) == {None} and set(sources) == {None}  # (the gathered copies)
+    assert torch.equal(got, want)

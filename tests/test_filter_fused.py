@@ -5,18 +5,22 @@ channels; a stroke through it against the same stroke through the FFT; and large
 the FFT.
 
 On a machine without CUDA the kernel runs through Triton's interpreter on CPU tensors; with CUDA,
-compiled, on the GPU."""
+compiled, on the GPU. Interpreted, a stroke's launches read gathered copies of its starting
+values but in the test of reading them where they lie: such a read costs the interpreter some
+twenty operations where a copy's costs one, and the sum reads every cell of a dab's region for
+each of its box's cells."""
 
 import math
 
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import GPU, painted_values, small_document, triton_fixture
+from brush_fixtures import GPU, painted_values, small_document, tiles_held, triton_kernel_on
 
 from spectropaint.brushes.kernels import filter_fused
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import clear_transfers, fft_filter
+from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.kernels.spectral_filter import (
     FilterInto,
     FilterParams,
@@ -24,7 +28,13 @@ from spectropaint.brushes.kernels.spectral_filter import (
     transfer,
 )
 
-fused = triton_fixture(filter_fused)
+
+@pytest.fixture
+def fused(monkeypatch):
+    """The kernel on (see the module's docstring for what it reads, interpreted)."""
+    with triton_kernel_on(monkeypatch, filter_fused, GPU):
+        monkeypatch.setattr(FilterInto, "reads_kept", GPU.type == "cuda")
+        yield
 
 
 def filter_context(shape: tuple[int, int], inner: tuple[slice, slice]) -> DabContext:
@@ -124,3 +134,32 @@ def test_each_dab_blended_into_the_cells_it_holds_equals_the_regions_stacked(
     assert 20 * math.log10(error / change + 1e-300) < -100
     untouched = (want[0] == start_values).all(dim=0)  # cells no dab reached keep their values
     assert untouched.any() and torch.equal(got[0][:, untouched], want[0][:, untouched])
+
+
+def test_the_launch_reading_the_region_where_it_lies_equals_it_reading_its_copy(fused, monkeypatch):
+    """A group's launches read its region's starting values from the stroke's kept tiles (those
+    this event just kept from their copies: other dabs' programs and the next size's launch write
+    the document's cells under them) and elsewhere the document (:class:`~spectropaint.brushes.
+    kernels.originals_fused.Kept`) instead of a gathered copy: the same values bit for bit, along
+    a stroke whose later events read tiles that earlier ones kept."""
+    monkeypatch.setattr(FilterInto, "reads_kept", True)
+    document = small_document(device=GPU)
+    given, held = [], []
+
+    def recorded(values, *args):
+        given.append(values)
+        held.append(tiles_held(values))
+        return real(values, *args)
+
+    real = FilterInto.apply
+    monkeypatch.setattr(FilterInto, "apply", staticmethod(recorded))
+    stroke = {"radii": (5, 4), "events": 6, "start": (60.0, 40.0), "step": (4.1, 1.3)}
+    got = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
+    assert given and all(isinstance(values, Kept) for values in given)
+    assert min(held) > 0  # (each group found tiles kept: its own record's, earlier ones')
+    monkeypatch.setattr(FilterInto, "reads_kept", False)
+    given.clear()
+    want = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
+    assert given and not any(isinstance(values, Kept) for values in given)
+    assert float((want[0] - document.blocks[0].magnitude).abs().max()) > 1e-3  # it filtered
+    assert torch.equal(got, want)

@@ -1,6 +1,6 @@
 """A stroke's original values gathered in one launch (:mod:`spectropaint.brushes.kernels.
 originals_fused`) against the tiles pasted one by one (:meth:`~spectropaint.brushes.history.
-OpenStep.original` with the kernel off), bit for bit: boxes meeting one to four kept tiles, fresh
+OpenStep.original` with the kernel off), bit for bit: boxes meeting one to eight kept tiles, fresh
 tiles, the grid's edges, one channel of two, and whole strokes.
 
 On a machine without CUDA the kernel runs through Triton's interpreter on CPU tensors; with CUDA,
@@ -66,17 +66,20 @@ def test_a_box_s_originals_are_the_pasted_tiles_bit_for_bit(fused, monkeypatch, 
     assert block.magnitude.device.type == GPU.type  # (the kernel read the device's tensors)
 
 
-def test_a_box_meeting_more_tiles_than_one_launch_reads_is_pasted(fused, monkeypatch):
+def test_a_box_meeting_many_kept_tiles_is_gathered_in_one_launch(fused, monkeypatch):
+    """Each cell finds its tile in the step's table, whatever the number of tiles a box meets."""
     document = small_document(device=GPU)
     step = OpenStep(document, (0, 1), tile=32)
     wide = Region(0, 64, 0, 128, (0, 1))  # 2 x 4 tiles
     step.record(wide)
     document.write(wide, torch.zeros((2, 64, 128), device=GPU), torch.zeros((2, 64, 128),
                                                                            device=GPU))  # fmt: skip
-    monkeypatch.setattr(originals_fused, "gather", None)  # (a launch would fail)
-    box = Region(10, 60, 10, 120, (0, 1))
-    assert not torch.equal(step.original(box), torch.zeros((2, 2, 50, 110), device=GPU))
-    assert torch.equal(step.original(box), pasted(monkeypatch, step, box))
+    gathered = counted(monkeypatch, "gather")
+    box = Region(10, 60, 10, 120, (0, 1))  # meets all eight
+    got = step.original(box)
+    assert len(gathered) == 1
+    assert not torch.equal(got, torch.zeros((2, 2, 50, 110), device=GPU))
+    assert torch.equal(got, pasted(monkeypatch, step, box))
 
 
 @pytest.mark.parametrize(
@@ -140,16 +143,17 @@ def test_a_scaling_brush_s_groups_are_one_launch_equal_to_its_kernel_and_blend(
     assert torch.equal(got[1], start[1])
 
 
-def test_a_box_meeting_more_tiles_than_one_launch_reads_is_blended_as_before(fused, monkeypatch):
-    """A wide gain brush's group meets more kept tiles than the launch reads: its originals are
-    pasted, the kernel and blend run, and the stroke equals the same stroke through them alone."""
+def test_a_wide_brush_s_groups_meeting_many_kept_tiles_are_one_launch_each(fused, monkeypatch):
+    """A wide gain brush's groups meet many kept tiles: each still goes through its one launch,
+    and the stroke equals the same stroke through the gathered originals, the kernel and the
+    blend."""
     document = small_document(device=GPU)
     stroke = {"radii": (40, 30), "events": 4, "start": (80.0, 60.0), "step": (6.0, 2.0)}
     start = document.blocks[0].magnitude.clone()
-    launched = counted(monkeypatch, "scale_into")
+    scaled, gathered = counted(monkeypatch, "scale_into"), counted(monkeypatch, "gather")
     got = painted_values(document, "gain", {"gain_db": -6.0}, **stroke)
     want = painted_values(document, unscaled("gain"), {"gain_db": -6.0}, **stroke)
-    assert 1 <= len(launched) < 4  # the first group's box met no kept tile; later ones met many
+    assert len(scaled) >= 2 and len(scaled) == len(gathered)
     assert not torch.equal(got[0], start)
     assert torch.equal(got, want)
 

@@ -13,14 +13,14 @@ import os
 import numpy as np
 import pytest
 import torch
-from brush_fixtures import NoCompiler, triton_kernel_on
+from brush_fixtures import NoCompiler, gathered, triton_kernel_on
 
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.history import History
+from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp_prepare
 from spectropaint.brushes.settings import BrushSettings
@@ -131,7 +131,7 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
         sizes.append(len(windows.masks))
         copies.append(isinstance(held, torch.Tensor))
         reference = torch.stack((held[0], held[1]))
-        dab.drag_planned(WarpPlan, reference, windows, original, prepared, params)
+        dab.drag_planned(WarpPlan, reference, windows, gathered(original), prepared, params)
         kernel_apply(held, windows, original, prepared, params)
         masks = torch.as_tensor(windows.masks, device=reference.device)  # (host arrays, or not)
         compared.append(compare(torch.stack((held[0], held[1])), reference, masks, windows.corners))
@@ -176,6 +176,18 @@ def test_a_fused_stroke_changes_only_its_boxes_and_undoes_exactly(request, kerne
     assert torch.equal(torch.stack((block.magnitude, block.phase)), before)
 
 
+def warped(phase: str) -> Document:
+    """A tonal document after a warp stroke of radius 6 in ``phase`` mode."""
+    document = tonal_document()
+    settings = BrushSettings(radius_frames=6, radius_bins=6, hardness=0.5)
+    params = {"amount": 1.0, "phase": phase}
+    stroke = StrokeSession(document, "warp", settings, params=params, history=History(document))
+    for event in events(6):
+        stroke.add_events([event])
+    stroke.end()
+    return document
+
+
 @pytest.mark.parametrize("phase", ["auto", "shift"])
 def test_groups_changed_in_place_equal_groups_changed_on_a_copy(fused, monkeypatch, phase):
     """Once the fused warp has run, a group changes the document's cells in place instead of a
@@ -184,19 +196,40 @@ def test_groups_changed_in_place_equal_groups_changed_on_a_copy(fused, monkeypat
     results = []
     for in_place in (False, True):
         monkeypatch.setattr(warp_fused, "in_place", lambda in_place=in_place: in_place)
-        document = tonal_document()
-        settings = BrushSettings(radius_frames=6, radius_bins=6, hardness=0.5)
-        params = {"amount": 1.0, "phase": phase}
-        stroke = StrokeSession(document, "warp", settings, params=params, history=History(document))
-        for event in events(6):
-            stroke.add_events([event])
-        stroke.end()
-        block = document.blocks[0]
+        block = warped(phase).blocks[0]
         results.append((block.magnitude.clone(), block.phase.clone(), block.edited_frames.copy()))
     (magnitude, phase_, edited), (in_place_magnitude, in_place_phase, in_place_edited) = results
     assert edited.sum() > 20
     assert torch.equal(magnitude, in_place_magnitude) and torch.equal(phase_, in_place_phase)
     assert np.array_equal(edited, in_place_edited)
+
+
+@pytest.mark.parametrize("phase", ["auto", "continue"])
+def test_groups_reading_their_starting_values_where_they_lie_equal_groups_reading_a_copy(
+    fused, monkeypatch, phase
+):
+    """Once the fused warp changes the document in place, a group's two launches read its
+    region's starting values from the stroke's kept tiles (those this event kept too: the launch
+    changes the document's cells under them) and elsewhere the document instead of a gathered
+    copy: the same stroke both ways gives the same document bit for bit."""
+    given, results = [], []
+    real = warp_fused.apply
+    monkeypatch.setattr(
+        warp_fused, "apply",
+        lambda held, windows, original, *rest: given.append(original)
+        or real(held, windows, original, *rest),
+    )  # fmt: skip
+    for where_they_lie in (True, False):
+        if not where_they_lie:
+            monkeypatch.setattr(OpenStep, "kept", lambda *args: None)
+        given.clear()
+        block = warped(phase).blocks[0]
+        results.append((block.magnitude.clone(), block.phase.clone()))
+        kept = [original for original in given if not isinstance(original, torch.Tensor)]
+        # the first group (before the kernel has run) reads a copy
+        assert len(kept) == (len(given) - 1 if where_they_lie else 0) and len(given) > 3
+    (magnitude, phase_), (copied_magnitude, copied_phase) = results
+    assert torch.equal(magnitude, copied_magnitude) and torch.equal(phase_, copied_phase)
 
 
 def test_the_kernel_is_off_where_asked_or_off_the_gpu(monkeypatch):

@@ -52,11 +52,11 @@ def blur(
     where the region's values lie (it lies in the grid): the stroke's kept tiles and the
     document's cells; both launches read each cell there, with no copy of the region first."""
     rows, columns = inner
+    tiled = int(kept is not None)  # (whether the launches read the region through the table)
     if kept is None:  # the region's values, read as a document with no tile kept
         *lead, n_rows, width = magnitude.shape
-        planes = magnitude.numel() // (n_rows * width)
-        values = magnitude.reshape(planes, n_rows, width)
-        kept = originals_fused.Kept([], (values, values, 0), (planes, n_rows, width))
+        values = magnitude.reshape(-1, n_rows, width)
+        kept = originals_fused.Kept.of(values, values)
     else:
         lead = kept.shape[:1]
     planes, n_rows, width = kept.shape
@@ -64,7 +64,6 @@ def blur(
     device = source.device
     height, box_width = rows.stop - rows.start, columns.stop - columns.start
     along = torch.empty((planes, n_rows, box_width), device=device)
-    tiled = int(len(kept.tiles) > 0)  # (whether the launches read the region from tiles)
     no_blend = (along, 0, 0, 0, 0, 0, along, 0, 0, 0)  # (nothing of it read)
     if into is None:
         out = torch.empty((*lead, height, box_width), device=device)
@@ -82,12 +81,11 @@ def blur(
         (along, 0, 0, (height, box_width), (rows.start, 0), n_rows, gaussians[0], 1, target,
          blend),
     ]  # fmt: skip
-    tiles = originals_fused.tile_places(kept.tiles, along)
-    for values, at, from_tiles, shape, (row0, column0), extent, taps, down, output, mix in steps:
+    for values, at, through_table, shape, (row0, column0), extent, taps, down, output, mix in steps:
         triton_math.launch(
             _kernel(), (planes * shape[0], -(-shape[1] // BLOCK)),
             values, at, taps, *values.stride(), len(taps) // 2, row0, column0, *shape, extent,
-            down, *output, *mix[:-1], from_tiles, mix[-1], *tiles, BLOCK=BLOCK,
+            down, *output, *mix[:-1], through_table, mix[-1], *kept.places, BLOCK=BLOCK,
             enable_fp_fusion=False,
         )  # fmt: skip
     return out if into is None else None
@@ -97,16 +95,15 @@ def blur(
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``); no argument
     specialised on."""
-    return triton_math.jit_with(_convolve_rows, "lerp", "from_tiles", general=True)
+    return triton_math.jit_with(_convolve_rows, "lerp", "from_kept", general=True)
 
 
 def _convolve_rows(
     source, source_first, taps, plane_stride, row_stride, column_stride, half, row0, column0,
     out_rows, out_width, extent, down, target, target_plane, target_row, target_column,
     target_first, base, base_first, base_plane, base_row, base_row0, base_column0, weight,
-    weight_row, blends, source_tiled, base_tiled, tile0, top0, left0, height0, width0, tile1, top1,
-    left1, height1, width1, tile2, top2, left2, height2, width2, tile3, top3, left3, height3,
-    width3, BLOCK: tl.constexpr,
+    weight_row, blends, source_tiled, base_tiled, table, table_columns, tile_side, n_bins, n_frames,
+    bin0, frame0, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel: ``BLOCK`` cells of row ``program_id(0)`` (plane by plane) of an output
     ``[planes, out_rows, out_width]``, each the sum of ``taps`` over the cells of ``source``
@@ -117,14 +114,14 @@ def _convolve_rows(
     ``base_row0`` rows and ``base_column0`` columns further on (its columns adjacent) by
     ``weight``'s (as ``torch.lerp`` where it is above 0).
 
-    Where ``source_tiled`` (and ``base_tiled``), the source's (and the base's) cells that one of
-    the four tiles holds (``tile*`` to ``width*``: :func:`.originals_fused.tile_places`, placed
-    in the region) are read there: the region's values where they lie."""
+    Where ``source_tiled`` (and ``base_tiled``), the source's (and the base's) cells that a kept
+    tile holds (``table`` to ``frame0``: :meth:`.tile_table.TileTable.places` at the region's
+    first cell) are read there: the region's values where they lie."""
     program = tl.program_id(0)
     plane, row = program // out_rows, program % out_rows
     x = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     inside = x < out_width
-    planes, rows = plane + x * 0, row0 + row + x * 0  # (each cell's: the tiles')
+    planes, rows = plane + x * 0, row0 + row + x * 0  # (each cell's: the table's)
     centre = (source + source_first + plane * plane_stride + (row0 + row) * row_stride
               + (column0 + x) * column_stride)  # fmt: skip
     # the centre's place along the summed axis, and the step between the cells summed
@@ -135,14 +132,10 @@ def _convolve_rows(
         spot = at + (j - half)
         weight_j = tl.load(taps + j)
         held = inside & (spot >= 0) & (spot < extent)
-        if source_tiled != 0:
-            kept, in_tile = _from_tiles(
-                tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-                tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-                planes, rows, column0 + x + (j - half), held, BLOCK,
-            )  # fmt: skip
-            stored = tl.load(centre + (j - half) * step, mask=held & (in_tile == 0), other=0.0)
-            value = tl.where(in_tile != 0, kept, stored)
+        if source_tiled != 0:  # (along frames)
+            value = _from_kept(source, source_first, plane_stride, row_stride, column_stride,
+                               table, table_columns, tile_side, n_bins, n_frames, bin0, frame0, planes,
+                               planes, rows, column0 + x + (j - half), held)  # fmt: skip
         else:
             value = tl.load(centre + (j - half) * step, mask=held, other=0.0)
         total += weight_j * value
@@ -152,13 +145,9 @@ def _convolve_rows(
         at_base = (base + base_first + plane * base_plane + (base_row0 + row) * base_row
                    + base_column0 + x)  # fmt: skip
         if base_tiled != 0:
-            kept, in_tile = _from_tiles(
-                tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-                tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-                planes, base_row0 + row + x * 0, base_column0 + x, inside, BLOCK,
-            )  # fmt: skip
-            stored = tl.load(at_base, mask=inside & (in_tile == 0), other=0.0)
-            old = tl.where(in_tile != 0, kept, stored)
+            old = _from_kept(base, base_first, base_plane, base_row, 1, table, table_columns, tile_side,
+                             n_bins, n_frames, bin0, frame0, planes, planes,
+                             base_row0 + row + x * 0, base_column0 + x, inside)  # fmt: skip
         else:
             old = tl.load(at_base, mask=inside, other=0.0)
         amount = tl.load(weight + row * weight_row + x, mask=inside, other=0.0)
@@ -167,4 +156,4 @@ def _convolve_rows(
              total, mask=inside)  # fmt: skip
 
 
-tl = _lerp = _from_tiles = None  # (bound by _kernel)
+tl = _lerp = _from_kept = None  # (bound by _kernel)

@@ -69,7 +69,9 @@ class CloneParams(PointwiseParams):
 
 
 CloneInto = triton_math.KernelInto(
-    clone_fused.clone, lambda device, context: clone_fused.available(device)
+    clone_fused.clone,
+    lambda device, context: clone_fused.available(device),
+    reads_kept=True,
 )
 """The clone's fused kernel blending into the document on CUDA (the brush's
 :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`)."""

@@ -29,7 +29,7 @@ import functools
 
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import originals_fused, triton_math
 from spectropaint.brushes.kernels.clone_compiled import WIDE_OFFSET
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 
@@ -42,26 +42,44 @@ def available(device: torch.device) -> bool:
     return triton_math.wanted(device)
 
 
-def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=None):
+def reads_kept() -> bool:
+    """Whether a source inside the grid is given to the kernel where its values lie
+    (:attr:`.context.Source.kept`): once the kernel has run, no launch of it is refused
+    (:class:`~.triton_math.Unavailable`), so no torch path needs those values as tensors."""
+    return triton_math.launched(_kernel())
+
+
+def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=None,
+          kept=None):  # fmt: skip
     """What :func:`.clone.clone` gives for the region ``magnitude``, ``phase`` ``[C, Bm, Tm]``
     (on the GPU), as new tensors ``[C, B, T]`` on the box; where ``into`` is ``(weight, owner,
     destination)``, that blended with the box's values into the document instead
-    (:func:`~.triton_math.put_arguments`), and None."""
+    (:func:`~.triton_math.put_arguments`), and None.
+
+    ``kept`` (:class:`.originals_fused.Kept`): instead of ``magnitude`` and ``phase`` (None),
+    where the region's values lie: the stroke's kept tiles and the document's cells; the kernel
+    reads each cell there, with no copy of the region before it."""
     source = context.source
     rows, columns = context.inner
-    channels, _, n_frames = magnitude.shape
+    if kept is None:  # the region's values, read as a document with no tile kept
+        kept = originals_fused.Kept.of(magnitude, phase)
+    channels, _, n_frames = kept.shape
+    device = kept.document[0].device
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
-    out = triton_math.put_target((2, channels, n_rows, width), magnitude.device, into)
+    out = triton_math.put_target((2, channels, n_rows, width), device, into)
+    from_source = source.kept
+    if from_source is None:  # (read as a document with no tile kept)
+        from_source = originals_fused.Kept.of(source.magnitude, source.phase)
     valid = source.valid
     # (valid everywhere: one cell read through strides of 0)
-    cells = triton_math.one_cell(magnitude.device, torch.bool, True) if valid is None else valid
+    cells = triton_math.one_cell(device, torch.bool, True) if valid is None else valid
     low, top = ALIGNMENT
     offset = params.offset_frames
     triton_math.launch(
         _kernel(), (channels * n_rows,),
-        magnitude, phase, source.magnitude, source.phase, cells,
+        *originals_fused.kept_arguments(kept), channels,
+        *originals_fused.kept_arguments(from_source), cells,
         context.bin_hz, source.bin_hz, context.frames, out, *triton_math.put_arguments(out, into),
-        *magnitude.stride(), *phase.stride(), *source.magnitude.stride(), *source.phase.stride(),
         *((0, 0) if valid is None else valid.stride()),
         context.bin_hz.stride(0), source.bin_hz.stride(0), context.frames.stride(0),
         n_rows, n_frames, rows.start, columns.start, width, context.hop,
@@ -76,23 +94,27 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers; no
     argument specialised on (see the module's docstring)."""
-    return triton_math.jit_with(_clone_rows, "wrap", "row", "row_program", "columns", "put",
+    return triton_math.jit_with(_clone_rows, "wrap", "row_program", "columns", "put",
+                                "from_kept",
                                 general=True)  # fmt: skip
 
 
 def _clone_rows(
-    magnitude, phase, source_magnitude, source_phase, valid, destination_hz, source_hz, frames,
+    magnitude, phase, first, magnitude_c, magnitude_b, magnitude_t,
+    table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0, channels,
+    source, source_phase, source_first, source_c, source_b, source_t, source_table,
+    source_table_columns, source_side, source_bins, source_frames, source_bin0, source_frame0,
+    valid, destination_hz, source_hz, frames,
     out, weight, owner, out_magnitude, out_phase, weight_b, owner_b, owner_t, out_first, out_c,
-    out_b, out_t, blends, magnitude_c, magnitude_b, magnitude_t, phase_c, phase_b, phase_t,
-    source_magnitude_c,
-    source_magnitude_b, source_magnitude_t, source_phase_c, source_phase_b, source_phase_t,
-    valid_b, valid_t, destination_step, source_step, frames_step, n_rows, n_frames, row0, column0,
+    out_b, out_t, blends, valid_b, valid_t, destination_step, source_step, frames_step, n_rows, n_frames, row0, column0,
     width, hop, sample_rate, carried_frames, wide, carry, move, low, span, margin,
     PAD: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel (see the module's docstring): row ``b`` of channel ``c`` (program ``c *
-    n_rows + b``). ``magnitude``, ``phase``: the region ``[C, Bm, Tm]``, its rows from ``row0``;
-    ``source_*`` ``[C, B, Tm + 1]`` with the frame before in front; ``valid`` ``[B, Tm]`` (or one
+    n_rows + b``). ``magnitude`` to ``tile_frame0``: where the region's values ``[C, Bm, Tm]`` lie
+    (:func:`.originals_fused.kept_arguments`'), its rows from ``row0``, ``channels`` of them;
+    ``source`` to ``source_frame0``: where the source's values ``[C, B, Tm + 1]`` lie, the frame
+    before in front (likewise); ``valid`` ``[B, Tm]`` (or one
     cell read everywhere, its strides 0); ``out`` ``[2, C, B, T]``: the box's columns from
     ``column0``, or the document (``weight`` to ``blends``: :func:`~.triton_math.put_arguments`);
     ``carried_frames``: minus the offset; ``wide``: the carried advance multiplied out in float64;
@@ -114,12 +136,10 @@ def _clone_rows(
     centre = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
     cycles = source_rate * 1.0
     omega = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
-    own_magnitude = _row(magnitude, c, row0 + b, magnitude_c, magnitude_b)
-    own_phase = _row(phase, c, row0 + b, phase_c, phase_b)
-    from_magnitude = _row(source_magnitude, c, b, source_magnitude_c, source_magnitude_b)
-    from_phase = _row(source_phase, c, b, source_phase_c, source_phase_b)
     for start in range(0, width, BLOCK):
         x, inside, t = _columns(start, width, column0, BLOCK)
+        # (each cell's channel, region row and source row)
+        row_c, row_b, source_row = c + x * 0, row0 + b + x * 0, b + x * 0
         total = tl.zeros((BLOCK,), dtype=tl.float32)
         along = tl.zeros((BLOCK,), dtype=tl.float32)
         against = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -130,8 +150,18 @@ def _clone_rows(
             side = (step + 1) // 2 * (1 - 2 * (step % 2))
             at = t + side
             there_t = inside & (at >= 0) & (at < n_frames)
-            before = tl.load(from_phase + at * source_phase_t, mask=there_t, other=0.0)
-            after = tl.load(from_phase + (at + 1) * source_phase_t, mask=there_t, other=0.0)
+            before = _from_kept(
+                source_phase, source_first, source_c, source_b, source_t,
+                source_table, source_table_columns, source_side, source_bins, source_frames,
+                source_bin0, source_frame0,
+                channels + row_c, row_c, source_row, at, there_t,
+            )  # fmt: skip
+            after = _from_kept(
+                source_phase, source_first, source_c, source_b, source_t,
+                source_table, source_table_columns, source_side, source_bins, source_frames,
+                source_bin0, source_frame0,
+                channels + row_c, row_c, source_row, at + 1, there_t,
+            )  # fmt: skip
             turns = shift_rate * tl.load(frames + at * frames_step, mask=there_t, other=0).to(
                 tl.float64
             )
@@ -145,10 +175,22 @@ def _clone_rows(
             ).to(tl.float32)
             carried = tl.where(wide != 0, wide_carried, deviation * carried_frames.to(tl.float32))
             carried_on = (moved + centre) + carried
-            vote = tl.load(own_magnitude + at * magnitude_t, mask=there_t, other=0.0) * tl.load(
-                from_magnitude + (at + 1) * source_magnitude_t, mask=there_t, other=0.0
-            )
-            destination = tl.load(own_phase + at * phase_t, mask=there_t, other=0.0)
+            own = _from_kept(
+                magnitude, first, magnitude_c, magnitude_b, magnitude_t,
+                table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+                row_c, row_c, row_b, at, there_t,
+            )  # fmt: skip
+            vote = own * _from_kept(
+                source, source_first, source_c, source_b, source_t,
+                source_table, source_table_columns, source_side, source_bins, source_frames,
+                source_bin0, source_frame0,
+                row_c, row_c, source_row, at + 1, there_t,
+            )  # fmt: skip
+            destination = _from_kept(
+                phase, first, magnitude_c, magnitude_b, magnitude_t,
+                table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+                channels + row_c, row_c, row_b, at, there_t,
+            )  # fmt: skip
             total += vote
             along += tl.cos(destination - carried_on) * vote
             against += tl.cos(destination - moved) * vote
@@ -163,16 +205,29 @@ def _clone_rows(
         )
         blended = _wrap(continued - shifted) * sure + shifted
         chosen = tl.where(auto != 0, blended, tl.where(carry != 0, continued, shifted))
-        copied = tl.load(from_magnitude + (t + 1) * source_magnitude_t, mask=inside, other=0.0)
+        copied = _from_kept(
+            source, source_first, source_c, source_b, source_t,
+            source_table, source_table_columns, source_side, source_bins, source_frames,
+            source_bin0, source_frame0,
+            row_c, row_c, source_row, t + 1, inside,
+        )  # fmt: skip
         chosen = _wrap(chosen)
         # where the source lies past the grid, the cell keeps its own values
         keep = tl.load(valid + b * valid_b + t * valid_t, mask=inside, other=1) == 0
-        was = tl.load(own_magnitude + t * magnitude_t, mask=inside, other=0.0)
-        was_phase = tl.load(own_phase + t * phase_t, mask=inside, other=0.0)
+        was = _from_kept(
+            magnitude, first, magnitude_c, magnitude_b, magnitude_t,
+            table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+            row_c, row_c, row_b, t, inside,
+        )  # fmt: skip
+        was_phase = _from_kept(
+            phase, first, magnitude_c, magnitude_b, magnitude_t,
+            table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+            channels + row_c, row_c, row_b, t, inside,
+        )  # fmt: skip
         _put(out_row, plane, c, b, x, inside, tl.where(keep, was, copied),
              tl.where(keep, was_phase, chosen), was, was_phase, weight, owner, out_magnitude,
              out_phase, weight_b, owner_b, owner_t, out_first, out_c, out_b, out_t,
              blends)  # fmt: skip
 
 
-tl = _wrap = _row = _row_program = _columns = _put = None  # (bound by _kernel)
+tl = _wrap = _row_program = _columns = _put = _from_kept = None  # (bound by _kernel)

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from spectropaint.brushes.kernels.originals_fused import Kept
 
 
 @dataclass(frozen=True)
@@ -31,12 +35,17 @@ class Source:
         Where the source cell (of columns 1..T) lies inside the grid; None: everywhere.
     bin_hz : torch.Tensor [shape=(B,)], float64
         Centre frequency of each source row, Hz.
+    kept : Kept or None
+        Instead of ``magnitude`` and ``phase`` (then None), where those values lie (the stroke's
+        kept tiles and the document's cells, :class:`.originals_fused.Kept`): for the fused
+        kernel once it has run (:func:`.clone_fused.reads_kept`), a source inside the grid.
     """
 
-    magnitude: torch.Tensor
-    phase: torch.Tensor
+    magnitude: torch.Tensor | None
+    phase: torch.Tensor | None
     valid: torch.Tensor | None
     bin_hz: torch.Tensor
+    kept: Kept | None = None
 
 
 @dataclass(frozen=True)

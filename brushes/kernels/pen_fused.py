@@ -56,9 +56,7 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
     rows, columns = context.inner
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
     if kept is None:  # the region's values, read as a document with no tile kept
-        if magnitude.stride() != phase.stride():
-            magnitude, phase = magnitude.contiguous(), phase.contiguous()
-        kept = originals_fused.Kept([], (magnitude, phase, 0), tuple(magnitude.shape))
+        kept = originals_fused.Kept.of(magnitude, phase)
     channels = kept.shape[0]
     out = triton_math.put_target((2, channels, n_rows, width), kept.document[0].device, into)
     centre = context.centre[1]
@@ -68,7 +66,7 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
     level = context.full_scale * 10.0 ** (params.level_db / 20.0)
     triton_math.launch(
         _kernel(), (channels * n_rows,),
-        *originals_fused.kept_arguments(kept.tiles, kept.document, out), channels, context.bins,
+        *originals_fused.kept_arguments(kept), channels, context.bins,
         context.bin_hz, context.frames, centres, out, *triton_math.put_arguments(out, into),
         context.bins.stride(0), context.bin_hz.stride(0), context.frames.stride(0),
         *(centres.stride() if cells else (0, 0)), n_rows, rows.start, columns.start, width,
@@ -90,14 +88,13 @@ def _parts(value: float) -> tuple[float, float]:
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers; no
     argument specialised on (see the module's docstring)."""
-    return triton_math.jit_with(_pen_rows, "atan2", "row", "row_program", "columns", "put",
-                                "from_tiles", general=True)  # fmt: skip
+    return triton_math.jit_with(_pen_rows, "atan2", "row_program", "columns", "put",
+                                "from_kept", general=True)  # fmt: skip
 
 
 def _pen_rows(
-    magnitude, phase, first, magnitude_c, magnitude_b, magnitude_t,
-    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3, channels,
+    magnitude, phase, first, magnitude_c, magnitude_b, magnitude_t, table, table_columns, tile_side,
+    n_bins, n_frames, bin0, frame0, channels,
     bins, bin_hz, frames, centres, out, weight, owner, out_magnitude, out_phase,
     weight_b, owner_b, owner_t, out_first, out_c, out_b, out_t, blends, bins_step, bin_hz_step,
     frames_step, centres_b, centres_t, n_rows,
@@ -111,8 +108,8 @@ def _pen_rows(
     ``[B, T]``: the centre bin per cell of the box, added to ``centre_*``; ``out`` ``[2, C, B,
     T]``, or the document (``weight`` to ``blends``: :func:`~.triton_math.put_arguments`);
     ``magnitude`` and ``phase``: the region's values from ``first`` on (through the strides
-    ``magnitude_*``) but the cells the four tiles hold (``tile*`` to ``width*``:
-    :func:`.originals_fused.kept_arguments`, placed in the region);
+    ``magnitude_*``) but the cells kept tiles hold (``table`` to ``frame0``:
+    :func:`.originals_fused.kept_arguments`);
     ``line``: the main lobe, else the band's profile of ``radius_*``, ``hardness_*`` and
     ``span_*`` (one less the hardness); each ``*_high``, ``*_low``: a float64 number's parts;
     each ``*_c``, ``*_b``, ``*_t`` and ``*_step``: a tensor's strides."""
@@ -128,8 +125,6 @@ def _pen_rows(
     row_hz = tl.load(bin_hz + (row0 + b) * bin_hz_step).to(tl.float64)
     # the phase of frame t's window centre: pi per odd bin
     half_turns = (row_bin % 2).to(tl.float64) * 3.141592653589793
-    own_magnitude = _row(magnitude, c, row0 + b, magnitude_c, magnitude_b) + first
-    own_phase = _row(phase, c, row0 + b, magnitude_c, magnitude_b) + first
     for start in range(0, width, BLOCK):
         x, inside, t = _columns(start, width, column0, BLOCK)
         row_c, row_b = c + x * 0, row0 + b + x * 0  # (each cell's channel and region row)
@@ -153,23 +148,12 @@ def _pen_rows(
         frame = tl.load(frames + t * frames_step, mask=inside, other=0).to(tl.float64)
         cycles = frequency * frame_seconds * frame
         tone = ((cycles - tl.floor(cycles)) * 6.283185307179586 - half_turns).to(tl.float32)
-        kept, held = _from_tiles(
-            tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-            tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-            row_c, row_b, t, inside, BLOCK,
-        )  # fmt: skip
-        kept_phase, _ = _from_tiles(
-            tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-            tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-            channels + row_c, row_b, t, inside, BLOCK,
-        )  # fmt: skip
-        stored = inside & (held == 0)
-        was = tl.where(
-            held != 0, kept, tl.load(own_magnitude + t * magnitude_t, mask=stored, other=0.0)
-        )
-        was_phase = tl.where(
-            held != 0, kept_phase, tl.load(own_phase + t * magnitude_t, mask=stored, other=0.0)
-        )
+        was = _from_kept(magnitude, first, magnitude_c, magnitude_b, magnitude_t, table,
+                         table_columns, tile_side, n_bins, n_frames, bin0, frame0, row_c, row_c,
+                         row_b, t, inside)  # fmt: skip
+        was_phase = _from_kept(phase, first, magnitude_c, magnitude_b, magnitude_t, table,
+                               table_columns, tile_side, n_bins, n_frames, bin0, frame0,
+                               channels + row_c, row_c, row_b, t, inside)  # fmt: skip
         real = was * tl.cos(was_phase) + amplitude * tl.cos(tone)
         imag = was * tl.sin(was_phase) + amplitude * tl.sin(tone)
         _put(out_row, plane, c, b, x, inside, tl.sqrt(real * real + imag * imag),
@@ -177,4 +161,4 @@ def _pen_rows(
              owner_b, owner_t, out_first, out_c, out_b, out_t, blends)  # fmt: skip
 
 
-tl = _atan2 = _row = _row_program = _columns = _put = _from_tiles = None  # (bound by _kernel)
+tl = _atan2 = _row_program = _columns = _put = _from_kept = None  # (bound by _kernel)

@@ -16,6 +16,7 @@ import torch
 from spectropaint.brushes.kernels import filter_fused, triton_math
 from spectropaint.brushes.kernels.context import DabContext
 from spectropaint.brushes.kernels.fft import cached_transfer, fast_length, fft_filter, filter_taps
+from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.params import check_params, param
 from spectropaint.transforms.errors import SettingsError
 from spectropaint.transforms.torch_device import to_device
@@ -115,8 +116,9 @@ class FilterInto:
     filter, each cell's result gathered from its dab's, the blend). The brush's
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`."""
 
-    reads_kept = False
-    """It reads the region's values (:class:`~.triton_math.KernelInto`'s ``reads_kept``)."""
+    reads_kept = True
+    """It also reads the region's values where they lie (:class:`~.triton_math.KernelInto`'s
+    ``reads_kept``)."""
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
@@ -129,14 +131,17 @@ class FilterInto:
     def apply(values, weight, destination, params: FilterParams, context: DabContext,
               holders) -> bool:  # fmt: skip
         """:func:`.filter_fused.filter_into` for dabs of one size: ``values`` the group's region
-        ``[2, C, Rm, Cm]``, each dab's box at ``context.inner`` of its region, ``holders`` its
-        ``dabs`` and ``last``; through this brush's taps for those regions; True. Raises
-        :class:`~.triton_math.Unavailable` where Triton cannot compile."""
+        ``[2, C, Rm, Cm]`` (or where they lie, a :class:`~.originals_fused.Kept`), each dab's box
+        at ``context.inner`` of its region, ``holders`` its ``dabs`` and ``last``; through this
+        brush's taps for those regions; True. Raises :class:`~.triton_math.Unavailable` where
+        Triton cannot compile."""
         rows, columns = context.inner
         box = (rows.stop - rows.start, columns.stop - columns.start)
         region = (box[0] + 2 * rows.start, box[1] + 2 * columns.start)
-        taps = _device_taps(params, region, values.device)
-        filter_fused.filter_into(values[0], taps, *holders, weight, destination, box,
+        taps = _device_taps(params, region, destination[0].device)
+        if isinstance(values, torch.Tensor):  # (read as a document with no tile kept)
+            values = Kept.of(values[0], values[1])
+        filter_fused.filter_into(values, taps, *holders, weight, destination, box,
                                  (rows.start, columns.start))  # fmt: skip
         return True
 

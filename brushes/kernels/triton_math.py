@@ -130,7 +130,7 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_tiles``) are bound in its module's
+    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_kept``) are bound in its module's
     globals (as ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
@@ -153,6 +153,23 @@ def jit_with(function, *names: str, general: bool = False, **options):
     return triton().jit(function, **options)
 
 
+def helper(function, *names: str):
+    """``function`` jitted as a helper that kernels call (:func:`jit_with`'s ``names`` bound);
+    under Triton's interpreter, the plain function the interpreter rewrites it to
+    (:func:`_helpers`)."""
+    jitted = jit_with(function, *names)
+    return _plain_under_interpreter(jitted)
+
+
+def _plain_under_interpreter(jitted):
+    """``jitted`` (a helper), or under Triton's interpreter the plain function it rewrites it to:
+    the interpreter patches triton.language anew at each call of a jitted helper (some 160 us),
+    which the kernel's own launch has done already."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return jitted.rewrite() if isinstance(jitted, InterpretedFunction) else jitted
+
+
 @functools.cache
 def one_cell(device: torch.device, dtype: torch.dtype, value: float) -> torch.Tensor:
     """A tensor of one cell ``[1, 1]``, which a kernel reads through strides of 0 where an
@@ -167,7 +184,7 @@ class KernelInto:
     :attr:`~spectropaint.brushes.registry.BrushKind.blends_into`: ``kernel(magnitude, phase,
     params, context, *, into)`` where ``available(device, context)`` says it runs; where
     ``reads_kept``, the kernel also takes ``kept`` (:class:`.originals_fused.Kept`) instead of
-    the region's values (the pen's, whose region is its box)."""
+    the region's values (the pen's and the clone's)."""
 
     def __init__(self, kernel, available, *, reads_kept: bool = False) -> None:
         self.kernel, self.available, self.reads_kept = kernel, available, reads_kept
@@ -230,9 +247,10 @@ def _helpers() -> dict:
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
              "row_program": _plain_row_program, "columns": _plain_columns,
              "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put,
-             "from_tile": _plain_from_tile, "from_tiles": _plain_from_tiles}  # fmt: skip
-    helpers = {name: jit(function) for name, function in plain.items()}
-    for name in ("atan2", "crossfade", "from_tile"):  # (helpers that call helpers find them here)
+             "from_kept": _plain_from_kept}  # fmt: skip
+    helpers = {name: _plain_under_interpreter(jit(function)) for name, function in plain.items()}
+    # (helpers that call helpers find them here)
+    for name in ("atan2", "crossfade"):
         globals()[f"_{name}"] = helpers[name]
     return helpers
 
@@ -270,39 +288,34 @@ def _plain_put(out_row, plane, c, b, x, inside, magnitude, phase, old_magnitude,
         tl.store(out_row + plane + x, phase, mask=inside)
 
 
-def _plain_from_tiles(
-    tile0, top0, left0, height0, width0, tile1, top1, left1, height1, width1,
-    tile2, top2, left2, height2, width2, tile3, top3, left3, height3, width3,
-    plane, row, column, inside, BLOCK: tl.constexpr,
+def _plain_from_kept(
+    values, first, plane_stride, row_stride, column_stride, table, table_columns, side, n_bins,
+    n_frames, bin0, frame0, tile_plane, plane, row, column, inside,
 ):  # fmt: skip
-    """Each cell's value (``plane``, ``row``, ``column`` of the box) from the first of the four
-    tiles that holds it (0 elsewhere), and whether one did (1, else 0)."""
-    value = tl.zeros((BLOCK,), dtype=tl.float32)
-    held = tl.zeros((BLOCK,), dtype=tl.int32)  # (1 once a tile holds the cell)
-    value, held = _from_tile(tile0, top0, left0, height0, width0, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    value, held = _from_tile(tile1, top1, left1, height1, width1, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    value, held = _from_tile(tile2, top2, left2, height2, width2, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    value, held = _from_tile(tile3, top3, left3, height3, width3, plane, row, column, inside,
-                             value, held)  # fmt: skip
-    return value, held
-
-
-def _plain_from_tile(tile, top, left, height, width, plane, row, column, inside, value, held):
-    """``value`` where a cell (``plane``, ``row``, ``column`` of the box) lies in ``tile`` (its
-    first cell at ``top``, ``left``; ``height`` x ``width`` a plane) and no earlier tile held it,
-    taken from the tile; and ``held`` marking it. A tile of no rows (one not given) is passed
-    over."""
-    if height > 0:
-        down = row - top
-        along = column - left
-        here = (inside & (held == 0) & (down >= 0) & (down < height) & (along >= 0)
-                & (along < width))  # fmt: skip
-        found = tl.load(tile + (plane * height + down) * width + along, mask=here, other=0.0)
-        value, held = tl.where(here, found, value), tl.where(here, 1, held)
-    return value, held
+    """Each cell's starting value (``row``, ``column`` of a box whose first cell lies at
+    ``bin0``, ``frame0`` of an ``n_bins x n_frames`` grid; 0 outside ``inside``): from the kept
+    tile that holds it (``table``: each tile's address, ``table_columns`` tiles of ``side`` cells
+    a row, 0 where none is kept: :class:`.tile_table.TileTable`), at the tile's ``tile_plane``
+    (the channel for a magnitude, the channels more for a phase); else the document's ``values``
+    (its magnitude or phase) at channel ``plane`` from ``first`` through its strides
+    (:func:`.originals_fused.kept_arguments`' order)."""
+    in_document = values + first + plane * plane_stride + row * row_stride + column * column_stride
+    if table_columns == 0:  # (a table of no tile: a tensor read as a document)
+        value = tl.load(in_document, mask=inside, other=0.0)
+    else:
+        at_bin = bin0 + row
+        at_frame = frame0 + column
+        tile_row = at_bin // side
+        tile_column = at_frame // side
+        address = tl.load(table + tile_row * table_columns + tile_column, mask=inside, other=0)
+        top = tile_row * side
+        left = tile_column * side
+        width = tl.minimum(n_frames - left, side)
+        height = tl.minimum(n_bins - top, side)
+        tile = address.to(tl.pointer_type(tl.float32))
+        in_tile = tile + (tile_plane * height + at_bin - top) * width + at_frame - left
+        value = tl.load(tl.where(address != 0, in_tile, in_document), mask=inside, other=0.0)
+    return value
 
 
 def _plain_row_program(out, n_rows, width):
@@ -360,4 +373,4 @@ def _plain_atan2(y, x):
     return tl.where(y < 0.0, -angle, angle)
 
 
-tl = _atan2 = _crossfade = _from_tile = None  # (bound by jit_with and _helpers)
+tl = _atan2 = _crossfade = None  # (bound by jit_with and _helpers)

@@ -36,7 +36,8 @@ import functools
 import numpy as np
 import torch
 
-from spectropaint.brushes.kernels import staging, triton_math
+from spectropaint.brushes.kernels import originals_fused, staging, triton_math
+from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
@@ -53,8 +54,10 @@ ALONE_CELLS = 1 << 15
 of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radius 32 (4 225
 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
 SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W",
-         "start_part", "start_plane", "start_row")  # fmt: skip
-"""The kernel's arguments that are sizes or strides (see :func:`_kernel`)."""
+         "start", "start_phase", "start_first", "start_c", "start_b", "start_t", "table",
+         "table_columns", "tile_side", "tile_bins", "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
+"""The kernel's arguments that are sizes, strides or places (see :func:`_kernel`), and the
+starting values' pointers (a view's may lie anywhere)."""
 
 
 def available(device: torch.device) -> bool:
@@ -82,9 +85,10 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
     windows : spectropaint.brushes.dab.DragWindows
         The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already; read
         by the kernel where they lie, :func:`.staging.for_kernels`).
-    original : torch.Tensor [shape=(2, C, Bm, Tm)]
-        The group's region as the stroke began (any strides; read through them: a view that
-        leaves out the frame before is not copied).
+    original : torch.Tensor [shape=(2, C, Bm, Tm)] or Kept
+        The group's region as the stroke began (its magnitude and phase of one layout, any
+        strides; read through them: a view that leaves out the frame before is not copied), or
+        where those values lie (:class:`~.originals_fused.Kept`, read by the launch there).
     prepared : dict
         :func:`.warp.warp_prepare`'s tensors for the group's region.
     params : spectropaint.brushes.kernels.warp.WarpParams
@@ -118,12 +122,12 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
     masks = uploaded[0] if host_masks else masks
     scratch = torch.empty((6, channels, height, width), device=device)
     low, high = ALIGNMENT
-    if original.stride(-1) != 1:
-        original = original.contiguous()
+    kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
     triton_math.launch(
         _kernel(), (1,),
         magnitude, phase, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
-        original, *original.stride()[:3], scratch, n_dabs, magnitude.stride(0),
+        *originals_fused.kept_arguments(kept), scratch, n_dabs,
+        magnitude.stride(0),
         magnitude.stride(1), ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
         1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
@@ -137,12 +141,14 @@ def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers."""
     # sizes are not specialised on (Triton would compile a variant for each that is or is not a
     # multiple of 16: seconds, part way through a stroke)
-    return triton_math.jit_with(_warp_dabs, "wrap", "atan2", do_not_specialize=SIZES)
+    return triton_math.jit_with(_warp_dabs, "wrap", "atan2", "from_kept", do_not_specialize=SIZES)
 
 
 def _warp_dabs(
-    held, held_phase, masks, floats, integers, ramp, drift, omega, start, start_part, start_plane,
-    start_row, scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, low,
+    held, held_phase, masks, floats, integers, ramp, drift, omega,
+    start, start_phase, start_first, start_c, start_b, start_t,
+    table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+    scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, low,
     along_scale, margin_scale, H, W,
     C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
@@ -154,8 +160,8 @@ def _warp_dabs(
     ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
     ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
     ``[K, H, W]``; ``ramp`` ``[Bm Tm]``, ``drift`` ``[C, Bm Tm]``, ``omega`` ``[Bm]``; ``start``
-    ``[2, C, Bm, Tm]``: the region as the stroke began, through its strides ``start_part``,
-    ``start_plane`` and ``start_row`` (its columns adjacent); ``scratch`` ``[6, C, H, W]``:
+    to ``tile_frame0``: where the region's values as the stroke began lie
+    (:func:`.originals_fused.kept_arguments`'); ``scratch`` ``[6, C, H, W]``:
     magnitude, the moved phase of each mode, the continuation's weight and its two alignments.
     ``CARRY`` and ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
     window = H * W
@@ -243,11 +249,18 @@ def _warp_dabs(
                 tl.store(scratch + 2 * cells + cell, shifted, mask=inside)
                 out = tl.load(outside + k * window + spot, mask=inside, other=1)
                 here_row = here // region_width
-                started = (channel * start_plane + here_row * start_row + here
-                           - here_row * region_width)  # fmt: skip
-                was = tl.load(start + started, mask=inside & (out == 0), other=0.0)
+                here_column = here - here_row * region_width
+                was = _from_kept(
+                    start, start_first, start_c, start_b, start_t,
+                    table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+                    channel, channel, here_row, here_column, inside & (out == 0),
+                )  # fmt: skip
                 term = was * magnitude
-                was_phase = tl.load(start + start_part + started, mask=inside, other=0.0)
+                was_phase = _from_kept(
+                    start_phase, start_first, start_c, start_b, start_t,
+                    table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+                    C + channel, channel, here_row, here_column, inside,
+                )  # fmt: skip
                 tl.store(scratch + 3 * cells + cell, term, mask=inside)
                 tl.store(scratch + 4 * cells + cell, tl.cos(was_phase - moved) * term, mask=inside)
                 tl.store(scratch + 5 * cells + cell, tl.cos(was_phase - shifted) * term,
@@ -299,4 +312,4 @@ def _warp_dabs(
         tl.debug_barrier()
 
 
-tl = _wrap = _atan2 = None  # (bound by _kernel)
+tl = _wrap = _atan2 = _from_kept = None  # (bound by _kernel)

@@ -22,7 +22,8 @@ import math
 
 import torch
 
-from spectropaint.brushes.kernels import triton_math
+from spectropaint.brushes.kernels import originals_fused, triton_math
+from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.transforms.regions import Region
 
 BLOCK = 128
@@ -30,7 +31,7 @@ BLOCK = 128
 
 
 def prepare(
-    original: torch.Tensor,
+    original: torch.Tensor | Kept,
     band_hz: torch.Tensor,
     region: Region,
     grid: tuple[int, int],
@@ -42,17 +43,18 @@ def prepare(
     ``grid``'s ``(n_bins, n_frames)``), computed from where it lies.
 
     ``original`` ``[2, C, Bm, Tm + 1]``: its values as the stroke began, the frame before it in
-    front; ``band_hz`` ``[n_bins]`` float64: the block's bands."""
-    channels, n_rows, width = original.shape[1], original.shape[2], original.shape[3] - 1
-    device = original.device
+    front, or where they lie (:class:`~.originals_fused.Kept`, read by the launch there);
+    ``band_hz`` ``[n_bins]`` float64: the block's bands."""
+    kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
+    channels, n_rows, width = kept.shape[0], kept.shape[1], kept.shape[2] - 1
+    device = band_hz.device
     ramp = torch.empty((n_rows, width), device=device)
     drift = torch.empty((channels, n_rows, width), device=device)
     omega = torch.empty(n_rows, device=device)
-    phases = original[1]
     triton_math.launch(
         _kernel(), (n_rows,),
-        phases, band_hz, _constants(device, hop, sample_rate), ramp, drift, omega,
-        phases.stride(0), phases.stride(1), phases.stride(2), region.bin0, grid[0],
+        *originals_fused.kept_arguments(kept), band_hz,
+        _constants(device, hop, sample_rate), ramp, drift, omega, region.bin0, grid[0],
         region.frame0, grid[1], width, channels, BLOCK=BLOCK, enable_fp_fusion=False,
     )  # fmt: skip
     return {"ramp": ramp, "drift": drift, "omega": omega[:, None].expand(ramp.shape)}
@@ -70,17 +72,21 @@ def _constants(device: torch.device, hop: int, sample_rate: int) -> torch.Tensor
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helper; no
     argument specialised on."""
-    return triton_math.jit_with(_prepare_rows, "wrap", general=True)
+    return triton_math.jit_with(_prepare_rows, "wrap", "from_kept", general=True)
 
 
 def _prepare_rows(
-    phases, band_hz, constants, ramp, drift, omega, phase_c, phase_b, phase_t, bin0, n_bins,
-    frame0, n_frames, width, channels, BLOCK: tl.constexpr,
+    magnitude, phase, first, plane_stride, row_stride, column_stride,
+    table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+    band_hz, constants, ramp, drift, omega, bin0, n_bins, frame0, n_frames, width, channels,
+    BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel: row ``program_id`` of ``ramp`` ``[Bm, Tm]``, ``drift`` ``[C, Bm, Tm]`` and
-    ``omega`` ``[Bm]`` (contiguous), from ``phases`` ``[C, Bm, Tm + 1]`` (strides given) and the
-    band of the region's row (``bin0`` on), its frames from ``frame0``, each reflected past the
-    grid (edge cell repeated, as :func:`~spectropaint.brushes.dab.reflect_index` reflects)."""
+    ``omega`` ``[Bm]`` (contiguous), from the phases of the region ``[C, Bm, Tm + 1]`` where
+    they lie (``magnitude`` to ``tile_frame0``: :func:`.originals_fused.kept_arguments`',
+    ``magnitude`` unread) and the band of the region's row (``bin0`` on), its frames from
+    ``frame0``, each reflected past the grid (edge cell repeated, as
+    :func:`~spectropaint.brushes.dab.reflect_index` reflects)."""
     b = tl.program_id(0)
     row = ((bin0 + b) % (2 * n_bins) + 2 * n_bins) % (2 * n_bins)  # (a remainder of either sign)
     past = row // n_bins  # 1 in the reflection: the row counted back from the edge
@@ -100,12 +106,21 @@ def _prepare_rows(
         cycles = rate * frame.to(tl.float64)
         tl.store(ramp + b * width + t, ((cycles - tl.floor(cycles)) * turn).to(tl.float32),
                  mask=inside)  # fmt: skip
+        row_b = b + t * 0  # (the row and channel as vectors, as the helper takes them)
         for c in range(channels):
-            own = phases + c * phase_c + b * phase_b
-            later = tl.load(own + (t + 1) * phase_t, mask=inside, other=0.0)
-            earlier = tl.load(own + t * phase_t, mask=inside, other=0.0)
+            row_c = c + t * 0
+            later = _from_kept(
+                phase, first, plane_stride, row_stride, column_stride,
+                table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+                channels + row_c, row_c, row_b, t + 1, inside,
+            )  # fmt: skip
+            earlier = _from_kept(
+                phase, first, plane_stride, row_stride, column_stride,
+                table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+                channels + row_c, row_c, row_b, t, inside,
+            )  # fmt: skip
             at = (c * tl.num_programs(0) + b) * width + t
             tl.store(drift + at, _wrap((later - earlier) - centre), mask=inside)
 
 
-tl = _wrap = None  # (bound by _kernel)
+tl = _wrap = _from_kept = None  # (bound by _kernel)
