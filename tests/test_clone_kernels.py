@@ -216,7 +216,7 @@ def test_the_clone_blended_into_the_document_by_its_launch_equals_the_blend_s(
 @pytest.mark.parametrize("kernel", ["fused"], indirect=True)
 @pytest.mark.parametrize(
     ("params", "frame0", "events"),
-    [(*CASES[0].values, 6), (*CASES[3].values, 10)],  # (the second's source enters the grid late)
+    [(*CASES[0].values, 6), (CASES[3].values[0], 60, 6)],  # (the second's source enters the grid)
 )
 def test_the_clone_reading_its_values_where_they_lie_equals_it_reading_their_copies(
     document, on, monkeypatch, params, frame0, events
