@@ -102,8 +102,8 @@ def _convolve_rows(
     source, source_first, taps, plane_stride, row_stride, column_stride, half, row0, column0,
     out_rows, out_width, extent, down, target, target_plane, target_row, target_column,
     target_first, base, base_first, base_plane, base_row, base_row0, base_column0, weight,
-    weight_row, blends, source_tiled, base_tiled, table, table_columns, tile_side, n_bins, n_frames,
-    bin0, frame0, BLOCK: tl.constexpr,
+    weight_row, blends, source_tiled, base_tiled, table, table_columns, tile_side, n_bins,
+    n_frames, bin0, frame0, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel: ``BLOCK`` cells of row ``program_id(0)`` (plane by plane) of an output
     ``[planes, out_rows, out_width]``, each the sum of ``taps`` over the cells of ``source``
@@ -134,8 +134,8 @@ def _convolve_rows(
         held = inside & (spot >= 0) & (spot < extent)
         if source_tiled != 0:  # (along frames)
             value = _from_kept(source, source_first, plane_stride, row_stride, column_stride,
-                               table, table_columns, tile_side, n_bins, n_frames, bin0, frame0, planes,
-                               planes, rows, column0 + x + (j - half), held)  # fmt: skip
+                               table, table_columns, tile_side, n_bins, n_frames, bin0, frame0,
+                               planes, planes, rows, column0 + x + (j - half), held)  # fmt: skip
         else:
             value = tl.load(centre + (j - half) * step, mask=held, other=0.0)
         total += weight_j * value
@@ -145,8 +145,8 @@ def _convolve_rows(
         at_base = (base + base_first + plane * base_plane + (base_row0 + row) * base_row
                    + base_column0 + x)  # fmt: skip
         if base_tiled != 0:
-            old = _from_kept(base, base_first, base_plane, base_row, 1, table, table_columns, tile_side,
-                             n_bins, n_frames, bin0, frame0, planes, planes,
+            old = _from_kept(base, base_first, base_plane, base_row, 1, table, table_columns,
+                             tile_side, n_bins, n_frames, bin0, frame0, planes, planes,
                              base_row0 + row + x * 0, base_column0 + x, inside)  # fmt: skip
         else:
             old = tl.load(at_base, mask=inside, other=0.0)

@@ -106,7 +106,8 @@ def _clone_rows(
     source_table_columns, source_side, source_bins, source_frames, source_bin0, source_frame0,
     valid, destination_hz, source_hz, frames,
     out, weight, owner, out_magnitude, out_phase, weight_b, owner_b, owner_t, out_first, out_c,
-    out_b, out_t, blends, valid_b, valid_t, destination_step, source_step, frames_step, n_rows, n_frames, row0, column0,
+    out_b, out_t, blends, valid_b, valid_t, destination_step, source_step, frames_step, n_rows,
+    n_frames, row0, column0,
     width, hop, sample_rate, carried_frames, wide, carry, move, low, span, margin,
     PAD: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip

@@ -153,8 +153,8 @@ def _scale_cells(
     row = (cell // width) % rows
     plane = cell // (width * rows)  # the channel: a tile's magnitudes are its first planes
     original = _from_kept(magnitude, first, plane_stride, row_stride, column_stride, table,
-                          table_columns, tile_side, n_bins, n_frames, bin0, frame0, plane, plane, row,
-                          column, inside)  # fmt: skip
+                          table_columns, tile_side, n_bins, n_frames, bin0, frame0, plane, plane,
+                          row, column, inside)  # fmt: skip
     at = first + plane * plane_stride + row * row_stride + column * column_stride
     amount = tl.load(weight + row * weight_row + column * weight_column, mask=inside, other=0.0)
     tl.store(magnitude + at, _lerp(original, original * factor, amount), mask=inside)

@@ -55,7 +55,8 @@ of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radi
 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
 SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W",
          "start", "start_phase", "start_first", "start_c", "start_b", "start_t", "table",
-         "table_columns", "tile_side", "tile_bins", "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
+         "table_columns", "tile_side", "tile_bins", "tile_frames", "tile_bin0",
+         "tile_frame0")  # fmt: skip
 """The kernel's arguments that are sizes, strides or places (see :func:`_kernel`), and the
 starting values' pointers (a view's may lie anywhere)."""
 
