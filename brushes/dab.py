@@ -326,28 +326,33 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
     )
     inside = wanted.clipped(block.n_bins, block.n_frames)
     device = state.document.device
-    if inside == wanted:  # all of it in the grid: no cell to mark invalid
-        bin_hz = stroke.band_hz[wanted.bin0 : wanted.bin1]
-        if clone_fused.available(device) and clone_fused.reads_kept():
-            kept = state.step.kept(inside)  # (where they lie: the kernel reads them)
-            if kept is not None:
-                return Source(None, None, None, bin_hz, kept)
+    rows = slice(inside.bin0 - wanted.bin0, inside.bin1 - wanted.bin0)
+    columns = slice(inside.frame0 - wanted.frame0, inside.frame1 - wanted.frame0)
+    grid = (rows.start, rows.stop, columns.start, columns.stop)  # (in the grid)
+    grid = None if inside == wanted else (0, 0, 0, 0) if inside.empty else grid
+    if clone_fused.available(device) and clone_fused.reads_kept():
+        # where the values lie, for the kernel to read them in the grid alone
+        if inside.empty:
+            return Source(None, None, None, stroke.band_hz[:1], clone_fused.nowhere(device), grid)
+        kept = state.step.kept(inside)
+        if kept is not None:
+            bin_hz = stroke.band_hz[inside.bin0 : inside.bin1]
+            return Source(None, None, None, bin_hz, kept.moved(-rows.start, -columns.start), grid)
+    if grid is None:  # all of it in the grid: no cell to mark invalid
         values = state.step.original(inside)
-        return Source(values[0], values[1], None, bin_hz)
+        return Source(values[0], values[1], None, stroke.band_hz[wanted.bin0 : wanted.bin1])
     values = torch.zeros((2, len(box.channels), box.shape[0], box.shape[1] + 1), device=device)
     valid = torch.zeros(values.shape[-2:], device=device, dtype=torch.bool)
     if not inside.empty:
-        rows = slice(inside.bin0 - wanted.bin0, inside.bin1 - wanted.bin0)
-        columns = slice(inside.frame0 - wanted.frame0, inside.frame1 - wanted.frame0)
         values[:, :, rows, columns] = state.step.original(inside)
         valid[rows, columns] = True
-        first = inside.frame0 - wanted.frame0  # the column of the first frame inside the grid
+        first = columns.start  # the column of the first frame inside the grid
         if inside.frame0 == 0 and first >= 1 and values.shape[-1] > first + 1:
             # the frame before lies outside the grid: extrapolate it, so the first frame's phase
             # advance is measured forwards (wherever the box begins: a fused box must agree)
             values[1, ..., first - 1] = 2 * values[1, ..., first] - values[1, ..., first + 1]
     bins = torch.arange(wanted.bin0, wanted.bin1, device=device).clamp(0, block.n_bins - 1)
-    return Source(values[0], values[1], valid[:, 1:], stroke.band_hz[bins])
+    return Source(values[0], values[1], valid[:, 1:], stroke.band_hz[bins], grid=grid)
 
 
 @dataclass(frozen=True)
@@ -1447,7 +1452,7 @@ def _apply_dragging(
             hop=grid.hop, sample_rate=document.sample_rate,
         )  # fmt: skip
     frames = None if frames is None else frames[1:]
-    original = original[..., 1:] if isinstance(original, torch.Tensor) else original.from_column(1)
+    original = original[..., 1:] if isinstance(original, torch.Tensor) else original.moved(0, 1)
     if whole is not None or (planned and kind.plan is not None and len(group) > 1):
         _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
     else:

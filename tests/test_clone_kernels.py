@@ -37,6 +37,7 @@ from spectropaint.brushes.kernels import (
     triton_math,
 )
 from spectropaint.brushes.kernels.clone import CloneInto
+from spectropaint.brushes.kernels.context import Source
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
@@ -94,6 +95,26 @@ def reading_where_they_lie(monkeypatch, on: bool) -> None:
     monkeypatch.setattr(clone_fused, "reads_kept", SOURCE_READS_KEPT if on else lambda: False)
 
 
+def copied(source, region: tuple[int, int, int]):
+    """A source that the fused kernel reads where it lies (:attr:`~spectropaint.brushes.kernels.
+    context.Source.kept`) as torch's path takes it, for the ``[C, Bm, Tm]`` region: its values
+    ``[C, Bm, Tm + 1]`` gathered in the grid, 0 past it but for the phase of the frame before the
+    grid's first, extrapolated from the two after it; where its cells lie in the grid; each row's
+    frequency, the nearest row's in the grid past it."""
+    channels, n_rows, width = region
+    row0, row1, column0, column1 = source.grid or (0, n_rows, 0, width + 1)
+    values = torch.zeros((2, channels, n_rows, width + 1), device=source.bin_hz.device)
+    if row0 < row1 and column0 < column1:  # (else wholly past the grid)
+        values[:, :, row0:row1, column0:column1] = gathered(source.kept.moved(row0, column0))
+    if column0 >= 1 and column0 + 1 < width + 1:
+        values[1, ..., column0 - 1] = 2 * values[1, ..., column0] - values[1, ..., column0 + 1]
+    valid = torch.zeros(values.shape[-2:], dtype=torch.bool, device=values.device)
+    valid[row0:row1, column0:column1] = True
+    nearest = (torch.arange(n_rows) - row0).clamp(0, max(row1 - row0 - 1, 0))
+    return Source(values[0], values[1], None if source.grid is None else valid[:, 1:],
+                  source.bin_hz[nearest.to(source.bin_hz.device)])  # fmt: skip
+
+
 def drag(frame0: float, count: int = 10) -> list[InputEvent]:
     """A 60 Hz drag of several dabs an event, bending in frequency."""
     return [
@@ -134,9 +155,7 @@ def test_each_call_equals_torch_s_clone(document, on, monkeypatch, params, frame
     def both(magnitude, phase, kernel_params, context):
         result = real(magnitude, phase, kernel_params, context)
         if context.source.kept is not None:  # (torch's path reads the source's values)
-            values = gathered(context.source.kept)
-            source = dataclasses.replace(context.source, magnitude=values[0], phase=values[1],
-                                         kept=None)  # fmt: skip
+            source = copied(context.source, magnitude.shape)
             context = dataclasses.replace(context, source=source)
         with monkeypatch.context() as torch_path:
             torch_path.setenv(compiled_math.COMPILED_ENV, "0")
@@ -222,16 +241,17 @@ def test_the_clone_reading_its_values_where_they_lie_equals_it_reading_their_cop
     document, on, monkeypatch, params, frame0, events
 ):
     """A group's fused launch reads its region's starting values, and once the kernel has run
-    its source's where that lies in the grid, from the stroke's kept tiles and elsewhere the
-    document (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`), instead of gathered
-    copies: the stroke's result is the same bit for bit, its source in the grid or partly past
-    it (that part still copied)."""
+    its source's, from the stroke's kept tiles and elsewhere the document
+    (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`), instead of gathered copies: the
+    stroke's result is the same bit for bit, its source in the grid or partly past it (read in
+    the grid alone)."""
     reading_where_they_lie(monkeypatch, True)
-    kept, sources, held = [], [], []
+    kept, sources, held, past = [], [], [], []
 
     def recorded(magnitude, phase, params, context, **kw):
         kept.append(kw.get("kept"))
         sources.append(context.source.kept)
+        past.append(context.source.kept is not None and context.source.grid is not None)
         held.append(tiles_held(kw.get("kept")))
         return real(magnitude, phase, params, context, **kw)
 
@@ -240,8 +260,8 @@ def test_the_clone_reading_its_values_where_they_lie_equals_it_reading_their_cop
     got = paint(document, params, frame0, events=events)
     assert len(kept) >= 6 and max(held) > 0
     assert any(found is not None for found in sources)
-    if frame0 < 100:  # (the source partly past the grid's start: copied there)
-        assert None in sources[1:]
+    if frame0 < 100:  # (the source partly past the grid's start: read in the grid there too)
+        assert any(past)
     reading_where_they_lie(monkeypatch, False)
     kept.clear()
     sources.clear()

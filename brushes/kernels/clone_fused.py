@@ -35,6 +35,8 @@ from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 
 BLOCK = 128
 """Box columns a program computes at once (it loops over wider boxes)."""
+ALL = (0, 2**31 - 1, 0, 2**31 - 1)
+"""The source's rows and columns in the grid where all of them are (:attr:`.context.Source.grid`)."""
 
 
 def available(device: torch.device) -> bool:
@@ -47,6 +49,12 @@ def reads_kept() -> bool:
     (:attr:`.context.Source.kept`): once the kernel has run, no launch of it is refused
     (:class:`~.triton_math.Unavailable`), so no torch path needs those values as tensors."""
     return triton_math.launched(_kernel())
+
+
+def nowhere(device: torch.device) -> originals_fused.Kept:
+    """A source wholly past the grid, where the kernel reads none of it: one cell, of 0."""
+    cell = triton_math.one_cell(device, torch.float32, 0.0)[None]
+    return originals_fused.Kept.of(cell, cell)
 
 
 def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=None,
@@ -67,21 +75,21 @@ def clone(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into
     device = kept.document[0].device
     n_rows, width = rows.stop - rows.start, columns.stop - columns.start
     out = triton_math.put_target((2, channels, n_rows, width), device, into)
-    from_source = source.kept
+    from_source, source_hz = source.kept, source.bin_hz
+    grid = ALL if source.grid is None else source.grid
     if from_source is None:  # (read as a document with no tile kept)
         from_source = originals_fused.Kept.of(source.magnitude, source.phase)
-    valid = source.valid
-    # (valid everywhere: one cell read through strides of 0)
-    cells = triton_math.one_cell(device, torch.bool, True) if valid is None else valid
+        source_hz = source_hz[grid[0] :]  # (from the grid's first row, as a kept source's)
+    # the frame before the grid's first, where the source begins before the grid, extrapolated
+    extrapolate = int(grid[2] >= 1 and grid[2] + 1 < n_frames + 1)
     low, top = ALIGNMENT
     offset = params.offset_frames
     triton_math.launch(
         _kernel(), (channels * n_rows,),
         *originals_fused.kept_arguments(kept), channels,
-        *originals_fused.kept_arguments(from_source), cells,
-        context.bin_hz, source.bin_hz, context.frames, out, *triton_math.put_arguments(out, into),
-        *((0, 0) if valid is None else valid.stride()),
-        context.bin_hz.stride(0), source.bin_hz.stride(0), context.frames.stride(0),
+        *originals_fused.kept_arguments(from_source), *grid, extrapolate,
+        context.bin_hz, source_hz, context.frames, out, *triton_math.put_arguments(out, into),
+        context.bin_hz.stride(0), source_hz.stride(0), context.frames.stride(0),
         n_rows, n_frames, rows.start, columns.start, width, context.hop,
         context.sample_rate, -offset, int(abs(offset) > WIDE_OFFSET), int(params.phase != "shift"),
         int(params.phase != "continue"), low, top - low, MARGIN,
@@ -104,9 +112,9 @@ def _clone_rows(
     table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0, channels,
     source, source_phase, source_first, source_c, source_b, source_t, source_table,
     source_table_columns, source_side, source_bins, source_frames, source_bin0, source_frame0,
-    valid, destination_hz, source_hz, frames,
-    out, weight, owner, out_magnitude, out_phase, weight_b, owner_b, owner_t, out_first, out_c,
-    out_b, out_t, blends, valid_b, valid_t, destination_step, source_step, frames_step, n_rows,
+    grid_row0, grid_row1, grid_column0, grid_column1, extrapolate, destination_hz, source_hz,
+    frames, out, weight, owner, out_magnitude, out_phase, weight_b, owner_b, owner_t, out_first,
+    out_c, out_b, out_t, blends, destination_step, source_step, frames_step, n_rows,
     n_frames, row0, column0,
     width, hop, sample_rate, carried_frames, wide, carry, move, low, span, margin,
     PAD: tl.constexpr, BLOCK: tl.constexpr,
@@ -115,8 +123,11 @@ def _clone_rows(
     n_rows + b``). ``magnitude`` to ``tile_frame0``: where the region's values ``[C, Bm, Tm]`` lie
     (:func:`.originals_fused.kept_arguments`'), its rows from ``row0``, ``channels`` of them;
     ``source`` to ``source_frame0``: where the source's values ``[C, B, Tm + 1]`` lie, the frame
-    before in front (likewise); ``valid`` ``[B, Tm]`` (or one
-    cell read everywhere, its strides 0); ``out`` ``[2, C, B, T]``: the box's columns from
+    before in front (likewise), read in the grid alone: its rows and columns ``grid_row0`` to
+    ``grid_column1`` (elsewhere 0, and the cells there keep their own values), the phase of the
+    column before the grid's first computed from the two after it where ``extrapolate`` (as
+    :func:`~spectropaint.brushes.dab._source` extrapolates a copy); ``source_hz``: the frequencies
+    of its rows from ``grid_row0``; ``out`` ``[2, C, B, T]``: the box's columns from
     ``column0``, or the document (``weight`` to ``blends``: :func:`~.triton_math.put_arguments`);
     ``carried_frames``: minus the offset; ``wide``: the carried advance multiplied out in float64;
     ``carry`` and ``move``: whether the ``continue`` and the ``shift`` modes are used (both:
@@ -129,7 +140,8 @@ def _clone_rows(
     # per row, in float64 as torch's phase ramps: the shift's rate, the source's centre phase
     # carried over the offset and its advance over one frame
     here = tl.load(destination_hz + (row0 + b) * destination_step).to(tl.float64)
-    there = tl.load(source_hz + b * source_step).to(tl.float64)
+    in_hz = tl.minimum(tl.maximum(b - grid_row0, 0), tl.maximum(grid_row1 - grid_row0 - 1, 0))
+    there = tl.load(source_hz + in_hz * source_step).to(tl.float64)
     frame_seconds = hop.to(tl.float64) / sample_rate.to(tl.float64)
     shift_rate = (here - there) * frame_seconds
     source_rate = there * frame_seconds
@@ -137,10 +149,31 @@ def _clone_rows(
     centre = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
     cycles = source_rate * 1.0
     omega = ((cycles - tl.floor(cycles)) * 6.283185307179586).to(tl.float32)
+    edge = tl.zeros((BLOCK,), dtype=tl.float32)  # (the extrapolated phase, every cell)
+    if extrapolate != 0:
+        lane = tl.arange(0, BLOCK) * 0
+        row_in = (b + lane >= grid_row0) & (b + lane < grid_row1)  # (a vector: see below)
+        grid_first = _from_kept(
+            source_phase, source_first, source_c, source_b, source_t,
+            source_table, source_table_columns, source_side, source_bins, source_frames,
+            source_bin0, source_frame0,
+            channels + c + lane, c + lane, b + lane, grid_column0 + lane, row_in,
+        )  # fmt: skip
+        grid_second = _from_kept(
+            source_phase, source_first, source_c, source_b, source_t,
+            source_table, source_table_columns, source_side, source_bins, source_frames,
+            source_bin0, source_frame0,
+            channels + c + lane, c + lane, b + lane, grid_column0 + 1 + lane,
+            row_in & (grid_column0 + 1 + lane < grid_column1),
+        )  # fmt: skip
+        edge = 2.0 * grid_first - grid_second
     for start in range(0, width, BLOCK):
         x, inside, t = _columns(start, width, column0, BLOCK)
         # (each cell's channel, region row and source row)
         row_c, row_b, source_row = c + x * 0, row0 + b + x * 0, b + x * 0
+        # (the source's row in the grid, as a vector: the interpreter makes a vector of bools
+        # and'ed with one bool a vector of integers, which a load refuses as a mask)
+        row_in = (source_row >= grid_row0) & (source_row < grid_row1)
         total = tl.zeros((BLOCK,), dtype=tl.float32)
         along = tl.zeros((BLOCK,), dtype=tl.float32)
         against = tl.zeros((BLOCK,), dtype=tl.float32)
@@ -151,18 +184,23 @@ def _clone_rows(
             side = (step + 1) // 2 * (1 - 2 * (step % 2))
             at = t + side
             there_t = inside & (at >= 0) & (at < n_frames)
+            # (the source's columns at and after: in the grid, and the extrapolated one)
+            at_in = there_t & row_in & (at >= grid_column0) & (at < grid_column1)
+            next_in = there_t & row_in & (at + 1 >= grid_column0) & (at + 1 < grid_column1)
             before = _from_kept(
                 source_phase, source_first, source_c, source_b, source_t,
                 source_table, source_table_columns, source_side, source_bins, source_frames,
                 source_bin0, source_frame0,
-                channels + row_c, row_c, source_row, at, there_t,
+                channels + row_c, row_c, source_row, at, at_in,
             )  # fmt: skip
+            before = tl.where(there_t & (at == grid_column0 - 1), edge, before)
             after = _from_kept(
                 source_phase, source_first, source_c, source_b, source_t,
                 source_table, source_table_columns, source_side, source_bins, source_frames,
                 source_bin0, source_frame0,
-                channels + row_c, row_c, source_row, at + 1, there_t,
+                channels + row_c, row_c, source_row, at + 1, next_in,
             )  # fmt: skip
+            after = tl.where(there_t & (at + 1 == grid_column0 - 1), edge, after)
             turns = shift_rate * tl.load(frames + at * frames_step, mask=there_t, other=0).to(
                 tl.float64
             )
@@ -185,7 +223,7 @@ def _clone_rows(
                 source, source_first, source_c, source_b, source_t,
                 source_table, source_table_columns, source_side, source_bins, source_frames,
                 source_bin0, source_frame0,
-                row_c, row_c, source_row, at + 1, there_t,
+                row_c, row_c, source_row, at + 1, next_in,
             )  # fmt: skip
             destination = _from_kept(
                 phase, first, magnitude_c, magnitude_b, magnitude_t,
@@ -206,15 +244,15 @@ def _clone_rows(
         )
         blended = _wrap(continued - shifted) * sure + shifted
         chosen = tl.where(auto != 0, blended, tl.where(carry != 0, continued, shifted))
+        # where the source lies past the grid, the cell keeps its own values
+        keep = ~row_in | (t + 1 < grid_column0) | (t + 1 >= grid_column1)
         copied = _from_kept(
             source, source_first, source_c, source_b, source_t,
             source_table, source_table_columns, source_side, source_bins, source_frames,
             source_bin0, source_frame0,
-            row_c, row_c, source_row, t + 1, inside,
+            row_c, row_c, source_row, t + 1, inside & ~keep,
         )  # fmt: skip
         chosen = _wrap(chosen)
-        # where the source lies past the grid, the cell keeps its own values
-        keep = tl.load(valid + b * valid_b + t * valid_t, mask=inside, other=1) == 0
         was = _from_kept(
             magnitude, first, magnitude_c, magnitude_b, magnitude_t,
             table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,

@@ -32,13 +32,18 @@ class Source:
         Values at the source cells with the frame before them in front (column 0), so the phase
         advance can be measured; zeros where the source leaves the grid.
     valid : torch.Tensor [shape=(B, T)], bool, or None
-        Where the source cell (of columns 1..T) lies inside the grid; None: everywhere.
+        Where the source cell (of columns 1..T) lies inside the grid; None: everywhere (or a
+        ``kept`` source: ``grid`` says).
     bin_hz : torch.Tensor [shape=(B,)], float64
-        Centre frequency of each source row, Hz.
+        Centre frequency of each source row, Hz (the nearest row's in the grid past it); of a
+        ``kept`` source, of its rows in the grid alone.
     kept : Kept or None
         Instead of ``magnitude`` and ``phase`` (then None), where those values lie (the stroke's
-        kept tiles and the document's cells, :class:`.originals_fused.Kept`): for the fused
-        kernel once it has run (:func:`.clone_fused.reads_kept`), a source inside the grid.
+        kept tiles and the document's cells, :class:`.originals_fused.Kept`), for the fused
+        kernel once it has run (:func:`.clone_fused.reads_kept`): it reads them in the grid alone.
+    grid : tuple of int, or None
+        The rows and columns of the source's cells (the frame before included) that lie in the
+        grid, ``(row0, row1, column0, column1)``; None: all of them.
     """
 
     magnitude: torch.Tensor | None
@@ -46,6 +51,7 @@ class Source:
     valid: torch.Tensor | None
     bin_hz: torch.Tensor
     kept: Kept | None = None
+    grid: tuple[int, int, int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -56,15 +56,21 @@ class Kept(NamedTuple):
         places = tile_table.no_tiles(magnitude.device)
         return cls(places, (magnitude, phase, 0), tuple(magnitude.shape))
 
-    def from_column(self, column: int) -> Kept:
-        """Where the values of the box from its column ``column`` on lie."""
+    def moved(self, rows: int, columns: int) -> Kept:
+        """Where the values of the box whose first cell lies ``rows`` and ``columns`` past this
+        one's lie, to this one's last cell. Either may be negative: the new box then begins
+        before this one, its cells there read by a kernel only through a mask."""
         magnitude, phase, first = self.document
-        channels, rows, width = self.shape
+        channels, n_rows, width = self.shape
         *table, bin0, frame0 = self.places
         return Kept(
-            (*table, bin0, frame0 + column),
-            (magnitude, phase, first + column * magnitude.stride(-1)),
-            (channels, rows, width - column),
+            (*table, bin0 + rows, frame0 + columns),
+            (
+                magnitude,
+                phase,
+                first + rows * magnitude.stride(-2) + columns * magnitude.stride(-1),
+            ),
+            (channels, n_rows - rows, width - columns),
         )
 
 
