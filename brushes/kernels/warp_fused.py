@@ -1,12 +1,12 @@
 """Warp's dabs of one group in one GPU launch (Triton): what :class:`.warp.WarpPlan` plans and
-:func:`~spectropaint.brushes.dab.drag_windows` computes dab after dab, in one program.
+:func:`~spectropaint.brushes.dab.drag_windows` computes dab after dab, in one program a channel.
 
 On CUDA the torch path costs some hundred kernel launches to plan a group and fifty a dab
 (gather, phases, their cosines and sines, bilinear sums, atan2, the continuation's alignment, the
 phase blend, the crossfade into the window): a warp event at radius 8 was 4 ms on an H200, nearly
-all of it launches. Here one program (one block of threads) takes the group's dabs in order, each
-in two passes over its window separated by a barrier, so that a dab reads what the previous one
-left:
+all of it launches. Here one program (one block of threads) takes a channel's part of the group's
+dabs in order (a channel's values never meet another's), each in two passes over its window
+separated by a barrier, so that a dab reads what the previous one left:
 
 1. every window cell finds the point it samples (``amount * weight * step`` behind it, clamped to
    the dab's own region), its four neighbours in the values held (reflected past the grid as the
@@ -48,11 +48,12 @@ alternated in one process (5 of each, medians, synchronised): 0.64 to 0.61 ms an
 8, 0.79 to 0.62 at 16, 0.86 to 0.70 at 32 and 1.74 to 1.11 at 64, the one program's time on the
 GPU shrinking with the loop (the host's part stays)."""
 WARPS = 16
-"""Warps of the one program (512 threads of an SM's 2 048)."""
+"""Warps of each program (512 threads of an SM's 2 048)."""
 ALONE_CELLS = 1 << 15
 """The most cells of a dab's region the kernel takes for a dab alone: it is one program (one block
-of threads), which on the H200 took 1.6 ms against torch's 2.3 for a dab at radius 32 (4 225
-cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius 128 (66 049 cells)."""
+of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
+torch's 2.3 for a dab at radius 32 (4 225 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius
+128 (66 049 cells)."""
 SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W",
          "start", "start_phase", "start_first", "start_c", "start_b", "start_t", "table",
          "table_columns", "tile_side", "tile_bins", "tile_frames", "tile_bin0",
@@ -125,7 +126,7 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
     low, high = ALIGNMENT
     kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
     triton_math.launch(
-        _kernel(), (1,),
+        _kernel(), (channels,),
         magnitude, phase, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
         *originals_fused.kept_arguments(kept), scratch, n_dabs,
         magnitude.stride(0),
@@ -182,12 +183,12 @@ def _warp_dabs(
         shift_b = tl.load(floats + 2 * k + 1)
         high_t = tl.load(floats + high_at + 2 * k)
         high_b = tl.load(floats + high_at + 2 * k + 1)
-        for first in range(0, cells, BLOCK):  # pass 1: plan, gather, carry, sum
-            cell = first + tl.arange(0, BLOCK)
-            inside = cell < cells
-            channel = cell // window
+        for first in range(0, window, BLOCK):  # pass 1: plan, gather, carry, sum
+            spot = first + tl.arange(0, BLOCK)
+            inside = spot < window
+            channel = tl.program_id(0) + spot * 0
+            cell = channel * window + spot
             held_channel = channel.to(tl.int64) * plane  # (a long file's channels are far apart)
-            spot = cell % window
             y = spot // W
             x = spot % W
             weight = tl.load(masks + k * window + spot, mask=inside, other=0.0)
@@ -267,13 +268,13 @@ def _warp_dabs(
                 tl.store(scratch + 5 * cells + cell, tl.cos(was_phase - shifted) * term,
                          mask=inside)  # fmt: skip
         tl.debug_barrier()
-        for first in range(0, cells, BLOCK):  # pass 2: decide, blend into the window
-            cell = first + tl.arange(0, BLOCK)
-            channel = cell // window
-            spot = cell % window
+        for first in range(0, window, BLOCK):  # pass 2: decide, blend into the window
+            spot = first + tl.arange(0, BLOCK)
+            channel = tl.program_id(0) + spot * 0
+            cell = channel * window + spot
             column = spot % W
-            weight = tl.load(masks + k * window + spot, mask=cell < cells, other=0.0)
-            touched = (cell < cells) & (weight > 0.0)
+            weight = tl.load(masks + k * window + spot, mask=spot < window, other=0.0)
+            touched = (spot < window) & (weight > 0.0)
             magnitude = tl.load(scratch + cell, mask=touched, other=0.0, cache_modifier=".cg")
             moved = tl.load(scratch + cells + cell, mask=touched, other=0.0, cache_modifier=".cg")
             if AUTO:
