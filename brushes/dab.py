@@ -328,8 +328,12 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
     device = state.document.device
     rows = slice(inside.bin0 - wanted.bin0, inside.bin1 - wanted.bin0)
     columns = slice(inside.frame0 - wanted.frame0, inside.frame1 - wanted.frame0)
-    grid = (rows.start, rows.stop, columns.start, columns.stop)  # (in the grid)
-    grid = None if inside == wanted else (0, 0, 0, 0) if inside.empty else grid
+    if inside == wanted:  # all of it in the grid
+        grid = None
+    elif inside.empty:  # none of it
+        grid = (0, 0, 0, 0)
+    else:
+        grid = (rows.start, rows.stop, columns.start, columns.stop)
     if clone_fused.available(device) and clone_fused.reads_kept():
         # where the values lie, for the kernel to read them in the grid alone
         if inside.empty:
@@ -338,7 +342,7 @@ def _source(state: StrokeState, stroke: BlockStroke, box: Region, params: Any) -
         if kept is not None:
             bin_hz = stroke.band_hz[inside.bin0 : inside.bin1]
             return Source(None, None, None, bin_hz, kept.moved(-rows.start, -columns.start), grid)
-    if grid is None:  # all of it in the grid: no cell to mark invalid
+    if grid is None:  # (no cell to mark invalid)
         values = state.step.original(inside)
         return Source(values[0], values[1], None, stroke.band_hz[wanted.bin0 : wanted.bin1])
     values = torch.zeros((2, len(box.channels), box.shape[0], box.shape[1] + 1), device=device)
