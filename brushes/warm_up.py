@@ -47,6 +47,9 @@ PARAMS = {"clone": {"offset_frames": -8, "offset_bins": 0}}
 """Parameters a brush needs besides its defaults to paint on the scratch document."""
 COMPILED = ("clone", "warp")
 """The brushes whose kernels Numba compiles on the CPU."""
+RADII = {"warp": (8.0, 24.0)}
+"""The radii (frames and bins) a brush is painted at where its kernel is compiled apart for small
+windows (:data:`~.kernels.warp_fused.SMALL_BLOCK`); the others at the default settings'."""
 
 _warm: set[str] = set()
 _lock = threading.Lock()
@@ -55,9 +58,9 @@ _lock = threading.Lock()
 def warm_up(
     device: torch.device | str, *, every_device: bool = False, brushes=tuple(BRUSHES)
 ) -> list[str]:
-    """Paint a two-move stroke of each of ``brushes`` (every brush unless given) on a scratch
-    stereo document on ``device`` (once per device; only CUDA loads kernels lazily, unless
-    ``every_device``); the brushes painted. A brush whose kernel blends into the document itself
+    """Paint a two-move stroke of each of ``brushes`` (every brush unless given; at each of its
+    :data:`RADII`, where it has them) on a scratch stereo document on ``device`` (once per
+    device; only CUDA loads kernels lazily, unless ``every_device``); the brushes painted. A brush whose kernel blends into the document itself
     (:attr:`~.registry.BrushKind.blends_into`) is painted a second time without it.
 
     A brush that fails is logged and skipped: warming up never stops the app.
@@ -76,12 +79,15 @@ def warm_up(
         # a brush whose kernel blends into the document itself is painted blended apart too: the
         # NSGT's paired blocks take that path (the fused blend's kernel, the filter's stacked one)
         kinds = [kind] if kind.blends_into is None else [kind, replace(kind, blends_into=None)]
+        sizes = [BrushSettings(radius_frames=radius, radius_bins=radius)
+                 for radius in RADII[name]] if name in RADII else [BrushSettings()]  # fmt: skip
         try:
             for each in kinds:
-                stroke = StrokeSession(scratch, each, BrushSettings(), params=PARAMS.get(name))
-                stroke.add_events([InputEvent(0.0, middle, 1000.0)])
-                stroke.add_events([InputEvent(0.016, middle + 0.02, 1050.0)])
-                stroke.abort()
+                for settings in sizes:
+                    stroke = StrokeSession(scratch, each, settings, params=PARAMS.get(name))
+                    stroke.add_events([InputEvent(0.0, middle, 1000.0)])
+                    stroke.add_events([InputEvent(0.016, middle + 0.02, 1050.0)])
+                    stroke.abort()
         except Exception:
             log.exception("warming up the %s brush on %s failed", name, device)
             continue

@@ -6,11 +6,15 @@ import logging
 
 import numpy as np
 import pytest
+import torch
 
 from spectropaint.brushes import mask_compiled, plan_compiled
 from spectropaint.brushes import warm_up as warm_up_module
-from spectropaint.brushes.kernels import compiled_math
+from spectropaint.brushes.engine import StrokeSession
+from spectropaint.brushes.kernels import compiled_math, triton_math, warp_fused
 from spectropaint.brushes.registry import BRUSHES
+from spectropaint.brushes.settings import BrushSettings
+from spectropaint.brushes.stroke import InputEvent
 from spectropaint.brushes.warm_up import warm_up, warm_up_later
 from spectropaint.transforms.document import Document
 
@@ -36,7 +40,10 @@ def test_a_brush_that_blends_into_the_document_itself_is_painted_blended_apart_t
     assert warm_up("cpu", every_device=True) == list(BRUSHES)
     own = [name for name, kind in BRUSHES.items() if kind.blends_into is not None]
     assert set(own) == {"blur", "filter", "pen", "clone"}
-    assert [kind.name for kind in kinds] == [n for n in BRUSHES for _ in range(1 + (n in own))]
+    sizes = {name: len(radii) for name, radii in warm_up_module.RADII.items()}
+    assert [kind.name for kind in kinds] == [
+        n for n in BRUSHES for _ in range((1 + (n in own)) * sizes.get(n, 1))
+    ]
     apart = [kind for kind in kinds if kind.blends_into is None]
     assert [kind.name for kind in apart if kind is not BRUSHES[kind.name]] == own
 
@@ -82,6 +89,30 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")  # the brushes' compiled code turned off
     warm_up_later(document).join(timeout=60)
     assert painted == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_after_the_warm_up_no_warp_stroke_meets_a_kernel_variant_not_launched_yet(monkeypatch):
+    """Warp's launch has a narrower program for small windows (:data:`~spectropaint.brushes.
+    kernels.warp_fused.SMALL_BLOCK`), compiled apart: the warm-up paints both, so that strokes
+    of small and large brushes alike find their variant launched (compiled) already."""
+    monkeypatch.setattr(warm_up_module, "_warm", set())
+    assert warm_up("cuda", brushes=("warp",)) == ["warp"]
+
+    def variants() -> set:
+        return {key for key in triton_math._compiled if key[0] is warp_fused._kernel()}
+
+    warmed = variants()
+    assert {dict(key[2:])["BLOCK"] for key in warmed} == {warp_fused.SMALL_BLOCK, warp_fused.BLOCK}
+    samples = np.random.default_rng(2).standard_normal((2, 88200)) * 0.1
+    document = Document.from_samples(samples, 44100, device="cuda")
+    for radius in (3.0, 8.0, 16.0, 32.0):
+        stroke = StrokeSession(document, "warp", BrushSettings(radius_frames=radius,
+                                                               radius_bins=radius))  # fmt: skip
+        for i in range(4):
+            stroke.add_events([InputEvent(i / 60, 60.0 + 3 * radius * i, 300.0, 0.8)])
+        stroke.abort()
+    assert variants() == warmed
 
 
 @pytest.mark.gpu

@@ -47,6 +47,12 @@ BLOCK = 1024
 alternated in one process (5 of each, medians, synchronised): 0.64 to 0.61 ms an event at radius
 8, 0.79 to 0.62 at 16, 0.86 to 0.70 at 32 and 1.74 to 1.11 at 64, the one program's time on the
 GPU shrinking with the loop (the host's part stays)."""
+SMALL_BLOCK = 512
+"""The cells of a pass for a window of at most so many cells (a dab of radius 8 or less), compiled
+apart (the warm-up paints both, :data:`~spectropaint.brushes.warm_up.RADII`): one dab's passes
+wait on their loads whatever their width, and the narrower one has half the lanes to run. On the
+H200 a radius-8 group's launch took 52 us against 67 with :data:`BLOCK` (at radius 32, 117 against
+88: the wide window's loop)."""
 WARPS = 16
 """Warps of each program (512 threads of an SM's 2 048)."""
 ALONE_CELLS = 1 << 15
@@ -133,7 +139,8 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
         magnitude.stride(1), ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
         1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
-        AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES, BLOCK=BLOCK, num_warps=WARPS,
+        AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES,
+        BLOCK=SMALL_BLOCK if height * width <= SMALL_BLOCK else BLOCK, num_warps=WARPS,
         enable_fp_fusion=False,  # torch's rounding: a fused multiply-add rounds once, not twice
     )  # fmt: skip
 
