@@ -112,6 +112,9 @@ class BlockStroke:
     host_coverage: bool | None = None
     """Whether ``coverage`` is kept on the host (decided at the stroke's first group,
     :func:`_coverage_on_host`)."""
+    dab_cells: int | None = None
+    """The cells of a full-size dab's box in the block (:func:`_dab_cells`, computed at the
+    stroke's first event)."""
 
     def release_coverage(self) -> None:
         """Drop the coverage (the stroke has ended): its host tiles go to
@@ -624,9 +627,7 @@ def apply_dabs(
             units = [[member] for member in members]
         for unit in units:
             stroke, block_dabs = unit[0]
-            grid = state.document.blocks[stroke.index]
-            bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
-            limit = max(FUSE_BOX, bins * frames)
+            limit = max(FUSE_BOX, _dab_cells(state, stroke))
             if fuse:
                 bounds = _groups(
                     block_dabs,
@@ -966,21 +967,29 @@ def _coverage_on_host(state: StrokeState, stroke: BlockStroke) -> bool:
     every group's are, and so are the blend weights: on a GPU some ten operations an event fewer
     (the coverage's reads, raise and writes), on a CPU the same arithmetic in fewer calls."""
     if stroke.host_coverage is None:
+        stroke.host_coverage = mask_compiled.fits(_dab_cells(state, stroke), 0,
+                                                  state.document.device)  # fmt: skip
+    return stroke.host_coverage
+
+
+def _dab_cells(state: StrokeState, stroke: BlockStroke) -> int:
+    """The cells of a full-size dab's box in ``stroke``'s block (:func:`largest_region`, without
+    a margin), computed once a stroke: every event's grouping and every group's choice of where
+    its weights are computed read it."""
+    if stroke.dab_cells is None:
         grid = state.document.blocks[stroke.index]
         bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
-        stroke.host_coverage = mask_compiled.fits(bins * frames, 0, state.document.device)
-    return stroke.host_coverage
+        stroke.dab_cells = bins * frames
+    return stroke.dab_cells
 
 
 def _weights_on_host(state: StrokeState, stroke: BlockStroke, group: _BlockDabs) -> bool:
     """Whether ``group`` has its weights computed on the host (:mod:`.mask_compiled`): where the
     brush's full-size dab is small in ``stroke``'s block (and on a GPU the group is too)."""
-    grid = state.document.blocks[stroke.index]
-    bins, frames = largest_region(stroke.radii, (0, 0), grid.n_bins, grid.n_frames)
     boxes = group.boxes
     tallest, widest = (boxes[:, 1] - boxes[:, 0]).max(), (boxes[:, 3] - boxes[:, 2]).max()
     cells = len(group) * int(tallest) * int(widest)
-    return mask_compiled.fits(bins * frames, cells, state.document.device)
+    return mask_compiled.fits(_dab_cells(state, stroke), cells, state.document.device)
 
 
 @dataclass(frozen=True)

@@ -51,8 +51,10 @@ def reads_kept() -> bool:
     return triton_math.launched(_kernel())
 
 
+@functools.cache
 def nowhere(device: torch.device) -> originals_fused.Kept:
-    """A source wholly past the grid, where the kernel reads none of it: one cell, of 0."""
+    """A source wholly past the grid, where the kernel reads none of it: one cell, of 0 (one
+    per device, as the cell is)."""
     cell = triton_math.one_cell(device, torch.float32, 0.0)[None]
     return originals_fused.Kept.of(cell, cell)
 

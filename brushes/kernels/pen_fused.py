@@ -78,8 +78,10 @@ def pen(magnitude: torch.Tensor, phase: torch.Tensor, params, context, *, into=N
     return (out[0], out[1]) if into is None else None
 
 
+@functools.lru_cache(maxsize=256)
 def _parts(value: float) -> tuple[float, float]:
-    """A float64 number as two float32 numbers whose sum (in float64) is it to 1e-14."""
+    """A float64 number as two float32 numbers whose sum (in float64) is it to 1e-14 (kept for
+    the numbers a stroke gives every launch: its level, radius and hardness, the bands' step)."""
     high = float(np.float32(value))
     return high, float(np.float32(value - high))
 

@@ -46,8 +46,6 @@ class Unavailable(Exception):
 
 _failure: str | None = None
 """Why Triton's kernels are off for the session (:func:`launch`), or None."""
-_launched: set = set()
-"""The kernels launched once (compiled) in this session."""
 
 
 def takes(device: torch.device) -> bool:
@@ -65,7 +63,7 @@ def wanted(device: torch.device, variable: str = compiled_math.COMPILED_ENV) -> 
 def launched(kernel) -> bool:
     """Whether ``kernel`` has run in this session: its later launches are not refused (a refused
     launch, :class:`Unavailable`, is a first one, before anything has run)."""
-    return kernel in _launched
+    return id(kernel) in _compiled
 
 
 def failure() -> str | None:
@@ -83,14 +81,18 @@ def launch(kernel, grid: tuple[int, ...], *args, **options) -> None:
     (:func:`_types`): Triton's own launch binds and checks every argument first, some 19 us of
     the H200's host against 6 us."""
     global _failure
-    if kernel in _launched:
-        types = (kernel, _types(args), *options.items())
-        compiled = _compiled.get(types)
-        if compiled is None:
-            _compiled[types] = kernel[grid](*args, **options)
+    variants = _compiled.get(id(kernel))
+    if variants is not None:
+        types = (_types(args), *options.items())
+        found = variants[1].get(types)
+        if found is None:  # (a new variant, compiled now; under the interpreter, every call)
+            compiled = kernel[grid](*args, **options)
+            if compiled is not None:
+                constants = [options[name] for name in kernel.arg_names[len(args) :]]
+                variants[1][types] = (compiled, constants)
             return
+        compiled, constants = found
         driver = _driver()
-        constants = [options[name] for name in kernel.arg_names[len(args) :]]
         compiled.run(*grid, *(1,) * (3 - len(grid)),
                      driver.get_current_stream(driver.get_current_device()), compiled.function,
                      compiled.packed_metadata, None, None, None, *args, *constants)  # fmt: skip
@@ -101,7 +103,7 @@ def launch(kernel, grid: tuple[int, ...], *args, **options) -> None:
         _failure = f"{type(error).__name__}: {error}"
         log.warning("Triton's kernels are off, torch's path is taken: %s", _failure)
         raise Unavailable(_failure) from error
-    _launched.add(kernel)
+    _compiled[id(kernel)] = (kernel, {})
 
 
 @functools.cache
@@ -111,7 +113,9 @@ def _driver():
 
 
 _compiled: dict = {}
-"""Compiled kernels by kernel, argument types and options (:func:`launch`)."""
+"""The kernels launched once (compiled) in this session, by ``id`` (a Triton kernel's hash is
+Python's): each kernel and its compiled variants by argument types and options, with their
+compile-time constants in order (:func:`launch`)."""
 
 
 def _types(args) -> tuple:
