@@ -415,11 +415,10 @@ class _BlockDabs:
         return Region(bin0, bin1, frame0, frame1, self.channels, self.block)
 
     def joint_box(self) -> Region:
-        """The smallest box holding every dab's."""
-        lows, highs = self.boxes.min(axis=0), self.boxes.max(axis=0)
-        return Region(
-            int(lows[0]), int(highs[1]), int(lows[2]), int(highs[3]), self.channels, self.block
-        )
+        """The smallest box holding every dab's (over Python's integers: for an event's few dabs,
+        a third of numpy's reductions' time)."""
+        bin0, bin1, frame0, frame1 = self.boxes.T.tolist()
+        return Region(min(bin0), max(bin1), min(frame0), max(frame1), self.channels, self.block)
 
     def params(self, params: Any, index: int = 0) -> Any:
         """The kernel's parameters for dab ``index`` (the clone's offset in this block's cells)."""
@@ -430,8 +429,8 @@ class _BlockDabs:
 
     def pair(self, name: str, index: int) -> tuple[float, float]:
         """Field ``name`` (``radius``, ``step``, ``centre``) of dab ``index`` as numbers."""
-        x, y = getattr(self, name)[index]
-        return float(x), float(y)
+        x, y = getattr(self, name)[index].tolist()
+        return x, y
 
 
 _PER_DAB = ("boxes", "at", "reach", "weight", "radius", "step", "centre")
@@ -1296,7 +1295,7 @@ def _blended_into(state, stroke, group, box, region, values, bins, frames, masks
                 inner = (slice(margin_bins, margin_bins + rows),
                          slice(margin_frames, margin_frames + columns))  # fmt: skip
                 holders = (dabs[start : start + len(indices)], last)
-                own = dataclasses.replace(context, inner=inner)
+                own = context.with_inner(inner)
                 kind.blends_into.apply(values, weight, destination, params, own, holders)
                 start += len(indices)
     except triton_math.Unavailable:

@@ -1,5 +1,7 @@
 """Each brush kernel against an independent numpy or scipy computation on the same region."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.fft
@@ -42,6 +44,16 @@ def context(shape, inner, *, bin0=10, frame0=30, radius=(8.0, 8.0), **extra):
         radius=radius,
         **extra,
     )
+
+
+def test_a_context_for_another_box_equals_dataclasses_replace_and_leaves_the_first_alone():
+    first = context((20, 30), (slice(2, 18), slice(3, 27)), step=(1.5, -0.5), full_scale=3.0)
+    inner = (slice(4, 9), slice(5, 11))
+    other = first.with_inner(inner)
+    assert other == dataclasses.replace(first, inner=inner) and type(other) is DabContext
+    assert first.inner == (slice(2, 18), slice(3, 27)) and other.inner == inner
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        other.inner = first.inner
 
 
 def numpy_ramp(bins, frames):

@@ -121,6 +121,15 @@ class DabContext:
     prepared: dict[str, torch.Tensor] | None = None
     frame_weight: torch.Tensor | None = None
 
+    def with_inner(self, inner: tuple[slice, slice]) -> DabContext:
+        """This context for another box of the region, at ``inner``: what
+        ``dataclasses.replace(self, inner=inner)`` gives, in a tenth of its time (which walks
+        every field and runs the frozen class's ``__init__``: some 4 us a group)."""
+        other = object.__new__(DabContext)
+        other.__dict__.update(self.__dict__)
+        other.__dict__["inner"] = inner
+        return other
+
 
 Kernel = Callable[
     [torch.Tensor, torch.Tensor, torch.Tensor | None, object, DabContext],
