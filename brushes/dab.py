@@ -877,11 +877,13 @@ def _masks(
 def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
     """``[K, 3]`` int32: each dab's box's first row and column in the joint ``box`` and its
     number, the dabs in the order of ``sizes``."""
-    order = [index for indices, _ in sizes for index in indices]
-    out = np.empty((len(order), 3), dtype=np.int32)
-    out[:, 0] = group.boxes[order, 0] - box.bin0
-    out[:, 1] = group.boxes[order, 2] - box.frame0
-    out[:, 2] = order
+    # (one size: its dabs are every dab, in order, read as they lie)
+    order = slice(None) if len(sizes) == 1 else [i for indices, _ in sizes for i in indices]
+    boxes = group.boxes[order]
+    out = np.empty((len(boxes), 3), dtype=np.int32)
+    out[:, 0] = boxes[:, 0] - box.bin0
+    out[:, 1] = boxes[:, 2] - box.frame0
+    out[:, 2] = np.arange(len(group.boxes))[order]
     return out
 
 
