@@ -41,12 +41,16 @@ from spectropaint.brushes.kernels.originals_fused import Kept
 MOST_PRODUCTS = 1 << 26
 """The most products (the box's cells times the region's, a plane) summed directly: radius 32
 at the default cutoff is 31 million, radius 64 370 million; past this, the FFT."""
-BLOCK = 16
-"""Cells of the box each program sums."""
+BLOCK = 64
+"""Cells of the box each program sums. Since the region is read through the table of kept tiles
+(two loads a cell, :func:`~.triton_math._plain_from_kept`), a program that sums more cells
+shares each region row it reads among more of them: a radius-32 group's launch took 89 us of the
+H200 with 64 cells against 120 with 16 (93 with 32, 99 with 128), a radius-8 group's 28 against
+30; a radius-32 event that filters a group, alternated stroke by stroke, 0.435 against 0.470 ms."""
 COLUMNS = 128
-"""Columns of the region each step of a program reads. With :data:`BLOCK`, a radius-32 dab's
-launch took 59 us of the H200 against 133 with 64 cells of 32 columns (the programs wait on their
-loads: more of them, each with fewer steps, wait together), a radius-8 dab's 27 us against 30."""
+"""Columns of the region each step of a program reads: with 64, a radius-32 group's launch took
+474 us of the H200 (16 cells), with 256 165 us (there were 59 and 133 us, with 16 cells of 128
+and 64 of 32 columns, when the region was a copy)."""
 
 
 def available(device: torch.device, shape: tuple[int, int], inner: tuple[slice, slice]) -> bool:
