@@ -22,7 +22,6 @@ paints a family's two blocks together wherever the dabs cover the same cells in 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -41,7 +40,6 @@ from spectropaint.brushes.kernels import (
     triton_math,
     warp_compiled,
     warp_fused,
-    warp_ramps_fused,
 )
 from spectropaint.brushes.kernels.context import DabContext, DragDabs, Source
 from spectropaint.brushes.kernels.kept import kept
@@ -1439,36 +1437,35 @@ def _apply_dragging(
     # drift needs the frame before
     before = Region(region.bin0, region.bin1, region.frame0 - 1, region.frame1, region.channels,
                     region.block)  # fmt: skip
-    # (the fused warp's ramps find their bands and frames themselves)
-    axes = not (whole is warp_fused and kind.prepare is not None)
+    # (the fused warp computes the ramps itself, finding their bands and frames)
+    fused = whole is warp_fused and kind.prepare is not None
     original = bins = frames = None
-    if in_place and not axes and before == before.clipped(grid.n_bins, grid.n_frames):
+    if in_place and fused and before == before.clipped(grid.n_bins, grid.n_frames):
         # its launches read the starting values where they lie, with no copy of them first
         original = state.step.kept(before)
     if original is None:
-        original, bins, frames = _read(state, stroke.index, before, original=True, axes=axes)
-    prepared = None
-    if not axes:
-        with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
-            prepared = warp_ramps_fused.prepare(
-                original, stroke.band_hz, region, (grid.n_bins, grid.n_frames), hop=grid.hop,
-                sample_rate=document.sample_rate,
-            )  # fmt: skip
-        if prepared is None:
-            if not isinstance(original, torch.Tensor):  # (Triton is off: read as a copy)
-                original = _read(state, stroke.index, before, original=True, axes=False)[0]
-            bins, frames = _axes(before, grid, document.device)
-    if kind.prepare is not None and prepared is None:
+        original, bins, frames = _read(state, stroke.index, before, original=True, axes=not fused)
+    if fused:
+        prepared = warp_fused.Ramps(stroke.band_hz, region, (grid.n_bins, grid.n_frames),
+                                    grid.hop, document.sample_rate)  # fmt: skip
+    elif kind.prepare is not None:
         prepare = warp_compiled.prepare if whole is warp_compiled else kind.prepare
         prepared = prepare(
             original, _bins_hz(stroke, before, bins, grid.n_bins), frames[1:],
             group.params(state.params),
             hop=grid.hop, sample_rate=document.sample_rate,
         )  # fmt: skip
+    else:
+        prepared = None
     frames = None if frames is None else frames[1:]
     original = original[..., 1:] if isinstance(original, torch.Tensor) else original.moved(0, 1)
     if whole is not None or (planned and kind.plan is not None and len(group) > 1):
-        _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
+        try:
+            _drag_planned(state, stroke, group, box, inside, current, original, prepared, whole)
+        except triton_math.Unavailable:
+            # the fused warp's first launch did not compile (nothing has run: its first group
+            # works on a copy) and Triton's kernels are off: the group again, by torch's path
+            return _apply_dragging(state, stroke, group, planned=planned)
     else:
         _drag_each(state, stroke, group, box, inside, current, original, bins, frames,
                    prepared)  # fmt: skip
@@ -1572,10 +1569,9 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared, w
         outside=outside,
     )
     params = group.params(state.params)
-    if whole is not None:
-        with contextlib.suppress(triton_math.Unavailable):  # (then torch's path)
-            whole.apply(current, windows, original, prepared, params)
-            return
+    if whole is not None:  # (the fused warp's first launch may raise Unavailable)
+        whole.apply(current, windows, original, prepared, params)
+        return
     drag_planned(kind.plan, current, windows, original, prepared, params)
 
 

@@ -8,6 +8,7 @@ On a machine without CUDA the Triton kernel runs through Triton's interpreter on
 same program, each operation done by numpy); with CUDA, compiled, on the GPU.
 """
 
+import functools
 import os
 
 import numpy as np
@@ -21,12 +22,12 @@ if not torch.cuda.is_available():  # before Triton is imported: its interpreter,
 from spectropaint.brushes import dab
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History, OpenStep
-from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused, warp_ramps_fused
+from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
+from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.kernels.warp import WarpParams, WarpPlan, warp_prepare
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
 from spectropaint.transforms.document import Document
-from spectropaint.transforms.regions import Region
 from spectropaint.transforms.stft import STFTSettings
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -52,10 +53,11 @@ def compiled(monkeypatch):
         pytest.fail("Numba is a dependency (pyproject.toml): the compiled kernel must be there")
 
 
-def tonal_document(device: str = DEVICE) -> Document:
-    """Two seconds of steady tones (which auto phase carries on) in a little noise, stereo."""
+def tonal_document(device: str = DEVICE, seconds: float = 2.0) -> Document:
+    """Two seconds (or ``seconds``) of steady tones (which auto phase carries on) in a little
+    noise, stereo."""
     rng = np.random.default_rng(4)
-    t = np.arange(2 * RATE) / RATE
+    t = np.arange(int(seconds * RATE)) / RATE
     tones = sum(0.05 * np.sin(2 * np.pi * f * t) for f in (220.0, 440.0, 1230.0, 3000.0))
     samples = np.stack([tones + 0.01 * rng.standard_normal(len(t)) for _ in range(2)])
     return Document.from_samples(
@@ -63,12 +65,29 @@ def tonal_document(device: str = DEVICE) -> Document:
     )
 
 
-def events(radius: float, count: int = 8) -> list[InputEvent]:
-    """A 60 Hz drag of about a radius per event (several dabs each), bending in frequency."""
+def events(radius: float, count: int = 8, frame: float = 40.0, band: float = 60.0):
+    """A 60 Hz drag of about a radius per event (several dabs each) from ``frame`` and ``band``,
+    bending in frequency."""
     return [
-        InputEvent(i / 60, 40.0 + 0.9 * radius * i, 60.0 + 12.0 * np.sin(i / 2), 0.6 + i / 30)
+        InputEvent(i / 60, frame + 0.9 * radius * i, band + 12.0 * np.sin(i / 2), 0.6 + i / 30)
         for i in range(count)
     ]
+
+
+def torch_prepared(original, prepared, params: WarpParams) -> dict:
+    """:func:`.warp.warp_prepare`'s tensors for a group: as given (the compiled path's), or, for
+    the fused warp (which computes them in its launch from where the region lies,
+    :class:`~.warp_fused.Ramps`), computed by torch's path from the region's starting values
+    with the frame before and its reflected bands and frames."""
+    if not isinstance(prepared, warp_fused.Ramps):
+        return prepared
+    kept = original if isinstance(original, Kept) else Kept.of(original[0], original[1])
+    region, (n_bins, n_frames) = prepared.region, prepared.grid
+    device = prepared.band_hz.device
+    rows = dab.reflect_index(torch.arange(region.bin0, region.bin1, device=device), n_bins)
+    frames = dab.reflect_index(torch.arange(region.frame0, region.frame1, device=device), n_frames)
+    return warp_prepare(gathered(kept.moved(0, -1)), prepared.band_hz[rows], frames, params,
+                        hop=prepared.hop, sample_rate=prepared.sample_rate)  # fmt: skip
 
 
 def complex_values(values: torch.Tensor) -> torch.Tensor:
@@ -131,7 +150,8 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
         sizes.append(len(windows.masks))
         copies.append(isinstance(held, torch.Tensor))
         reference = torch.stack((held[0], held[1]))
-        dab.drag_planned(WarpPlan, reference, windows, gathered(original), prepared, params)
+        dab.drag_planned(WarpPlan, reference, windows, gathered(original),
+                         torch_prepared(original, prepared, params), params)  # fmt: skip
         kernel_apply(held, windows, original, prepared, params)
         masks = torch.as_tensor(windows.masks, device=reference.device)  # (host arrays, or not)
         compared.append(compare(torch.stack((held[0], held[1])), reference, masks, windows.corners))
@@ -267,59 +287,83 @@ def test_the_compiled_preparation_is_torch_s_bit_for_bit(compiled, phase):
         assert torch.equal(found[name], tensor), name
 
 
-@pytest.mark.parametrize("phase", ["auto", "continue", "shift"])
 @pytest.mark.parametrize(
-    ("bins", "frames"),
-    [
-        ((30, 61), (40, 75)),
-        ((-4, 20), (-3, 30)),
-        ((240, 257), (49_960, 50_012)),
-        ((100, 120), (40_000, 40_070)),
-    ],  # fmt: skip
+    ("seconds", "frame", "band"),
+    [(2.0, 40.0, 60.0), (2.0, 1.0, 1.0), (2.0, 336.0, 250.0), (120.0, 20_600.0, 120.0)],
     ids=["inside", "past-the-low-edges", "past-the-high-edges", "far-into-a-file"],
 )
-def test_the_fused_ramps_equal_torch_s(fused, phase, bins, frames):
-    """The region's ramps, advances and drift in one launch (:mod:`.warp_ramps_fused`), from where
-    the region lies in a grid of 257 bands and 50 000 frames, against
-    :func:`.warp.warp_prepare` given the reflected indices: ramps and advances bit for bit, the
-    drift too but where it lies a half turn away (wrapped the other way round, a whole turn
-    apart), on real phases and on bands whose phase is 0 or a half turn (reflected there)."""
-    n_bins, n_frames = 257, 50_000
-    generator = torch.Generator().manual_seed(frames[0] % 97)
-    region = Region(bins[0], bins[1], frames[0], frames[1], (0, 1), 0)
-    rows = dab.reflect_index(torch.arange(*bins), n_bins)
-    columns = dab.reflect_index(torch.arange(frames[0] - 1, frames[1]), n_frames)
-    original = torch.rand((2, 2, len(rows), len(columns)), generator=generator) * 2 * np.pi - np.pi
-    original[1, :, rows == 0] = torch.where(original[1, :, rows == 0] > 0, np.pi, 0.0)
-    band_hz = torch.linspace(0.0, RATE / 2, n_bins, dtype=torch.float64)
-    original, band_hz, rows, columns = (x.to(DEVICE) for x in (original, band_hz, rows, columns))
-    got = warp_ramps_fused.prepare(original, band_hz, region, (n_bins, n_frames), hop=128,
-                                   sample_rate=RATE)  # fmt: skip
-    want = warp_prepare(original, band_hz[rows], columns[1:], WarpParams(phase=phase), hop=128,
-                        sample_rate=RATE)  # fmt: skip
-    assert torch.equal(got["ramp"], want["ramp"])
-    if "omega" in want:
-        assert torch.equal(got["omega"], want["omega"])
-    if "drift" in want:
-        apart = (got["drift"] - want["drift"]).abs()
+def test_the_fused_ramps_equal_torch_s(fused, monkeypatch, seconds, frame, band):
+    """The ramps, advances and drift the fused warp computes of each group's region in its
+    launch (from where the region lies, and where its starting values lie) against
+    :func:`.warp.warp_prepare` given the region's values and its reflected bands and frames:
+    ramps and advances bit for bit, the drift too but where it lies a half turn away (wrapped
+    the other way round, a whole turn apart). Strokes in a 2-second document (345 frames, 257
+    bands) and far into a 2-minute one, where a frame's whole turns need float64."""
+    launches, groups = [], []
+    real_launch, real_apply = triton_math.launch, warp_fused.apply
+
+    def spy(kernel, grid, *args, **options):
+        real_launch(kernel, grid, *args, **options)
+        if kernel is warp_fused._kernel():
+            launches.append({**dict(zip(kernel.arg_names, args, strict=False)), **options})
+
+    monkeypatch.setattr(triton_math, "launch", spy)
+    monkeypatch.setattr(warp_fused, "apply", lambda held, windows, original, ramps, params:
+                        groups.append((original, ramps, params))
+                        or real_apply(held, windows, original, ramps, params))  # fmt: skip
+    document = tonal_document(seconds=seconds)
+    settings = BrushSettings(radius_frames=4, radius_bins=4, hardness=0.5)
+    stroke = StrokeSession(document, "warp", settings, params={"amount": 1.0, "phase": "auto"},
+                           history=History(document))  # fmt: skip
+    for event in events(4, count=4, frame=frame, band=band):
+        stroke.add_events([event])
+    stroke.end()
+    assert len(launches) == len(groups) >= 3
+    for found, (original, ramps, params) in zip(launches, groups, strict=True):
+        want = torch_prepared(original, ramps, params)
+        channels, (n_rows, width) = found["C"], want["ramp"].shape
+        window = found["H"] * found["W"]
+        computed = found["scratch"][6 * channels * window :]
+        plane = channels * n_rows * width
+        ramp, drift = computed[: 2 * plane].view(2, channels, n_rows, width)
+        omega = computed[2 * plane : 2 * plane + channels * n_rows].view(channels, n_rows)
+        assert all(torch.equal(ramp[c], want["ramp"]) for c in range(channels))
+        assert all(torch.equal(omega[c], want["omega"][:, 0]) for c in range(channels))
+        apart = (drift - want["drift"]).abs()
         half_turns = (want["drift"].abs() - np.pi).abs() < 1e-5
         assert torch.equal(apart == 0, ~half_turns | (apart == 0))
         turned = apart[half_turns]
         assert ((turned == 0) | ((turned - 2 * np.pi).abs() < 1e-5)).all()
+    regions = [ramps.region for _, ramps, _ in groups]
+    n_bins, n_frames = groups[0][1].grid
+    low = min(r.bin0 for r in regions) < 0 and min(r.frame0 for r in regions) < 0
+    high = max(r.bin1 for r in regions) > n_bins and max(r.frame1 for r in regions) > n_frames
+    assert (low, high) == (frame < 10, 300 < frame < 400)
+    assert (min(r.frame0 for r in regions) > 20_000) == (frame > 400)
 
 
-def test_ramps_that_cannot_compile_leave_their_work_to_torch_s_path(fused, monkeypatch, caplog):
-    """Where the ramps' kernel fails to compile (Triton finds no C compiler), the stroke is still
-    painted, through torch's preparation, and Triton's kernels are off for the session."""
+def test_a_warp_kernel_that_cannot_compile_leaves_its_work_to_torch_s_path(
+    fused, monkeypatch, caplog
+):
+    """Where the fused warp fails to compile (Triton finds no C compiler), the stroke is still
+    painted, the first group too, through torch's path, and Triton's kernels are off for the
+    session."""
     monkeypatch.setattr(triton_math, "_failure", None)
-    monkeypatch.setattr(warp_ramps_fused, "_kernel", lambda: NoCompiler())
+    monkeypatch.setattr(
+        warp_fused, "_kernel", functools.cache(NoCompiler)
+    )  # (as the fixture clears)
     document = tonal_document()
     before = document.blocks[0].magnitude.clone()
+    painted = []
     stroke = StrokeSession(document, "warp", BrushSettings(radius_frames=5, radius_bins=5),
                            params={"amount": 1.0}, history=History(document))  # fmt: skip
     for event in events(5):
-        stroke.add_events([event])
+        box = stroke.add_events([event])
+        painted.append(not box.empty and bool(
+            (document.blocks[0].magnitude[:, box.bin0 : box.bin1, box.frame0 : box.frame1]
+             != before[:, box.bin0 : box.bin1, box.frame0 : box.frame1]).any()))  # fmt: skip
     stroke.end()
+    assert painted[0] and sum(painted) >= 6
     assert (document.blocks[0].magnitude - before).abs().max() > 1e-3
     assert "C compiler" in caplog.text
     assert not triton_math.takes(torch.device("cuda"))

@@ -1,5 +1,5 @@
 """What the GPU's Triton kernels share (:mod:`..blend_fused`, :mod:`.blur_fused`,
-:mod:`.clone_fused`, :mod:`.pen_fused`, :mod:`.warp_fused`, :mod:`.warp_ramps_fused`): Triton's
+:mod:`.clone_fused`, :mod:`.pen_fused`, :mod:`.warp_fused`): Triton's
 import, whether a device takes them (:func:`wanted`), their launch, and the arithmetic helpers they
 call.
 

@@ -5,8 +5,12 @@ On CUDA the torch path costs some hundred kernel launches to plan a group and fi
 (gather, phases, their cosines and sines, bilinear sums, atan2, the continuation's alignment, the
 phase blend, the crossfade into the window): a warp event at radius 8 was 4 ms on an H200, nearly
 all of it launches. Here one program (one block of threads) takes a channel's part of the group's
-dabs in order (a channel's values never meet another's), each in two passes over its window
-separated by a barrier, so that a dab reads what the previous one left:
+dabs in order (a channel's values never meet another's). It first computes what
+:func:`.warp.warp_prepare` computes of the group's region (each cell's steady-tone phase ramp,
+each row's advance per frame, the channel's drift), from where the region lies and where its
+starting values lie: before, that was a launch of its own and three allocations, some 40 us of
+the H200's host an event. Then each dab in two passes over its window, separated by barriers, so
+that a dab reads what the previous one left:
 
 1. every window cell finds the point it samples (``amount * weight * step`` behind it, clamped to
    the dab's own region), its four neighbours in the values held (reflected past the grid as the
@@ -19,7 +23,7 @@ separated by a barrier, so that a dab reads what the previous one left:
    into the window through the dab's weight, leaving cells of weight 0 untouched.
 
 The arithmetic is the plan's, cell by cell, without fused multiply-adds (torch rounds each
-product); only the order of a few float32 sums and the transcendental routines differ, so a
+product); the ramps and advances are torch's bit for bit; only the order of a few float32 sums and the transcendental routines differ, so a
 group's result equals the torch path to float rounding (``tests/test_warp_fused.py``). The CPU's
 counterpart is :mod:`.warp_compiled`.
 
@@ -32,6 +36,8 @@ first imported).
 from __future__ import annotations
 
 import functools
+import math
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -39,6 +45,7 @@ import torch
 from spectropaint.brushes.kernels import originals_fused, staging, triton_math
 from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
+from spectropaint.transforms.regions import Region
 
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
 BLOCK = 1024
@@ -60,12 +67,25 @@ ALONE_CELLS = 1 << 15
 of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
 torch's 2.3 for a dab at radius 32 (4 225 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius
 128 (66 049 cells)."""
-SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "H", "W",
-         "start", "start_phase", "start_first", "start_c", "start_b", "start_t", "table",
-         "table_columns", "tile_side", "tile_bins", "tile_frames", "tile_bin0",
-         "tile_frame0")  # fmt: skip
+SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "band0",
+         "n_bands", "frame0", "n_frames", "H", "W", "start", "start_phase", "start_first",
+         "start_c", "start_b", "start_t", "table", "table_columns", "tile_side", "tile_bins",
+         "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
 """The kernel's arguments that are sizes, strides or places (see :func:`_kernel`), and the
 starting values' pointers (a view's may lie anywhere)."""
+
+
+class Ramps(NamedTuple):
+    """Where a group's region lies, for the ramps, advances and drift that the launch computes of
+    it (:func:`.warp.warp_prepare`'s): the block's bands ``band_hz`` ``[n_bins]`` (float64, on the
+    device), the region (block cells, perhaps past the grid), the ``grid``'s ``(n_bins,
+    n_frames)``, its hop and the sample rate."""
+
+    band_hz: torch.Tensor
+    region: Region
+    grid: tuple[int, int]
+    hop: int
+    sample_rate: int
 
 
 def available(device: torch.device) -> bool:
@@ -80,7 +100,7 @@ def in_place() -> bool:
     return triton_math.launched(_kernel())
 
 
-def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None:
+def apply(held, windows, original: torch.Tensor | Kept, ramps: Ramps, params) -> None:
     """A group's ``K`` dabs applied in order to the values ``held``, in place, as
     :func:`~spectropaint.brushes.dab.drag_planned` applies them: planned and applied in one launch.
 
@@ -96,9 +116,10 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
     original : torch.Tensor [shape=(2, C, Bm, Tm)] or Kept
         The group's region as the stroke began (its magnitude and phase of one layout, any
         strides; read through them: a view that leaves out the frame before is not copied), or
-        where those values lie (:class:`~.originals_fused.Kept`, read by the launch there).
-    prepared : dict
-        :func:`.warp.warp_prepare`'s tensors for the group's region.
+        where those values lie (:class:`~.originals_fused.Kept`, read by the launch there); the
+        frame before it is read too, for the drift.
+    ramps : Ramps
+        Where the group's region lies, for its ramps, advances and drift.
     params : spectropaint.brushes.kernels.warp.WarpParams
     """
     magnitude, phase = held[0], held[1]
@@ -108,9 +129,6 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
     masks = windows.masks
     n_dabs, height, width = masks.shape
     channels = magnitude.shape[0]
-    ramp = prepared["ramp"].contiguous()
-    drift = prepared.get("drift", ramp)  # (a mode not used: never read)
-    omega = prepared["omega"][:, 0].contiguous() if "omega" in prepared else ramp
     floats = np.concatenate([
         (params.amount * windows.step).astype(np.float32).ravel(),
         np.asarray(windows.high, dtype=np.float32).ravel(),
@@ -128,15 +146,18 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
         [floats, integers, *([masks] if host_masks else [])], device
     )
     masks = uploaded[0] if host_masks else masks
-    scratch = torch.empty((6, channels, height, width), device=device)
-    low, high = ALIGNMENT
     kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
+    _, n_rows, region_width = kept.shape
+    region = ramps.region
+    scratch = torch.empty(channels * (6 * height * width + (2 * region_width + 1) * n_rows),
+                          device=device)  # fmt: skip
+    low, high = ALIGNMENT
     triton_math.launch(
         _kernel(), (channels,),
-        magnitude, phase, masks.contiguous(), floats, integers, ramp, drift.contiguous(), omega,
-        *originals_fused.kept_arguments(kept), scratch, n_dabs,
-        magnitude.stride(0),
-        magnitude.stride(1), ramp.shape[-1], ramp.shape[0] - 1, columns, rows, low,
+        magnitude, phase, masks.contiguous(), floats, integers, ramps.band_hz,
+        _constants(device, ramps.hop, ramps.sample_rate), *originals_fused.kept_arguments(kept),
+        scratch, n_dabs, magnitude.stride(0), magnitude.stride(1), region_width, n_rows - 1,
+        columns, rows, region.bin0, ramps.grid[0], region.frame0, ramps.grid[1], low,
         1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES,
@@ -146,19 +167,29 @@ def apply(held, windows, original: torch.Tensor, prepared: dict, params) -> None
 
 
 @functools.cache
+def _constants(device: torch.device, hop: int, sample_rate: int) -> torch.Tensor:
+    """``hop / sample_rate``, ``2 pi`` and ``2 pi hop / sample_rate`` as torch's path has them
+    (Python's float64), on ``device``."""
+    values = (hop / sample_rate, 2 * math.pi, 2 * math.pi * hop / sample_rate)
+    return torch.tensor(values, dtype=torch.float64, device=device)
+
+
+@functools.cache
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers."""
+    # (bound once, before the kernel: Triton refuses a global that changes)
+    globals()["_ramps"] = triton_math.helper(_plain_ramps, "wrap", "from_kept")
     # sizes are not specialised on (Triton would compile a variant for each that is or is not a
     # multiple of 16: seconds, part way through a stroke)
     return triton_math.jit_with(_warp_dabs, "wrap", "atan2", "from_kept", do_not_specialize=SIZES)
 
 
 def _warp_dabs(
-    held, held_phase, masks, floats, integers, ramp, drift, omega,
+    held, held_phase, masks, floats, integers, band_hz, constants,
     start, start_phase, start_first, start_c, start_b, start_t,
     table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
-    scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, low,
-    along_scale, margin_scale, H, W,
+    scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, band0, n_bands,
+    frame0, n_frames, low, along_scale, margin_scale, H, W,
     C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
@@ -168,13 +199,26 @@ def _warp_dabs(
     ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the windows;
     ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
     ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
-    ``[K, H, W]``; ``ramp`` ``[Bm Tm]``, ``drift`` ``[C, Bm Tm]``, ``omega`` ``[Bm]``; ``start``
-    to ``tile_frame0``: where the region's values as the stroke began lie
-    (:func:`.originals_fused.kept_arguments`'); ``scratch`` ``[6, C, H, W]``:
-    magnitude, the moved phase of each mode, the continuation's weight and its two alignments.
-    ``CARRY`` and ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
+    ``[K, H, W]``; ``band_hz`` ``[n_bands]`` float64 and ``constants`` (:func:`_constants`): the
+    block's bands, for the ramps; ``start`` to ``tile_frame0``: where the region's values as the
+    stroke began lie (:func:`.originals_fused.kept_arguments`'; the column before the first too);
+    ``scratch``: ``[6, C, H, W]`` (magnitude, the moved phase of each mode, the continuation's
+    weight and its two alignments), then each channel's ramps ``[C, Bm, Tm]``, drift ``[C, Bm,
+    Tm]`` and advances ``[C, Bm]`` (:func:`_ramps`; their region's row ``b`` is the band ``band0 +
+    b`` and column ``t`` the frame ``frame0 + t`` of an ``n_bands x n_frames`` grid, reflected past
+    it). ``CARRY`` and ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
     window = H * W
     cells = C * window
+    region_plane = (last_row + 1) * region_width
+    ramp = scratch + 6 * cells + tl.program_id(0) * region_plane  # (this channel's)
+    drift = ramp + C * region_plane
+    omega = scratch + 6 * cells + 2 * C * region_plane + tl.program_id(0) * (last_row + 1)
+    _ramps(
+        ramp, drift, omega, band_hz, constants, start_phase, start_first, start_c, start_b,
+        start_t, table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+        region_width, region_plane, band0, n_bands, frame0, n_frames, C, CARRY, BLOCK,
+    )  # fmt: skip
+    tl.debug_barrier()
     high_at = 2 * n_dabs
     dest_at = 4 * n_dabs
     rows_at = dest_at + n_dabs * W
@@ -182,7 +226,6 @@ def _warp_dabs(
     row_maps = column_maps + 2 * n_dabs * columns
     window_cells = row_maps + 2 * n_dabs * rows
     outside = window_cells + n_dabs * window
-    region_plane = (last_row + 1) * region_width
     for k in range(n_dabs):
         row0 = tl.load(integers + k)
         column0 = tl.load(integers + n_dabs + k)
@@ -234,8 +277,8 @@ def _warp_dabs(
                 deviation = phase - tl.load(ramp + region, mask=inside, other=0.0)
                 if CARRY:  # by the measured drift over the columns moved
                     moved_by = dest_t - (low_t + (tap % 2))
-                    theta = deviation + tl.load(drift + channel * region_plane + region,
-                                                mask=inside, other=0.0) * moved_by  # fmt: skip
+                    theta = deviation + tl.load(drift + region, mask=inside,
+                                                other=0.0) * moved_by  # fmt: skip
                     real += tap_weight * tl.cos(theta)
                     imag += tap_weight * tl.sin(theta)
                 if MOVE:  # by the row's advance over the frames moved
@@ -321,4 +364,53 @@ def _warp_dabs(
         tl.debug_barrier()
 
 
-tl = _wrap = _atan2 = _from_kept = None  # (bound by _kernel)
+def _plain_ramps(
+    ramp, drift, omega, band_hz, constants, phase, first, plane_stride, row_stride, column_stride,
+    table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
+    region_width, region_plane, band0, n_bands, frame0, n_frames, C: tl.constexpr,
+    CARRY: tl.constexpr, BLOCK: tl.constexpr,
+):  # fmt: skip
+    """What :func:`.warp.warp_prepare` computes of the region, for the program's channel: the
+    steady-tone phase ``2 pi frac(hop f t / sr)`` of each cell's band and frame (reflected as the
+    region's values are: the edge cell repeated, as :func:`~spectropaint.brushes.dab.reflect_index`
+    reflects) in float64 as torch does (``constants`` read as float64 from the device: a Triton
+    float argument is float32), rounded to float32; each row's advance per frame; and (``CARRY``)
+    the channel's drift, wrapped as the kernel wraps phases (``floor(x + 1/2)``: a half turn
+    exactly may round the other way than :func:`.phase.wrap`), from the phases as the stroke
+    began (``phase`` to ``tile_frame0``), the column before the region's first read too."""
+    channel = tl.program_id(0)
+    hop_over_rate = tl.load(constants)
+    turn = tl.load(constants + 1)
+    advance_scale = tl.load(constants + 2)
+    for start in range(0, region_plane, BLOCK):
+        spot = start + tl.arange(0, BLOCK)
+        inside = spot < region_plane
+        b = spot // region_width
+        t = spot - b * region_width
+        row = ((band0 + b) % (2 * n_bands) + 2 * n_bands) % (2 * n_bands)  # (either sign)
+        past = row // n_bands  # 1 in the reflection: the row counted back from the edge
+        row = row * (1 - 2 * past) + past * (2 * n_bands - 1)
+        frame = ((frame0 + t) % (2 * n_frames) + 2 * n_frames) % (2 * n_frames)
+        frame = tl.minimum(frame, 2 * n_frames - 1 - frame)
+        hz = tl.load(band_hz + row, mask=inside, other=0.0).to(tl.float64)
+        rate = hz * hop_over_rate
+        cycles = rate * frame.to(tl.float64)
+        tl.store(ramp + spot, ((cycles - tl.floor(cycles)) * turn).to(tl.float32), mask=inside)
+        tl.store(omega + b, (advance_scale * hz).to(tl.float32), mask=inside & (t == 0))
+        if CARRY:
+            centre = ((rate - tl.floor(rate)) * turn).to(tl.float32)  # the advance in a frame
+            planes = channel + spot * 0  # (the channel as a vector, as the helper takes it)
+            later = _from_kept(
+                phase, first, plane_stride, row_stride, column_stride, table, table_columns,
+                tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0, C + planes, planes, b,
+                t, inside,
+            )  # fmt: skip
+            earlier = _from_kept(
+                phase, first, plane_stride, row_stride, column_stride, table, table_columns,
+                tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0, C + planes, planes, b,
+                t - 1, inside,
+            )  # fmt: skip
+            tl.store(drift + spot, _wrap((later - earlier) - centre), mask=inside)
+
+
+tl = _wrap = _atan2 = _from_kept = _ramps = None  # (bound by _kernel)
