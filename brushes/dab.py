@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from spectropaint.brushes import blend_fused, mask_compiled, plan_compiled
+from spectropaint.brushes import blend_fused, drag_compiled, mask_compiled, plan_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import (
@@ -1529,15 +1529,43 @@ def _drag_planned(state, stroke, group, box, inside, current, original, prepared
 
 def _drag_part(state, stroke, group, box, inside, current, original, prepared, whole):
     """Dabs of a group (in its joint ``box``) through one plan."""
-    kind, grid = state.kind, state.document.blocks[stroke.index]
-    device = state.document.device
+    params = group.params(state.params)
+    on_host = _weights_on_host(state, stroke, group)  # as :func:`_masks` makes them, for each dab
+    region_width = original.shape[-1]
+    if whole is warp_fused:  # (its first launch may raise Unavailable)
+        if on_host:  # planned and packed in one compiled call
+            grid = state.document.blocks[stroke.index]
+            packed = drag_compiled.packed_windows(
+                group.boxes, group.at, group.reach, group.weight, group.step, box=box,
+                inside=inside, axes=stroke.axes, grid=(grid.n_bins, grid.n_frames),
+                margin=stroke.margin, region_width=region_width,
+                hardness=state.settings.hardness, amount=params.amount,
+            )  # fmt: skip
+        else:
+            windows = _drag_windows(state, stroke, group, box, inside, region_width, on_host)
+            packed = warp_fused.pack(windows, params.amount)
+        warp_fused.apply(current, packed, original, prepared, params)
+        return
+    windows = _drag_windows(state, stroke, group, box, inside, region_width, on_host)
+    if whole is not None:
+        whole.apply(current, windows, original, prepared, params)
+        return
+    drag_planned(state.kind.plan, current, windows, original, prepared, params)
+
+
+def _drag_windows(state, stroke, group, box, inside, region_width: int, on_host: bool):
+    """The :class:`DragWindows` of a group's dabs (in its joint ``box``; ``inside``: its region
+    clipped to the grid, where the values held begin, ``region_width`` columns wide), their
+    weights computed on the host where ``on_host`` (:func:`_weights_on_host`)."""
+    grid = state.document.blocks[stroke.index]
     hardness = state.settings.hardness
-    if _weights_on_host(state, stroke, group):  # as :func:`_masks` makes them, for each dab
+    if on_host:
         u, v, columns, rows, cells = _host_distances(stroke, group, box, windows=True)
         _, masks = mask_compiled.weights(
             u, v, columns, rows, group.weight, hardness=hardness, shape=None, each=True
         )  # (uploaded with the windows' maps)
     else:
+        device = state.document.device
         u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
         masks = mask_from_distances(u, v, hardness=hardness, weight=weight.view(len(group), 1, 1))
     n_dabs, height, width = masks.shape
@@ -1554,9 +1582,9 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared, w
     maps = [plan_compiled.own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
     corners, dest_rows, dest_columns, high, window_cells, outside = plan_compiled.drag_windows(
         spans, cells.rows, cells.columns, cells.in_rows, cells.in_columns,
-        (box.bin0 - inside.bin0, box.frame0 - inside.frame0), stroke.margin, original.shape[-1],
+        (box.bin0 - inside.bin0, box.frame0 - inside.frame0), stroke.margin, region_width,
     )  # fmt: skip
-    windows = DragWindows(
+    return DragWindows(
         masks=masks,
         corners=corners,
         step=group.step,
@@ -1568,11 +1596,6 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared, w
         window_cells=window_cells,
         outside=outside,
     )
-    params = group.params(state.params)
-    if whole is not None:  # (the fused warp's first launch may raise Unavailable)
-        whole.apply(current, windows, original, prepared, params)
-        return
-    drag_planned(kind.plan, current, windows, original, prepared, params)
 
 
 def _whole_group(device: torch.device):

@@ -44,7 +44,7 @@ def fits(dab_cells: int, group_cells: int, device) -> bool:
     the device's path."""
     if dab_cells > HOST_CELLS or (device.type != "cpu" and group_cells > GPU_GROUP_CELLS):
         return False
-    return compiled_math.enabled() and _kernels() is not None
+    return compiled_math.enabled() and loops() is not None
 
 
 def weights(
@@ -67,10 +67,10 @@ def weights(
                  np.ascontiguousarray(rows, dtype=np.int64)]  # fmt: skip
     falloff = (np.float32(hardness), np.float32(1.0 - hardness), hardness >= 1.0)
     if not each and n_dabs > 1 and (peak == peak[0]).all():  # (a mouse's stroke: one pressure)
-        _kernels()[1](*distances, np.float32(peak[0]), *falloff, largest)
+        loops()[1](*distances, np.float32(peak[0]), *falloff, largest)
         return largest, None
     every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
-    _kernels()[0](*distances, np.ascontiguousarray(peak, dtype=np.float64), *falloff, largest,
+    loops()[0](*distances, np.ascontiguousarray(peak, dtype=np.float64), *falloff, largest,
                   every)  # fmt: skip
     return None if shape is None else largest, every if each else None
 
@@ -111,7 +111,7 @@ def compile_loops() -> None:
     """Compile both loops now, on two small dabs of one peak weight (the nearest dab's loop) and
     for each dab's weights (the other), so that no stroke waits for one: the window's warm-up
     calls this (:func:`~.warm_up.warm_up_later`). Nothing where Numba does not import."""
-    if _kernels() is None:
+    if loops() is None:
         return
     u, v = np.zeros((2, 3)), np.zeros((2, 2))
     columns, rows = np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64)
@@ -124,29 +124,29 @@ def compile_loops() -> None:
 
 
 @functools.cache
-def _kernels():
+def loops():
     """The compiled loops (:func:`_group_weights`, :func:`_nearest_weights`), or None where Numba
     does not import."""
     global _falloff
-    loops = [compiled_math.compile_with(loop, "sincos", nogil=True)
-             for loop in (_group_weights, _nearest_weights)]  # fmt: skip
-    if None in loops:
+    compiled = [compiled_math.compile_with(loop, "sincos", nogil=True)
+                for loop in (_group_weights, _nearest_weights)]  # fmt: skip
+    if None in compiled:
         return None
     _falloff = compiled_math.inline(_plain_falloff)
-    return loops
+    return compiled
 
 
 @functools.cache
 def _planned():
     """:func:`group_weights`' compiled call (:func:`_plain_planned`), with the loops it calls
-    (:mod:`.plan_compiled`'s distances and owners, :func:`_kernels`') bound where Numba finds
+    (:mod:`.plan_compiled`'s distances and owners, :func:`loops`') bound where Numba finds
     them as it compiles it. Numba's cache on disk keys it by this file alone: an edit of a loop
     it calls shows only once this file changes too (``test_mask_compiled`` compares the one call
     with the loops called one by one)."""
-    global _distances, _owners, _each_weights, _nearest
-    loops = plan_compiled.loops()
-    _distances, _owners = loops.distances, loops.owners
-    _each_weights, _nearest = _kernels()
+    global _cells, _owners, _each_weights, _nearest
+    planning = plan_compiled.loops()
+    _cells, _owners = planning.cells, planning.owners
+    _each_weights, _nearest = loops()
     return compiled_math.compile_kernel(_plain_planned, fastmath=False)
 
 
@@ -156,19 +156,8 @@ def _plain_planned(
 ):  # fmt: skip
     """:func:`group_weights`' call: the distances, the owner maps (where ``owners``) and the
     weights (the nearest dab's where ``nearest``), each by its own loop."""
-    n_dabs = boxes.shape[0]
-    width, height = 0, 0
-    for k in range(n_dabs):
-        width = max(width, boxes[k, 3] - boxes[k, 2])
-        height = max(height, boxes[k, 1] - boxes[k, 0])
-    spans = np.empty((n_dabs, 4), dtype=np.int64)
-    columns = np.empty((n_dabs, width), dtype=np.int64)
-    rows = np.empty((n_dabs, height), dtype=np.int64)
-    in_columns = np.empty((n_dabs, width), dtype=np.bool_)
-    in_rows = np.empty((n_dabs, height), dtype=np.bool_)
-    u, v = np.empty((n_dabs, width)), np.empty((n_dabs, height))
-    _distances(boxes, at, reach, bin0, frame0, n_bins, n_frames, x_offset, x_scale, y, False,
-               spans, columns, rows, in_columns, in_rows, u, v)  # fmt: skip
+    spans, columns, rows, _, _, u, v = _cells(boxes, at, reach, bin0, frame0, n_bins, n_frames,
+                                          x_offset, x_scale, y, False)  # fmt: skip
     if owners:
         _owners(spans, centres, centre, owned, last)
     if nearest:
@@ -239,5 +228,5 @@ def _nearest_weights(u, v, columns, rows, weight, hardness, span, hard, largest)
             largest[y, x] = _falloff(r, hardness, span, hard) * weight
 
 
-_sincos = _falloff = None  # (bound by _kernels)
-_distances = _owners = _each_weights = _nearest = None  # (bound by _planned)
+_sincos = _falloff = None  # (bound by loops)
+_cells = _owners = _each_weights = _nearest = None  # (bound by _planned)

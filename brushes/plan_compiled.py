@@ -139,24 +139,11 @@ def cells_and_distances(
     ``in_columns`` and ``in_rows`` (those inside the dab's box), and ``u`` ``[K, W]``, ``v``
     ``[K, H]`` (2 outside the dab's box, where its weight is exactly 0). A frame's position is
     ``x_offset + x_scale * frame``, a bin's ``y[bin]``."""
-    n_dabs = len(boxes)
-    boxes = np.ascontiguousarray(boxes, dtype=np.int64)
-    width = int((boxes[:, 3] - boxes[:, 2]).max())
-    height = int((boxes[:, 1] - boxes[:, 0]).max())
-    spans = np.empty((n_dabs, 4), dtype=np.int64)
-    columns = np.empty((n_dabs, width), dtype=np.int64)
-    rows = np.empty((n_dabs, height), dtype=np.int64)
-    in_columns = np.empty((n_dabs, width), dtype=np.bool_)
-    in_rows = np.empty((n_dabs, height), dtype=np.bool_)
-    u = np.empty((n_dabs, width))
-    v = np.empty((n_dabs, height))
-    loops().distances(
-        boxes, np.ascontiguousarray(at, dtype=np.float64),
+    return loops().cells(
+        np.ascontiguousarray(boxes, dtype=np.int64), np.ascontiguousarray(at, dtype=np.float64),
         np.ascontiguousarray(reach, dtype=np.float64), corner[0], corner[1], shape[0], shape[1],
         float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64), windows,
-        spans, columns, rows, in_columns, in_rows, u, v,
     )  # fmt: skip
-    return spans, columns, rows, in_columns, in_rows, u, v
 
 
 def owners(spans: np.ndarray, centres: np.ndarray, shape: tuple[int, int]):
@@ -216,20 +203,10 @@ def drag_windows(
     row and column in its dab's own region (its box and the margin) ``[K, H]`` and ``[K, W]``;
     each own region's highest column and row ``[K, 2]``; each window cell's index in the region
     ``[K, H, W]``; and whether it lies outside its dab's box ``[K, H, W]``, bool."""
-    n_dabs, height = rows.shape
-    width = columns.shape[1]
-    corners = np.empty((2, n_dabs), dtype=np.int64)
-    dest_rows = np.empty((n_dabs, height), dtype=np.int64)
-    dest_columns = np.empty((n_dabs, width), dtype=np.int64)
-    high = np.empty((n_dabs, 2), dtype=np.int64)
-    window_cells = np.empty((n_dabs, height, width), dtype=np.int64)
-    outside = np.empty((n_dabs, height, width), dtype=np.bool_)
-    loops().windows(
+    return loops().windows_of(
         np.ascontiguousarray(spans, dtype=np.int64), rows, columns, in_rows, in_columns,
-        corner[0], corner[1], margin[0], margin[1], region_width, corners, dest_rows,
-        dest_columns, high, window_cells, outside,
+        corner[0], corner[1], margin[0], margin[1], region_width,
     )  # fmt: skip
-    return corners, dest_rows, dest_columns, high, window_cells, outside
 
 
 def _plain_windows(
@@ -251,6 +228,25 @@ def _plain_windows(
                     columns[k, column] + margin_frames
                 )
                 outside[k, row, column] = not (in_rows[k, row] and in_columns[k, column])
+
+
+def _plain_windows_of(
+    spans, rows, columns, in_rows, in_columns, corner_bins, corner_frames, margin_bins,
+    margin_frames, region_width,
+):  # fmt: skip
+    """:func:`drag_windows`' arrays, made and filled by its loop (:func:`_plain_windows`)."""
+    n_dabs, height = rows.shape
+    width = columns.shape[1]
+    corners = np.empty((2, n_dabs), dtype=np.int64)
+    dest_rows = np.empty((n_dabs, height), dtype=np.int64)
+    dest_columns = np.empty((n_dabs, width), dtype=np.int64)
+    high = np.empty((n_dabs, 2), dtype=np.int64)
+    window_cells = np.empty((n_dabs, height, width), dtype=np.int64)
+    outside = np.empty((n_dabs, height, width), dtype=np.bool_)
+    _windows(spans, rows, columns, in_rows, in_columns, corner_bins, corner_frames, margin_bins,
+             margin_frames, region_width, corners, dest_rows, dest_columns, high, window_cells,
+             outside)  # fmt: skip
+    return corners, dest_rows, dest_columns, high, window_cells, outside
 
 
 def _plain_own_cells(first, stop, n, offset, held, out):
@@ -356,6 +352,25 @@ def _plain_bounds(boxes, offsets, radii, limit, slack, most_cells, owners, bound
     return count
 
 
+def _plain_cells(boxes, at, reach, bin0, frame0, n_bins, n_frames, x_offset, x_scale, y, windows):
+    """:func:`cells_and_distances`' arrays, made and filled by its loop
+    (:func:`_plain_distances`)."""
+    n_dabs = boxes.shape[0]
+    width, height = 0, 0
+    for k in range(n_dabs):
+        width = max(width, boxes[k, 3] - boxes[k, 2])
+        height = max(height, boxes[k, 1] - boxes[k, 0])
+    spans = np.empty((n_dabs, 4), dtype=np.int64)
+    columns = np.empty((n_dabs, width), dtype=np.int64)
+    rows = np.empty((n_dabs, height), dtype=np.int64)
+    in_columns = np.empty((n_dabs, width), dtype=np.bool_)
+    in_rows = np.empty((n_dabs, height), dtype=np.bool_)
+    u, v = np.empty((n_dabs, width)), np.empty((n_dabs, height))
+    _distances(boxes, at, reach, bin0, frame0, n_bins, n_frames, x_offset, x_scale, y, windows,
+               spans, columns, rows, in_columns, in_rows, u, v)  # fmt: skip
+    return spans, columns, rows, in_columns, in_rows, u, v
+
+
 def _plain_distances(
     boxes, at, reach, bin0, frame0, n_bins, n_frames, x_offset, x_scale, y, windows,
     spans, columns, rows, in_columns, in_rows, u, v,
@@ -400,14 +415,29 @@ PLAIN_LOOPS = {
 """The loops as plain Python, by the name :func:`_loops` gives each."""
 
 
+MAKERS = {"cells": _plain_cells, "windows_of": _plain_windows_of}
+"""The calls that make a loop's arrays and fill them by it (``distances``, ``windows``), by
+name."""
+
+
 @functools.cache
 def loops():
-    """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python
-    (:mod:`.mask_compiled` calls two of them from a compiled call of its own)."""
-    loops = PLAIN_LOOPS
-    if compiled_math.numba_module() is not None:
-        loops = {
-            name: compiled_math.compile_kernel(function, fastmath=False)
-            for name, function in loops.items()
-        }
+    """The loops, compiled (exact IEEE arithmetic) where Numba imports, else as plain Python,
+    then the calls that make their arrays (:data:`MAKERS`), the loops they call bound where Numba
+    finds them as it compiles them (:mod:`.mask_compiled` and :mod:`.drag_compiled` call some of
+    them from compiled calls of their own)."""
+    global _distances, _windows
+    compiled = compiled_math.numba_module() is not None
+    loops = {
+        name: compiled_math.compile_kernel(function, fastmath=False) if compiled else function
+        for name, function in PLAIN_LOOPS.items()
+    }
+    _distances, _windows = loops["distances"], loops["windows"]
+    for name, function in MAKERS.items():
+        loops[name] = (
+            compiled_math.compile_kernel(function, fastmath=False) if compiled else function
+        )
     return SimpleNamespace(**loops)
+
+
+_distances = _windows = None  # (bound by loops)

@@ -96,9 +96,12 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
     spans = plan_compiled.cells_and_distances(*arguments, windows=False)[0]
     windowed = plan_compiled.cells_and_distances(*arguments, windows=True)
     compiled = each_loop()
-    plain = SimpleNamespace(**plan_compiled.PLAIN_LOOPS)
+    plain = SimpleNamespace(**plan_compiled.PLAIN_LOOPS, **plan_compiled.MAKERS)
     assert plan_compiled.loops().bounds is not plan_compiled._plain_bounds  # (Numba compiled it)
     monkeypatch.setattr(plan_compiled, "loops", lambda: plain)
+    # (the calls that make a loop's arrays call it as plain Python too)
+    monkeypatch.setattr(plan_compiled, "_distances", plan_compiled._plain_distances)
+    monkeypatch.setattr(plan_compiled, "_windows", plan_compiled._plain_windows)
     by_python = each_loop()
     for got, expected in [*zip(by_python[0], compiled[0], strict=True),
                           *zip(by_python[3], compiled[3], strict=True),

@@ -74,6 +74,30 @@ def events(radius: float, count: int = 8, frame: float = 40.0, band: float = 60.
     ]
 
 
+def unpacked(windows, amount: float) -> dab.DragWindows:
+    """The :class:`~spectropaint.brushes.dab.DragWindows` that :func:`.warp_fused.pack` packed
+    into ``windows`` (a :class:`~.warp_fused.Packed`; anything else is returned as it is), the
+    steps as the shifts over ``amount``."""
+    if not isinstance(windows, warp_fused.Packed):
+        return windows
+    n_dabs, height, width = windows.masks.shape
+    floats, integers = windows.floats, windows.integers
+    sizes = (2 * n_dabs, 2 * n_dabs, n_dabs * width, n_dabs * height)
+    shift, high, dest_columns, dest_rows = np.split(floats, np.cumsum(sizes)[:-1])
+    shapes = [(2, n_dabs), (2, n_dabs, windows.columns), (2, n_dabs, windows.rows),
+              (n_dabs, height, width), (n_dabs, height, width)]  # fmt: skip
+    parts = np.split(integers, np.cumsum([np.prod(shape) for shape in shapes])[:-1])
+    corners, column_maps, row_maps, cells, outside = (
+        part.reshape(shape) for part, shape in zip(parts, shapes, strict=True)
+    )
+    return dab.DragWindows(
+        masks=windows.masks, corners=corners, step=shift.reshape(n_dabs, 2) / amount,
+        dest_columns=dest_columns.reshape(n_dabs, width),
+        dest_rows=dest_rows.reshape(n_dabs, height), high=high.reshape(n_dabs, 2),
+        column_maps=column_maps, row_maps=row_maps, window_cells=cells, outside=outside != 0,
+    )  # fmt: skip
+
+
 def torch_prepared(original, prepared, params: WarpParams) -> dict:
     """:func:`.warp.warp_prepare`'s tensors for a group: as given (the compiled path's), or, for
     the fused warp (which computes them in its launch from where the region lies,
@@ -144,15 +168,16 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
     module = warp_fused if kernel == "fused" else warp_compiled
     compared, sizes, copies, kernel_apply = [], [], [], module.apply
 
-    def both(held, windows, original, prepared, params):
+    def both(held, given, original, prepared, params):
         # held: a copy [2, C, R, S] of the region, or the document's cells (the fused warp once
-        # it has run), changed in place
+        # it has run), changed in place; given: the windows, packed for the fused warp
+        windows = unpacked(given, params.amount)
         sizes.append(len(windows.masks))
         copies.append(isinstance(held, torch.Tensor))
         reference = torch.stack((held[0], held[1]))
         dab.drag_planned(WarpPlan, reference, windows, gathered(original),
                          torch_prepared(original, prepared, params), params)  # fmt: skip
-        kernel_apply(held, windows, original, prepared, params)
+        kernel_apply(held, given, original, prepared, params)
         masks = torch.as_tensor(windows.masks, device=reference.device)  # (host arrays, or not)
         compared.append(compare(torch.stack((held[0], held[1])), reference, masks, windows.corners))
         held[0].copy_(reference[0])
@@ -166,6 +191,41 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
     assert copies == (
         [True] + [False] * (len(copies) - 1) if kernel == "fused" else [True] * len(copies)
     )
+
+
+@pytest.mark.parametrize("radius", [3, 6])
+def test_a_group_planned_in_one_compiled_call_is_packed_as_the_five_calls_give_it(
+    fused, monkeypatch, radius
+):
+    """Each group of a fused stroke whose weights are computed on the host is planned and packed
+    in one compiled call (:func:`~spectropaint.brushes.drag_compiled.packed_windows`): its
+    floats, integers and masks equal, bit for bit, what :func:`.warp_fused.pack` makes of the
+    windows that the distances', weights', own cells' and windows' calls give one by one."""
+    expected, found = [], []
+    real_part, real_apply = dab._drag_part, warp_fused.apply
+
+    def part(state, stroke, group, box, inside, current, original, prepared, whole):
+        windows = dab._drag_windows(state, stroke, group, box, inside, original.shape[-1], True)
+        expected.append(warp_fused.pack(windows, group.params(state.params).amount))
+        real_part(state, stroke, group, box, inside, current, original, prepared, whole)
+
+    monkeypatch.setattr(dab, "_drag_part", part)
+    monkeypatch.setattr(warp_fused, "apply", lambda held, packed, *rest: found.append(packed)
+                        or real_apply(held, packed, *rest))  # fmt: skip
+    document = tonal_document()
+    settings = BrushSettings(radius_frames=radius, radius_bins=radius, hardness=0.5)
+    stroke = StrokeSession(document, "warp", settings, params={"amount": 0.7, "phase": "auto"},
+                           history=History(document))  # fmt: skip
+    for event in events(radius):
+        stroke.add_events([event])
+    stroke.end()
+    assert len(found) == len(expected) >= 4 and max(len(p.masks) for p in found) > 1
+    for got, want in zip(found, expected, strict=True):
+        assert isinstance(got.masks, np.ndarray)  # (computed on the host)
+        assert (got.columns, got.rows) == (want.columns, want.rows)
+        for name in ("floats", "integers", "masks"):
+            value, reference = getattr(got, name), getattr(want, name)
+            assert value.dtype == reference.dtype and np.array_equal(value, reference), name
 
 
 @pytest.mark.parametrize("kernel", ["fused", "compiled"])

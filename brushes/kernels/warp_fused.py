@@ -100,7 +100,43 @@ def in_place() -> bool:
     return triton_math.launched(_kernel())
 
 
-def apply(held, windows, original: torch.Tensor | Kept, ramps: Ramps, params) -> None:
+class Packed(NamedTuple):
+    """A group's dabs on their windows as the launch reads them: ``floats``, ``integers`` and
+    ``masks`` (:func:`pack`'s layout; host arrays, the masks perhaps a tensor on the device), and
+    the columns and rows of each dab's own region."""
+
+    floats: np.ndarray
+    integers: np.ndarray
+    masks: np.ndarray | torch.Tensor
+    columns: int
+    rows: int
+
+
+def pack(windows, amount: float) -> Packed:
+    """``windows`` (a :class:`~spectropaint.brushes.dab.DragWindows`) packed for the launch, the
+    dabs' steps times ``amount``: floats ``[4K + K W + K H]`` (each dab's shift ``[K, 2]``, its
+    own region's highest column and row ``[K, 2]``, then the windows' columns ``[K, W]`` and rows
+    ``[K, H]`` in their own regions, float32) and integers ``[2K + 2K columns + 2K rows + 2K H W]``
+    (the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps ``[2, K, rows]``,
+    the window cells ``[K, H, W]`` and whether each lies outside its dab's box ``[K, H, W]``,
+    int32). :func:`~spectropaint.brushes.drag_compiled.packed_windows` packs a group planned on
+    the host in one compiled call."""
+    floats = np.concatenate([
+        (amount * windows.step).astype(np.float32).ravel(),
+        np.asarray(windows.high, dtype=np.float32).ravel(),
+        np.asarray(windows.dest_columns, dtype=np.float32).ravel(),
+        np.asarray(windows.dest_rows, dtype=np.float32).ravel(),
+    ])  # fmt: skip
+    integers = np.concatenate([
+        np.asarray(windows.corners).ravel(), windows.column_maps.ravel(),
+        windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
+        windows.outside.ravel(),
+    ]).astype(np.int32)  # fmt: skip
+    return Packed(floats, integers, windows.masks, windows.column_maps.shape[-1],
+                  windows.row_maps.shape[-1])  # fmt: skip
+
+
+def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, params) -> None:
     """A group's ``K`` dabs applied in order to the values ``held``, in place, as
     :func:`~spectropaint.brushes.dab.drag_planned` applies them: planned and applied in one launch.
 
@@ -110,9 +146,9 @@ def apply(held, windows, original: torch.Tensor | Kept, ramps: Ramps, params) ->
         Magnitude and phase ``[C, R, S]`` on the GPU (``held[0]`` and ``held[1]``: a contiguous
         ``[2, C, R, S]`` copy of the group's region, or two views of one shape and strides, a
         row's cells adjacent: the document's own cells, changed in place).
-    windows : spectropaint.brushes.dab.DragWindows
-        The dabs' windows, masks and maps (host arrays, the masks perhaps a tensor already; read
-        by the kernel where they lie, :func:`.staging.for_kernels`).
+    packed : Packed
+        The dabs' windows, masks and maps (read by the kernel where they lie: host arrays through
+        :func:`.staging.for_kernels`).
     original : torch.Tensor [shape=(2, C, Bm, Tm)] or Kept
         The group's region as the stroke began (its magnitude and phase of one layout, any
         strides; read through them: a view that leaves out the frame before is not copied), or
@@ -126,24 +162,13 @@ def apply(held, windows, original: torch.Tensor | Kept, ramps: Ramps, params) ->
     if magnitude.stride() != phase.stride() or magnitude.stride(-1) != 1:
         raise ValueError("warp_fused.apply: magnitude and phase of one layout, rows contiguous")
     device = magnitude.device
-    masks = windows.masks
+    masks = packed.masks
     n_dabs, height, width = masks.shape
     channels = magnitude.shape[0]
-    floats = np.concatenate([
-        (params.amount * windows.step).astype(np.float32).ravel(),
-        np.asarray(windows.high, dtype=np.float32).ravel(),
-        np.asarray(windows.dest_columns, dtype=np.float32).ravel(),
-        np.asarray(windows.dest_rows, dtype=np.float32).ravel(),
-    ])  # fmt: skip
-    columns, rows = windows.column_maps.shape[-1], windows.row_maps.shape[-1]
-    integers = np.concatenate([
-        np.asarray(windows.corners).ravel(), windows.column_maps.ravel(),
-        windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
-        windows.outside.ravel(),
-    ]).astype(np.int32)  # fmt: skip
+    columns, rows = packed.columns, packed.rows
     host_masks = isinstance(masks, np.ndarray)
     floats, integers, *uploaded = staging.for_kernels(
-        [floats, integers, *([masks] if host_masks else [])], device
+        [packed.floats, packed.integers, *([masks] if host_masks else [])], device
     )
     masks = uploaded[0] if host_masks else masks
     kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
