@@ -48,7 +48,7 @@ def packed_windows(
     values held begin; ``axes``: the stroke's :class:`~.dab.StrokeAxes`; ``margin``: (bins,
     frames) around the joint box; ``region_width``: the region's columns; ``hardness`` and
     ``amount``: the brush's."""
-    floats, integers, masks, columns, rows = _packed()(
+    data, shape, columns, rows = _packed()(
         np.ascontiguousarray(boxes, dtype=np.int64), np.ascontiguousarray(at, dtype=np.float64),
         np.ascontiguousarray(reach, dtype=np.float64), box.bin0, box.frame0, box.shape[0],
         box.shape[1], float(axes.x_offset), float(axes.x_scale),
@@ -57,7 +57,7 @@ def packed_windows(
         np.ascontiguousarray(step, dtype=np.float64), float(amount), margin[0], margin[1],
         grid[0], grid[1], inside.bin0, inside.frame0, region_width,
     )  # fmt: skip
-    return warp_fused.Packed(floats, integers, masks, columns, rows)
+    return warp_fused.Packed(data, None, shape, columns, rows)
 
 
 @functools.cache
@@ -79,17 +79,22 @@ def _plain_packed(
     region_width,
 ):  # fmt: skip
     """:func:`packed_windows`' call: the loops one after another, their results packed (see
-    :func:`.warp_fused.pack` for the layout); returns the floats, the integers, the masks
-    ``[K, H, W]`` and the own regions' columns and rows."""
+    :func:`.warp_fused.pack` for the layout, the masks at its end); returns the data, the masks'
+    shape and the own regions' columns and rows."""
     spans, columns, rows, in_columns, in_rows, u, v = _cells(
         boxes, at, reach, bin0, frame0, n_rows, n_columns, x_offset, x_scale, y, True
     )
     n_dabs, height, width = boxes.shape[0], rows.shape[1], columns.shape[1]
-    masks = np.empty((n_dabs, height, width), dtype=np.float32)
+    column_maps, row_maps = width + 2 * margin_frames, height + 2 * margin_bins
+    window = height * width
+    n_floats = 4 * n_dabs + n_dabs * (width + height)
+    n_integers = 2 * n_dabs * (1 + column_maps + row_maps + window)
+    data = np.empty(n_floats + n_integers + n_dabs * window, dtype=np.float32)
+    masks = data[n_floats + n_integers :].reshape((n_dabs, height, width))
     _weights(u, v, columns, rows, peak, hardness, span, hard, np.empty((0, 0), np.float32), masks)
     # each dab's own region (its box and the margin) along each axis, as dab._drag_part has it
-    own_rows = np.empty((2, n_dabs, height + 2 * margin_bins), dtype=np.int64)
-    own_columns = np.empty((2, n_dabs, width + 2 * margin_frames), dtype=np.int64)
+    own_rows = np.empty((2, n_dabs, row_maps), dtype=np.int64)
+    own_columns = np.empty((2, n_dabs, column_maps), dtype=np.int64)
     first = np.empty(n_dabs, dtype=np.int64)
     stop = np.empty(n_dabs, dtype=np.int64)
     offset = np.empty(n_dabs, dtype=np.int64)
@@ -107,18 +112,15 @@ def _plain_packed(
         spans, rows, columns, in_rows, in_columns, bin0 - inside_bin0, frame0 - inside_frame0,
         margin_bins, margin_frames, region_width,
     )  # fmt: skip
-    floats = np.empty(4 * n_dabs + n_dabs * (width + height), dtype=np.float32)
     for k in range(n_dabs):
         for axis in range(2):
-            floats[2 * k + axis] = np.float32(amount * step[k, axis])
-            floats[2 * n_dabs + 2 * k + axis] = np.float32(high[k, axis])
+            data[2 * k + axis] = np.float32(amount * step[k, axis])
+            data[2 * n_dabs + 2 * k + axis] = np.float32(high[k, axis])
         for column in range(width):
-            floats[4 * n_dabs + k * width + column] = np.float32(dest_columns[k, column])
+            data[4 * n_dabs + k * width + column] = np.float32(dest_columns[k, column])
         for row in range(height):
-            floats[4 * n_dabs + n_dabs * width + k * height + row] = np.float32(dest_rows[k, row])
-    column_maps, row_maps = own_columns.shape[2], own_rows.shape[2]
-    window = height * width
-    integers = np.empty(2 * n_dabs * (1 + column_maps + row_maps + window), dtype=np.int32)
+            data[4 * n_dabs + n_dabs * width + k * height + row] = np.float32(dest_rows[k, row])
+    integers = data[n_floats : n_floats + n_integers].view(np.int32)
     at_ = 0
     for values in (corners.ravel(), own_columns.ravel(), own_rows.ravel(), window_cells.ravel()):
         for index in range(values.shape[0]):
@@ -127,7 +129,7 @@ def _plain_packed(
     flat = outside.ravel()
     for index in range(flat.shape[0]):
         integers[at_ + index] = flat[index]
-    return floats, integers, masks, column_maps, row_maps
+    return data, (n_dabs, height, width), column_maps, row_maps
 
 
 _cells = _own_cells = _windows_of = _weights = None  # (bound by _packed)

@@ -67,7 +67,7 @@ ALONE_CELLS = 1 << 15
 of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
 torch's 2.3 for a dab at radius 32 (4 225 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius
 128 (66 049 cells)."""
-SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "band0",
+SIZES = ("masks_at", "n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "band0",
          "n_bands", "frame0", "n_frames", "H", "W", "start", "start_phase", "start_first",
          "start_c", "start_b", "start_t", "table", "table_columns", "tile_side", "tile_bins",
          "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
@@ -101,39 +101,45 @@ def in_place() -> bool:
 
 
 class Packed(NamedTuple):
-    """A group's dabs on their windows as the launch reads them: ``floats``, ``integers`` and
-    ``masks`` (:func:`pack`'s layout; host arrays, the masks perhaps a tensor on the device), and
-    the columns and rows of each dab's own region."""
+    """A group's dabs on their windows as the launch reads them: ``data`` (a host array,
+    :func:`pack`'s layout), with the masks ``[K, H, W]`` at its end, or ``masks`` (a tensor on the
+    device) where they were made there; the masks' ``shape``; and the columns and rows of each
+    dab's own region."""
 
-    floats: np.ndarray
-    integers: np.ndarray
-    masks: np.ndarray | torch.Tensor
+    data: np.ndarray
+    masks: torch.Tensor | None
+    shape: tuple[int, int, int]
     columns: int
     rows: int
 
 
 def pack(windows, amount: float) -> Packed:
     """``windows`` (a :class:`~spectropaint.brushes.dab.DragWindows`) packed for the launch, the
-    dabs' steps times ``amount``: floats ``[4K + K W + K H]`` (each dab's shift ``[K, 2]``, its
-    own region's highest column and row ``[K, 2]``, then the windows' columns ``[K, W]`` and rows
-    ``[K, H]`` in their own regions, float32) and integers ``[2K + 2K columns + 2K rows + 2K H W]``
-    (the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps ``[2, K, rows]``,
-    the window cells ``[K, H, W]`` and whether each lies outside its dab's box ``[K, H, W]``,
-    int32). :func:`~spectropaint.brushes.drag_compiled.packed_windows` packs a group planned on
-    the host in one compiled call."""
-    floats = np.concatenate([
+    dabs' steps times ``amount``, into one float32 array (staged in one copy,
+    :func:`.staging.for_kernels`): the floats ``[4K + K W + K H]`` (each dab's shift ``[K, 2]``,
+    its own region's highest column and row ``[K, 2]``, then the windows' columns ``[K, W]`` and
+    rows ``[K, H]`` in their own regions), the integers ``[2K + 2K columns + 2K rows + 2K H W]``
+    as int32's bits (the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
+    ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside its dab's box
+    ``[K, H, W]``), then the masks where they are a host array.
+    :func:`~spectropaint.brushes.drag_compiled.packed_windows` packs a group planned on the host
+    in one compiled call."""
+    masks = windows.masks
+    host_masks = isinstance(masks, np.ndarray)
+    data = np.concatenate([
         (amount * windows.step).astype(np.float32).ravel(),
         np.asarray(windows.high, dtype=np.float32).ravel(),
         np.asarray(windows.dest_columns, dtype=np.float32).ravel(),
         np.asarray(windows.dest_rows, dtype=np.float32).ravel(),
+        np.concatenate([
+            np.asarray(windows.corners).ravel(), windows.column_maps.ravel(),
+            windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
+            windows.outside.ravel(),
+        ]).astype(np.int32).view(np.float32),
+        *([masks.astype(np.float32).ravel()] if host_masks else []),
     ])  # fmt: skip
-    integers = np.concatenate([
-        np.asarray(windows.corners).ravel(), windows.column_maps.ravel(),
-        windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
-        windows.outside.ravel(),
-    ]).astype(np.int32)  # fmt: skip
-    return Packed(floats, integers, windows.masks, windows.column_maps.shape[-1],
-                  windows.row_maps.shape[-1])  # fmt: skip
+    return Packed(data, None if host_masks else masks, tuple(masks.shape),
+                  windows.column_maps.shape[-1], windows.row_maps.shape[-1])  # fmt: skip
 
 
 def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, params) -> None:
@@ -162,15 +168,14 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
     if magnitude.stride() != phase.stride() or magnitude.stride(-1) != 1:
         raise ValueError("warp_fused.apply: magnitude and phase of one layout, rows contiguous")
     device = magnitude.device
-    masks = packed.masks
-    n_dabs, height, width = masks.shape
+    n_dabs, height, width = packed.shape
     channels = magnitude.shape[0]
     columns, rows = packed.columns, packed.rows
-    host_masks = isinstance(masks, np.ndarray)
-    floats, integers, *uploaded = staging.for_kernels(
-        [packed.floats, packed.integers, *([masks] if host_masks else [])], device
-    )
-    masks = uploaded[0] if host_masks else masks
+    (data,) = staging.for_kernels([packed.data], device)
+    if packed.masks is None:  # (at the data's end)
+        masks, masks_at = data, len(packed.data) - n_dabs * height * width
+    else:
+        masks, masks_at = packed.masks.contiguous(), 0
     kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
     _, n_rows, region_width = kept.shape
     region = ramps.region
@@ -179,7 +184,7 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
     low, high = ALIGNMENT
     triton_math.launch(
         _kernel(), (channels,),
-        magnitude, phase, masks.contiguous(), floats, integers, ramps.band_hz,
+        magnitude, phase, data, masks, masks_at, ramps.band_hz,
         _constants(device, ramps.hop, ramps.sample_rate), *originals_fused.kept_arguments(kept),
         scratch, n_dabs, magnitude.stride(0), magnitude.stride(1), region_width, n_rows - 1,
         columns, rows, region.bin0, ramps.grid[0], region.frame0, ramps.grid[1], low,
@@ -210,7 +215,7 @@ def _kernel():
 
 
 def _warp_dabs(
-    held, held_phase, masks, floats, integers, band_hz, constants,
+    held, held_phase, floats, masks, masks_at, band_hz, constants,
     start, start_phase, start_first, start_c, start_b, start_t,
     table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
     scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, band0, n_bands,
@@ -219,12 +224,9 @@ def _warp_dabs(
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
-    the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on; ``masks``
-    ``[K, H, W]``; ``floats``: each dab's shift ``[K, 2]`` and highest own-region column and row
-    ``[K, 2]``, then the own-region columns ``[K, W]`` and rows ``[K, H]`` of the windows;
-    ``integers``: the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
-    ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside the dab's box
-    ``[K, H, W]``; ``band_hz`` ``[n_bands]`` float64 and ``constants`` (:func:`_constants`): the
+    the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on;
+    ``floats``: the packed data (:func:`pack`), its integers read as int32; the masks ``[K, H,
+    W]`` from ``masks + masks_at``; ``band_hz`` ``[n_bands]`` float64 and ``constants`` (:func:`_constants`): the
     block's bands, for the ramps; ``start`` to ``tile_frame0``: where the region's values as the
     stroke began lie (:func:`.originals_fused.kept_arguments`'; the column before the first too);
     ``scratch``: ``[6, C, H, W]`` (magnitude, the moved phase of each mode, the continuation's
@@ -247,6 +249,8 @@ def _warp_dabs(
     high_at = 2 * n_dabs
     dest_at = 4 * n_dabs
     rows_at = dest_at + n_dabs * W
+    integers = (floats + rows_at + n_dabs * H).to(tl.pointer_type(tl.int32), bitcast=True)
+    masks = masks + masks_at
     column_maps = integers + 2 * n_dabs
     row_maps = column_maps + 2 * n_dabs * columns
     window_cells = row_maps + 2 * n_dabs * rows
