@@ -47,9 +47,10 @@ PARAMS = {"clone": {"offset_frames": -8, "offset_bins": 0}}
 """Parameters a brush needs besides its defaults to paint on the scratch document."""
 COMPILED = ("clone", "warp")
 """The brushes whose kernels Numba compiles on the CPU."""
-RADII = {"warp": (8.0, 24.0)}
-"""The radii (frames and bins) a brush is painted at where its kernel is compiled apart for small
-windows (:data:`~.kernels.warp_fused.SMALL_BLOCK`); the others at the default settings'."""
+RADII = {"warp": (8.0, 20.0, 40.0)}
+"""The radii (frames and bins) a brush is painted at where its kernel is compiled apart for
+windows of each size (:data:`~.kernels.warp_fused.PROGRAMS`); the others at the default
+settings'."""
 
 _warm: set[str] = set()
 _lock = threading.Lock()

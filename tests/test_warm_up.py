@@ -93,8 +93,8 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_after_the_warm_up_no_warp_stroke_meets_a_kernel_variant_not_launched_yet(monkeypatch):
-    """Warp's launch has a narrower program for small windows (:data:`~spectropaint.brushes.
-    kernels.warp_fused.SMALL_BLOCK`), compiled apart: the warm-up paints both, so that strokes
+    """Warp's launch has a program for windows of each size (:data:`~spectropaint.brushes.
+    kernels.warp_fused.PROGRAMS`), each compiled apart: the warm-up paints each, so that strokes
     of small and large brushes alike find their variant launched (compiled) already."""
     monkeypatch.setattr(warm_up_module, "_warm", set())
     assert warm_up("cuda", brushes=("warp",)) == ["warp"]
@@ -103,10 +103,11 @@ def test_after_the_warm_up_no_warp_stroke_meets_a_kernel_variant_not_launched_ye
         return set(triton_math._compiled[id(warp_fused._kernel())][1])
 
     warmed = variants()
-    assert {dict(key[1:])["BLOCK"] for key in warmed} == {warp_fused.SMALL_BLOCK, warp_fused.BLOCK}
+    assert {dict(key[1:])["BLOCK"] for key in warmed} == {block for _, block, _ in
+                                                          warp_fused.PROGRAMS}  # fmt: skip
     samples = np.random.default_rng(2).standard_normal((2, 88200)) * 0.1
     document = Document.from_samples(samples, 44100, device="cuda")
-    for radius in (3.0, 8.0, 16.0, 32.0):
+    for radius in (3.0, 8.0, 12.0, 16.0, 32.0, 48.0):
         stroke = StrokeSession(document, "warp", BrushSettings(radius_frames=radius,
                                                                radius_bins=radius))  # fmt: skip
         for i in range(4):

@@ -48,20 +48,17 @@ from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
 from spectropaint.transforms.regions import Region
 
 FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
-BLOCK = 1024
-"""Window cells each pass handles at once (the program loops over the window in such chunks), by
-:data:`WARPS` warps. On the H200, against 256 cells by 4 warps (Triton's default), strokes
-alternated in one process (5 of each, medians, synchronised): 0.64 to 0.61 ms an event at radius
-8, 0.79 to 0.62 at 16, 0.86 to 0.70 at 32 and 1.74 to 1.11 at 64, the one program's time on the
-GPU shrinking with the loop (the host's part stays)."""
-SMALL_BLOCK = 512
-"""The cells of a pass for a window of at most so many cells (a dab of radius 8 or less), compiled
-apart (the warm-up paints both, :data:`~spectropaint.brushes.warm_up.RADII`): one dab's passes
-wait on their loads whatever their width, and the narrower one has half the lanes to run. On the
-H200 a radius-8 group's launch took 52 us against 67 with :data:`BLOCK` (at radius 32, 117 against
-88: the wide window's loop)."""
-WARPS = 16
-"""Warps of each program (512 threads of an SM's 2 048)."""
+PROGRAMS = ((512, 512, 16), (2048, 1024, 32), (math.inf, 2048, 32))
+"""The program a window takes by its cells: (the most window cells, the cells each pass handles at
+once, the warps that handle them), each compiled apart (the warm-up paints each,
+:data:`~spectropaint.brushes.warm_up.RADII`). The program loops over the window in chunks of that
+many cells; one dab's passes wait on their loads whatever their width, so a small window takes a
+narrow chunk (half the lanes to run), a large one a wide chunk and as many warps as a program may
+have (1 024 threads), whose loads wait together. GPU time of a group's launch on the H200
+(torch.profiler, a 1 s stroke), cells by warps: at radius 16 (1 089 cells) 46.5 us with 1 024 by
+16, 41.1 with 1 024 by 32, 61.2 with 2 048 by 32; at radius 32 (4 225 cells) 103.1, 82.5 and 75.7
+us, 130.8 with 4 096 by 32. A radius-8 group's launch took 52 us with 512 cells by 16 warps
+against 67 with 1 024."""
 ALONE_CELLS = 1 << 15
 """The most cells of a dab's region the kernel takes for a dab alone: it is one program (one block
 of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
@@ -191,9 +188,15 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
         1.0 / (high - low), 1.0 / MARGIN, height, width,
         C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES,
-        BLOCK=SMALL_BLOCK if height * width <= SMALL_BLOCK else BLOCK, num_warps=WARPS,
+        **_program(height * width),
         enable_fp_fusion=False,  # torch's rounding: a fused multiply-add rounds once, not twice
     )  # fmt: skip
+
+
+def _program(cells: int) -> dict:
+    """The launch's options for a window of ``cells`` (:data:`PROGRAMS`)."""
+    block, warps = next((block, warps) for most, block, warps in PROGRAMS if cells <= most)
+    return {"BLOCK": block, "num_warps": warps}
 
 
 @functools.cache
