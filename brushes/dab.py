@@ -1182,10 +1182,15 @@ def _apply_stamping(
     if _scaled_into(state, group, boxes, weights):
         return box if len(boxes) == 1 else Regions(tuple(boxes))
     block = document.blocks[stroke.index]
+    inside = region.clipped(block.n_bins, block.n_frames)
     if (into is not None and kind.blends_into.reads_kept
-            and region == region.clipped(block.n_bins, block.n_frames)):  # fmt: skip
+            and (region == inside or kind.blends_into.reflects)):  # fmt: skip
         # the kernel reads the region's starting values where they lie: no copy of them first
-        kept = state.step.kept(region)
+        # (those past the grid at their reflections, in its part inside the grid)
+        kept = state.step.kept(inside)
+        if kept is not None and region != inside:
+            moved = kept.moved(region.bin0 - inside.bin0, region.frame0 - inside.frame0)
+            kept = moved._replace(shape=(moved.shape[0], *region.shape))
         if kept is not None:
             axes = _axes(region, block, document.device) if kind.reads_frames else (None, None)
             if _blended_into(state, stroke, group, box, region, kept, *axes, masks, weights[0],
@@ -1514,15 +1519,13 @@ def _drag_planned(state, stroke, group, box, inside, current, original, prepared
     plans and applies a part in one call, :func:`_whole_group`, or None). ``current``: the
     region's values ``[2, C, R, S]``, or (for the fused warp, once it has run) the document's own
     magnitude and phase there, two views changed in place."""
-    heights = group.boxes[:, 1] - group.boxes[:, 0]
-    widths = group.boxes[:, 3] - group.boxes[:, 2]
     start, tallest, widest = 0, 0, 0
-    for index in range(len(group)):
-        tallest, widest = max(tallest, heights[index]), max(widest, widths[index])
+    for index, (bin0, bin1, frame0, frame1) in enumerate(group.boxes.tolist()):
+        tallest, widest = max(tallest, bin1 - bin0), max(widest, frame1 - frame0)
         if index > start and (index + 1 - start) * tallest * widest > PLAN_CELLS:
             _drag_part(state, stroke, group.part(start, index), box, inside, current, original,
                        prepared, whole)  # fmt: skip
-            start, tallest, widest = index, heights[index], widths[index]
+            start, tallest, widest = index, bin1 - bin0, frame1 - frame0
     _drag_part(state, stroke, group.part(start, len(group)), box, inside, current, original,
                prepared, whole)  # fmt: skip
 

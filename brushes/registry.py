@@ -111,7 +111,8 @@ class BrushKind:
         float rounding. ``reads_kept``: ``apply`` also takes, instead of the region's values, a
         :class:`~.kernels.originals_fused.Kept` (where a region inside the grid lies: the
         stroke's kept tiles and the document), and reads the values there (the pen's, the
-        blur's, the filter's, the clone's).
+        blur's, the filter's, the clone's); ``reflects``: a region past the grid too, each cell
+        past it read at its reflection (the blur's).
     defaults : Mapping
         Parameter values this brush starts from when they differ from ``params_type``'s.
     """

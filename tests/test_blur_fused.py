@@ -146,16 +146,28 @@ def test_the_blur_reading_the_region_where_it_lies_equals_it_reading_its_copy(fu
     """A group's two launches read its region's starting values from the stroke's kept tiles and
     elsewhere the document (:class:`~spectropaint.brushes.kernels.originals_fused.Kept`) instead
     of a gathered copy: the same values bit for bit, along a stroke that climbs from past the
-    lowest bin (those regions, reflected there, are still copied) into the grid, where later
-    events read tiles that earlier ones kept."""
+    lowest bin (those regions read at the reflections of their cells past it) into the grid,
+    where later events read tiles that earlier ones kept; and along one that runs off the grid's
+    last frames and highest bins."""
     document = small_document(device=GPU)
+    block = document.blocks[0]
     kept = recorded(monkeypatch, "kept")
-    stroke = {"radii": (6, 5), "events": 6, "start": (220.0, 2.0), "step": (3.7, 2.5)}
-    got = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
-    assert None in kept  # (the reflected regions)
+    low = {"radii": (6, 5), "events": 4, "start": (220.0, 2.0), "step": (3.7, 2.5)}
+    high = {"radii": (6, 5), "events": 2, "start": (block.n_frames - 8.0, block.n_bins - 8.0),
+            "step": (3.0, 3.0)}  # fmt: skip
+    got = [painted_values(document, "blur", {"sigma": 0.3}, **stroke) for stroke in (low, high)]
+    assert None not in kept and len(kept) >= 5
     assert any(held > 0 for held in map(tiles_held, kept))
+    # (regions past the grid's lowest bin, then past its highest bin and last frame)
+    places = [found.places[-2:] for found in kept]
+    assert any(bin0 < 0 for bin0, _ in places)
+    shapes = [found.shape for found in kept]
+    assert any(
+        bin0 + rows > block.n_bins and frame0 + columns > block.n_frames
+        for (bin0, frame0), (_, rows, columns) in zip(places, shapes, strict=True)
+    )
     monkeypatch.setattr(BlurInto, "reads_kept", False)
     kept.clear()
-    want = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
+    want = [painted_values(document, "blur", {"sigma": 0.3}, **stroke) for stroke in (low, high)]
     assert kept and set(kept) == {None}
-    assert torch.equal(got, want)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])

@@ -94,6 +94,10 @@ class BlurInto:
     reads_kept = True
     """It also reads the region's values where they lie (:class:`~.triton_math.KernelInto`'s
     ``reads_kept``)."""
+    reflects = True
+    """A region past the grid's edges is read where its part inside the grid lies, each cell past
+    them at its reflection (:func:`.blur_fused.blur`'s ``kept``): near the lowest and highest
+    bands and a file's ends too, no copy of the region first."""
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:

@@ -49,8 +49,11 @@ def blur(
     gives them) by the second launch; None is returned.
 
     ``kept`` (:class:`.originals_fused.Kept`, with ``into``): instead of ``magnitude`` (None),
-    where the region's values lie (it lies in the grid): the stroke's kept tiles and the
-    document's cells; both launches read each cell there, with no copy of the region first."""
+    where the region's values lie: the stroke's kept tiles and the document's cells; both
+    launches read each cell there, with no copy of the region first. A region past the grid's
+    edges (its first cell perhaps before the grid's) reads each cell past them at its
+    reflection, as :func:`~spectropaint.brushes.dab.reflect_index` reflects (the edge cell
+    repeated), which lies in the region's part inside the grid."""
     rows, columns = inner
     tiled = int(kept is not None)  # (whether the launches read the region through the table)
     if kept is None:  # the region's values, read as a document with no tile kept
@@ -95,7 +98,7 @@ def blur(
 def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``); no argument
     specialised on."""
-    return triton_math.jit_with(_convolve_rows, "lerp", "from_kept", general=True)
+    return triton_math.jit_with(_convolve_rows, "lerp", "from_kept", "reflected", general=True)
 
 
 def _convolve_rows(
@@ -116,7 +119,8 @@ def _convolve_rows(
 
     Where ``source_tiled`` (and ``base_tiled``), the source's (and the base's) cells that a kept
     tile holds (``table`` to ``frame0``: :meth:`.tile_table.TileTable.places` at the region's
-    first cell) are read there: the region's values where they lie."""
+    first cell) are read there: the region's values where they lie, a cell past the grid (of
+    ``n_bins x n_frames``) at its reflection."""
     program = tl.program_id(0)
     plane, row = program // out_rows, program % out_rows
     x = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -132,10 +136,12 @@ def _convolve_rows(
         spot = at + (j - half)
         weight_j = tl.load(taps + j)
         held = inside & (spot >= 0) & (spot < extent)
-        if source_tiled != 0:  # (along frames)
+        if source_tiled != 0:  # (along frames, the cells past the grid at their reflections)
             value = _from_kept(source, source_first, plane_stride, row_stride, column_stride,
                                table, table_columns, tile_side, n_bins, n_frames, bin0, frame0,
-                               planes, planes, rows, column0 + x + (j - half), held)  # fmt: skip
+                               planes, planes, _reflected(bin0 + rows, n_bins) - bin0,
+                               _reflected(frame0 + column0 + x + (j - half), n_frames) - frame0,
+                               held)  # fmt: skip
         else:
             value = tl.load(centre + (j - half) * step, mask=held, other=0.0)
         total += weight_j * value
@@ -156,4 +162,4 @@ def _convolve_rows(
              total, mask=inside)  # fmt: skip
 
 
-tl = _lerp = _from_kept = None  # (bound by _kernel)
+tl = _lerp = _from_kept = _reflected = None  # (bound by _kernel)

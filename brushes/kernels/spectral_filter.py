@@ -119,6 +119,8 @@ class FilterInto:
     reads_kept = True
     """It also reads the region's values where they lie (:class:`~.triton_math.KernelInto`'s
     ``reads_kept``)."""
+    reflects = False
+    """Only a region inside the grid is read where it lies."""
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:

@@ -134,7 +134,7 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_kept``) are bound in its module's
+    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_kept``, ``reflected``) are bound in its module's
     globals (as ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
@@ -189,6 +189,9 @@ class KernelInto:
     params, context, *, into)`` where ``available(device, context)`` says it runs; where
     ``reads_kept``, the kernel also takes ``kept`` (:class:`.originals_fused.Kept`) instead of
     the region's values (the pen's and the clone's)."""
+
+    reflects = False
+    """Whether ``kept`` may be of a region past the grid (see :class:`~.blur.BlurInto`)."""
 
     def __init__(self, kernel, available, *, reads_kept: bool = False) -> None:
         self.kernel, self.available, self.reads_kept = kernel, available, reads_kept
@@ -251,7 +254,7 @@ def _helpers() -> dict:
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
              "row_program": _plain_row_program, "columns": _plain_columns,
              "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put,
-             "from_kept": _plain_from_kept}  # fmt: skip
+             "from_kept": _plain_from_kept, "reflected": _plain_reflected}  # fmt: skip
     helpers = {name: _plain_under_interpreter(jit(function)) for name, function in plain.items()}
     # (helpers that call helpers find them here)
     for name in ("atan2", "crossfade"):
@@ -320,6 +323,13 @@ def _plain_from_kept(
         in_tile = tile + (tile_plane * height + at_bin - top) * width + at_frame - left
         value = tl.load(tl.where(address != 0, in_tile, in_document), mask=inside, other=0.0)
     return value
+
+
+def _plain_reflected(index, n):
+    """Indices along an axis of ``n`` cells, those past it (by less than ``n``) reflected back
+    into it, the edge cell repeated: :func:`~spectropaint.brushes.dab.reflect_index`'s."""
+    index = tl.where(index < 0, -1 - index, index)
+    return tl.where(index >= n, 2 * n - 1 - index, index)
 
 
 def _plain_row_program(out, n_rows, width):
