@@ -134,8 +134,8 @@ def _types(args) -> tuple:
 def jit_with(function, *names: str, general: bool = False, **options):
     """``function`` jitted by Triton (``options``: :func:`triton.jit`'s) once ``tl`` and the
     helpers ``names`` of this module (``wrap``, ``atan2``, ``row``, ``row_program``,
-    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_kept``, ``reflected``) are bound in its module's
-    globals (as ``_<name>``).
+    ``columns``, ``lerp``, ``crossfade``, ``put``, ``from_kept``, ``reflected``) are bound in its
+    module's globals (as ``_<name>``).
 
     ``general``: none of its arguments but the compile-time constants is specialised on. Triton
     would otherwise compile a variant for each combination of sizes and strides that are or are

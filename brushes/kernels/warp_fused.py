@@ -23,9 +23,9 @@ that a dab reads what the previous one left:
    into the window through the dab's weight, leaving cells of weight 0 untouched.
 
 The arithmetic is the plan's, cell by cell, without fused multiply-adds (torch rounds each
-product); the ramps and advances are torch's bit for bit; only the order of a few float32 sums and the transcendental routines differ, so a
-group's result equals the torch path to float rounding (``tests/test_warp_fused.py``). The CPU's
-counterpart is :mod:`.warp_compiled`.
+product); the ramps and advances are torch's bit for bit; only the order of a few float32 sums
+and the transcendental routines differ, so a group's result equals the torch path to float
+rounding (``tests/test_warp_fused.py``). The CPU's counterpart is :mod:`.warp_compiled`.
 
 Used on CUDA where Triton imports (it comes with torch's CUDA builds on Linux), for a dab alone
 too unless its region is wide (:data:`ALONE_CELLS`); ``SPECTROPAINT_FUSED_WARP=0`` turns it off.
@@ -64,10 +64,10 @@ ALONE_CELLS = 1 << 15
 of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
 torch's 2.3 for a dab at radius 32 (4 225 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius
 128 (66 049 cells)."""
-SIZES = ("masks_at", "n_dabs", "plane", "row_length", "region_width", "last_row", "columns", "rows", "band0",
-         "n_bands", "frame0", "n_frames", "H", "W", "start", "start_phase", "start_first",
-         "start_c", "start_b", "start_t", "table", "table_columns", "tile_side", "tile_bins",
-         "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
+SIZES = ("masks_at", "n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
+         "rows", "band0", "n_bands", "frame0", "n_frames", "H", "W", "start", "start_phase",
+         "start_first", "start_c", "start_b", "start_t", "table", "table_columns", "tile_side",
+         "tile_bins", "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
 """The kernel's arguments that are sizes, strides or places (see :func:`_kernel`), and the
 starting values' pointers (a view's may lie anywhere)."""
 
@@ -229,9 +229,10 @@ def _warp_dabs(
     """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
     the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on;
     ``floats``: the packed data (:func:`pack`), its integers read as int32; the masks ``[K, H,
-    W]`` from ``masks + masks_at``; ``band_hz`` ``[n_bands]`` float64 and ``constants`` (:func:`_constants`): the
-    block's bands, for the ramps; ``start`` to ``tile_frame0``: where the region's values as the
-    stroke began lie (:func:`.originals_fused.kept_arguments`'; the column before the first too);
+    W]`` from ``masks + masks_at``; ``band_hz`` ``[n_bands]`` float64 and ``constants``
+    (:func:`_constants`): the block's bands, for the ramps; ``start`` to ``tile_frame0``: where
+    the region's values as the stroke began lie (:func:`.originals_fused.kept_arguments`'; the
+    column before the first too);
     ``scratch``: ``[6, C, H, W]`` (magnitude, the moved phase of each mode, the continuation's
     weight and its two alignments), then each channel's ramps ``[C, Bm, Tm]``, drift ``[C, Bm,
     Tm]`` and advances ``[C, Bm]`` (:func:`_ramps`; their region's row ``b`` is the band ``band0 +
