@@ -1546,7 +1546,7 @@ def _drag_part(state, stroke, group, box, inside, current, original, prepared, w
             )  # fmt: skip
         else:
             windows = _drag_windows(state, stroke, group, box, inside, region_width, on_host)
-            packed = warp_fused.pack(windows, params.amount)
+            packed = drag_compiled.pack(windows, params.amount)
         warp_fused.apply(current, packed, original, prepared, params)
         return
     windows = _drag_windows(state, stroke, group, box, inside, region_width, on_host)
@@ -1571,18 +1571,11 @@ def _drag_windows(state, stroke, group, box, inside, region_width: int, on_host:
         device = state.document.device
         u, v, _, _, weight, cells = _distances(stroke, group, box, device, windows=True)
         masks = mask_from_distances(u, v, hardness=hardness, weight=weight.view(len(group), 1, 1))
-    n_dabs, height, width = masks.shape
-    margin_bins, margin_frames = stroke.margin
     spans = cells.spans
-    # each dab's own region (its box and the margin), in the block's cells and its first cell in
-    # the group's region (the joint box and the margin)
-    own = [
-        (box.bin0 + spans[:, 2] - margin_bins, box.bin0 + spans[:, 3] + margin_bins, grid.n_bins,
-         spans[:, 2], inside.bin0, height + 2 * margin_bins),
-        (box.frame0 + spans[:, 0] - margin_frames, box.frame0 + spans[:, 1] + margin_frames,
-         grid.n_frames, spans[:, 0], inside.frame0, width + 2 * margin_frames),
-    ]  # fmt: skip
-    maps = [plan_compiled.own_cells(*axis) for axis in own]  # [2, K, Bm] and [2, K, Tm]
+    row_maps, column_maps = plan_compiled.own_regions(
+        spans, (box.bin0, box.frame0), stroke.margin, (grid.n_bins, grid.n_frames),
+        (inside.bin0, inside.frame0),
+    )  # fmt: skip
     corners, dest_rows, dest_columns, high, window_cells, outside = plan_compiled.drag_windows(
         spans, cells.rows, cells.columns, cells.in_rows, cells.in_columns,
         (box.bin0 - inside.bin0, box.frame0 - inside.frame0), stroke.margin, region_width,
@@ -1594,8 +1587,8 @@ def _drag_windows(state, stroke, group, box, inside, region_width: int, on_host:
         dest_columns=dest_columns,
         dest_rows=dest_rows,
         high=high,
-        column_maps=maps[1],
-        row_maps=maps[0],
+        column_maps=column_maps,
+        row_maps=row_maps,
         window_cells=window_cells,
         outside=outside,
     )

@@ -42,7 +42,7 @@ def compile_loops() -> None:
     _, owned, last = owners(spans, at[:, 1], shape)
     widths = spans[:, 1] - spans[:, 0]
     region_cells(last, owned, np.array([0, 100]), spans[:, 2], spans[:, 0], widths, widths * 5, 2)
-    own_cells(spans[:, 2] - 1, spans[:, 3] + 1, 64, spans[:, 2], 0, 8)
+    own_regions(spans, corner, (1, 2), (64, 64), (0, 0))
     columns, rows = np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64)
     drag_windows(spans, rows, columns, rows > 0, columns > 0, (1, 2), (0, 1), 40)
 
@@ -177,11 +177,24 @@ def own_cells(first, stop, n: int, offset, held: int, size: int) -> np.ndarray:
     ``n``, beginning ``offset`` ``[K]`` cells into the group's region): each of its ``size``
     cells' (padded) place in the group's region and in the values held (which begin at cell
     ``held``), reflected past the grid as :func:`~spectropaint.brushes.dab.reflect_index` would:
-    ``[2, K, size]`` int64."""
+    ``[2, K, size]`` int64 (the loop :func:`own_regions` runs along each axis)."""
     out = np.empty((2, len(first), size), dtype=np.int64)
     first, stop, offset = (np.ascontiguousarray(v, dtype=np.int64) for v in (first, stop, offset))
     loops().own_cells(first, stop, n, offset, held, out)
     return out
+
+
+def own_regions(spans: np.ndarray, corner: tuple[int, int], margin: tuple[int, int],
+                grid: tuple[int, int], held: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Each dab's own region (its box in a group's joint box, ``spans`` ``[K, 4]`` as
+    :func:`cells_and_distances` gives them, and ``margin`` (bins, frames) around it), along the
+    bins and the frames of a grid of ``grid`` ``(n_bins, n_frames)``, the joint box's first cell
+    at ``corner`` (bin, frame): each of its cells' (padded) place in the group's region and in
+    the values held (which begin at cell ``held``, bin and frame), reflected past the grid as
+    :func:`~spectropaint.brushes.dab.reflect_index` would: ``[2, K, Bm]`` and ``[2, K, Tm]``
+    int64."""
+    return loops().own_regions_of(np.ascontiguousarray(spans, dtype=np.int64), *corner, *margin,
+                                  *grid, *held)  # fmt: skip
 
 
 def drag_windows(
@@ -247,6 +260,34 @@ def _plain_windows_of(
              margin_frames, region_width, corners, dest_rows, dest_columns, high, window_cells,
              outside)  # fmt: skip
     return corners, dest_rows, dest_columns, high, window_cells, outside
+
+
+def _plain_own_regions_of(
+    spans, bin0, frame0, margin_bins, margin_frames, n_bins, n_frames, held_bin, held_frame
+):
+    """:func:`own_regions`' arrays, made and filled by :func:`_plain_own_cells` along each
+    axis."""
+    n_dabs = spans.shape[0]
+    height, width = 0, 0
+    for k in range(n_dabs):
+        height = max(height, spans[k, 3] - spans[k, 2])
+        width = max(width, spans[k, 1] - spans[k, 0])
+    rows = np.empty((2, n_dabs, height + 2 * margin_bins), dtype=np.int64)
+    columns = np.empty((2, n_dabs, width + 2 * margin_frames), dtype=np.int64)
+    first = np.empty(n_dabs, dtype=np.int64)
+    stop = np.empty(n_dabs, dtype=np.int64)
+    offset = np.empty(n_dabs, dtype=np.int64)
+    for k in range(n_dabs):
+        first[k] = bin0 + spans[k, 2] - margin_bins
+        stop[k] = bin0 + spans[k, 3] + margin_bins
+        offset[k] = spans[k, 2]
+    _own_cells(first, stop, n_bins, offset, held_bin, rows)
+    for k in range(n_dabs):
+        first[k] = frame0 + spans[k, 0] - margin_frames
+        stop[k] = frame0 + spans[k, 1] + margin_frames
+        offset[k] = spans[k, 0]
+    _own_cells(first, stop, n_frames, offset, held_frame, columns)
+    return rows, columns
 
 
 def _plain_own_cells(first, stop, n, offset, held, out):
@@ -415,9 +456,10 @@ PLAIN_LOOPS = {
 """The loops as plain Python, by the name :func:`_loops` gives each."""
 
 
-MAKERS = {"cells": _plain_cells, "windows_of": _plain_windows_of}
-"""The calls that make a loop's arrays and fill them by it (``distances``, ``windows``), by
-name."""
+MAKERS = {"cells": _plain_cells, "windows_of": _plain_windows_of,
+          "own_regions_of": _plain_own_regions_of}  # fmt: skip
+"""The calls that make a loop's arrays and fill them by it (``distances``, ``windows``,
+``own_cells``), by name."""
 
 
 @functools.cache
@@ -426,13 +468,13 @@ def loops():
     then the calls that make their arrays (:data:`MAKERS`), the loops they call bound where Numba
     finds them as it compiles them (:mod:`.mask_compiled` and :mod:`.drag_compiled` call some of
     them from compiled calls of their own)."""
-    global _distances, _windows
+    global _distances, _windows, _own_cells
     compiled = compiled_math.numba_module() is not None
     loops = {
         name: compiled_math.compile_kernel(function, fastmath=False) if compiled else function
         for name, function in PLAIN_LOOPS.items()
     }
-    _distances, _windows = loops["distances"], loops["windows"]
+    _distances, _windows, _own_cells = loops["distances"], loops["windows"], loops["own_cells"]
     for name, function in MAKERS.items():
         loops[name] = (
             compiled_math.compile_kernel(function, fastmath=False) if compiled else function
@@ -440,4 +482,4 @@ def loops():
     return SimpleNamespace(**loops)
 
 
-_distances = _windows = None  # (bound by loops)
+_distances = _windows = _own_cells = None  # (bound by loops)

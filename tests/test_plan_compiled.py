@@ -102,6 +102,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
     # (the calls that make a loop's arrays call it as plain Python too)
     monkeypatch.setattr(plan_compiled, "_distances", plan_compiled._plain_distances)
     monkeypatch.setattr(plan_compiled, "_windows", plan_compiled._plain_windows)
+    monkeypatch.setattr(plan_compiled, "_own_cells", plan_compiled._plain_own_cells)
     by_python = each_loop()
     for got, expected in [*zip(by_python[0], compiled[0], strict=True),
                           *zip(by_python[3], compiled[3], strict=True),

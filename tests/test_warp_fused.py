@@ -19,7 +19,7 @@ from brush_fixtures import NoCompiler, gathered, triton_kernel_on
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from spectropaint.brushes import dab
+from spectropaint.brushes import dab, drag_compiled
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
@@ -75,7 +75,7 @@ def events(radius: float, count: int = 8, frame: float = 40.0, band: float = 60.
 
 
 def unpacked(windows, amount: float) -> dab.DragWindows:
-    """The :class:`~spectropaint.brushes.dab.DragWindows` that :func:`.warp_fused.pack` packed
+    """The :class:`~spectropaint.brushes.dab.DragWindows` that :func:`~spectropaint.brushes.drag_compiled.pack` packed
     into ``windows`` (a :class:`~.warp_fused.Packed`; anything else is returned as it is), the
     steps as the shifts over ``amount``."""
     if not isinstance(windows, warp_fused.Packed):
@@ -208,14 +208,14 @@ def test_a_group_planned_in_one_compiled_call_is_packed_as_the_five_calls_give_i
 ):
     """Each group of a fused stroke whose weights are computed on the host is planned and packed
     in one compiled call (:func:`~spectropaint.brushes.drag_compiled.packed_windows`): its
-    floats, integers and masks equal, bit for bit, what :func:`.warp_fused.pack` makes of the
+    floats, integers and masks equal, bit for bit, what :func:`~spectropaint.brushes.drag_compiled.pack` makes of the
     windows that the distances', weights', own cells' and windows' calls give one by one."""
     expected, found = [], []
     real_part, real_apply = dab._drag_part, warp_fused.apply
 
     def part(state, stroke, group, box, inside, current, original, prepared, whole):
         windows = dab._drag_windows(state, stroke, group, box, inside, original.shape[-1], True)
-        expected.append(warp_fused.pack(windows, group.params(state.params).amount))
+        expected.append(drag_compiled.pack(windows, group.params(state.params).amount))
         real_part(state, stroke, group, box, inside, current, original, prepared, whole)
 
     monkeypatch.setattr(dab, "_drag_part", part)

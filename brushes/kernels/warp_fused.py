@@ -99,7 +99,7 @@ def in_place() -> bool:
 
 class Packed(NamedTuple):
     """A group's dabs on their windows as the launch reads them: ``data`` (a host array,
-    :func:`pack`'s layout), with the masks ``[K, H, W]`` at its end, or ``masks`` (a tensor on the
+    :func:`~spectropaint.brushes.drag_compiled.pack`'s layout), with the masks ``[K, H, W]`` at its end, or ``masks`` (a tensor on the
     device) where they were made there; the masks' ``shape``; and the columns and rows of each
     dab's own region."""
 
@@ -108,35 +108,6 @@ class Packed(NamedTuple):
     shape: tuple[int, int, int]
     columns: int
     rows: int
-
-
-def pack(windows, amount: float) -> Packed:
-    """``windows`` (a :class:`~spectropaint.brushes.dab.DragWindows`) packed for the launch, the
-    dabs' steps times ``amount``, into one float32 array (staged in one copy,
-    :func:`.staging.for_kernels`): the floats ``[4K + K W + K H]`` (each dab's shift ``[K, 2]``,
-    its own region's highest column and row ``[K, 2]``, then the windows' columns ``[K, W]`` and
-    rows ``[K, H]`` in their own regions), the integers ``[2K + 2K columns + 2K rows + 2K H W]``
-    as int32's bits (the corners ``[2, K]``, the column maps ``[2, K, columns]``, the row maps
-    ``[2, K, rows]``, the window cells ``[K, H, W]`` and whether each lies outside its dab's box
-    ``[K, H, W]``), then the masks where they are a host array.
-    :func:`~spectropaint.brushes.drag_compiled.packed_windows` packs a group planned on the host
-    in one compiled call."""
-    masks = windows.masks
-    host_masks = isinstance(masks, np.ndarray)
-    data = np.concatenate([
-        (amount * windows.step).astype(np.float32).ravel(),
-        np.asarray(windows.high, dtype=np.float32).ravel(),
-        np.asarray(windows.dest_columns, dtype=np.float32).ravel(),
-        np.asarray(windows.dest_rows, dtype=np.float32).ravel(),
-        np.concatenate([
-            np.asarray(windows.corners).ravel(), windows.column_maps.ravel(),
-            windows.row_maps.ravel(), np.asarray(windows.window_cells).ravel(),
-            windows.outside.ravel(),
-        ]).astype(np.int32).view(np.float32),
-        *([masks.astype(np.float32).ravel()] if host_masks else []),
-    ])  # fmt: skip
-    return Packed(data, None if host_masks else masks, tuple(masks.shape),
-                  windows.column_maps.shape[-1], windows.row_maps.shape[-1])  # fmt: skip
 
 
 def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, params) -> None:
@@ -228,7 +199,7 @@ def _warp_dabs(
 ):  # fmt: skip
     """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
     the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on;
-    ``floats``: the packed data (:func:`pack`), its integers read as int32; the masks ``[K, H,
+    ``floats``: the packed data (:func:`~spectropaint.brushes.drag_compiled.pack`), its integers read as int32; the masks ``[K, H,
     W]`` from ``masks + masks_at``; ``band_hz`` ``[n_bands]`` float64 and ``constants``
     (:func:`_constants`): the block's bands, for the ramps; ``start`` to ``tile_frame0``: where
     the region's values as the stroke began lie (:func:`.originals_fused.kept_arguments`'; the
