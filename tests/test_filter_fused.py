@@ -73,26 +73,33 @@ def test_the_direct_sum_equals_the_fft_filter_at_the_box(fused, params, shape, i
         assert (want < 0).any() and (got[want < -1e-4 * want.abs().max()] == 0).all()
 
 
-def test_a_tile_s_sums_are_added_up_by_its_last_program_which_sets_its_count_back(fused):
+def test_a_tile_s_sums_are_added_up_by_its_last_program_which_sets_its_count_back(
+    fused, monkeypatch
+):
     """A tile's sum is spread over programs (ROWS rows of the taps each) whose sums the last to
     finish adds up: equal to the FFT's where a launch needs more room than the kept buffers have
-    (they are made larger), and every tile's count back at 0 after each launch."""
+    (they are made larger) and where it needs more than is kept at most (it has its own), and
+    every tile's count back at 0 after each launch."""
     params = FilterParams(mode="lowpass", cutoff=0.1)
     filter_fused._sums.kept.clear()
-    sizes = []
-    for shape, inner in [((1, 13, 13), (slice(3, 10), slice(3, 10))),
-                         ((2, 41, 37), (slice(5, 36), slice(4, 33)))]:  # fmt: skip
-        assert filter_fused._grid(inner[0].stop - inner[0].start, 29, shape[1])[1] > 1
-        x = torch.tensor(np.random.default_rng(5).random(shape), dtype=torch.float32)
+    kept = []
+    cases = [((1, 13, 13), (slice(3, 10), slice(3, 10))),
+             ((2, 41, 37), (slice(5, 36), slice(4, 33))),
+             ((2, 59, 59), (slice(5, 54), slice(5, 54)))]  # fmt: skip
+    for index, (shape, inner) in enumerate(cases):
+        assert filter_fused._grid(1, 1, shape[1])[1] > 1  # (programs a tile)
+        if index == 2:  # (more than is kept, and less kept at most than the launch needs)
+            monkeypatch.setattr(filter_fused, "MOST_KEPT", 1000)
+        x = torch.tensor(np.random.default_rng(5 + index).random(shape), dtype=torch.float32)
         values = x.to(GPU)
         got = filter_fused.filtered(values, _device_taps(params, shape[1:], GPU), inner)
         want = fft_filter(x, ("filter", params), lambda n_b, n_t: transfer(params, n_b, n_t))
         want = want[(..., *inner)].clamp_min(0)
         assert (got.cpu() - want).abs().max() < 1e-5 * want.abs().max()
-        sums, counts = filter_fused._sums.kept[values.device]
-        assert (counts == 0).all()
-        sizes.append((sums.numel(), counts.numel()))
-    assert sizes[1][0] > sizes[0][0] and sizes[1][1] > sizes[0][1]
+        kept.append(filter_fused._sums.kept[values.device])
+        assert (kept[-1][1] == 0).all()
+    assert kept[1][0].numel() > kept[0][0].numel() and kept[1][1].numel() > kept[0][1].numel()
+    assert kept[2][0] is kept[1][0] and kept[2][1] is kept[1][1]
 
 
 def test_a_large_region_is_left_to_the_fft(fused, monkeypatch):

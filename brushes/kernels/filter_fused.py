@@ -56,9 +56,14 @@ group's launch took 52 us of the H200, with 64 76 us (tiles of 16 x 32)."""
 ROWS = 4
 """Rows of the taps each program goes through. A tile's programs leave their sums for the last
 of them to finish to add up (:func:`_plain_summed`), so the tile's products are spread over the
-GPU rather than one after the other in one program: 2 rows, 53 us; 8 rows, 67 us (16 x 32)."""
+GPU rather than one after the other in one program: 2 or 3 rows took 53 and 52 us (16 x 64);
+8 rows 67 us against 62 (16 x 32)."""
+MOST_KEPT = 1 << 22
+"""The most floats of programs' sums kept for the next launch (16 MiB): a radius-32 dab's tiles
+take 102 400 a channel, a radius-8 dab's 12 288, so a stereo group of 20 and 170 such dabs fits;
+a larger launch's are its own, freed after it."""
 WARPS = 4
-"""Warps a program: 2 took 67 us for a radius-32 group, 8 took 53 us."""
+"""Warps a program: 2 took 67 us for a radius-32 group, 8 took 53 us (tiles of 16 x 64)."""
 PRECISION = "tf32x3"
 """How the products multiply: three TF32 products for each float32 one (the low bits of each
 factor added back), within float32's rounding: a radius-32 dab's sum was 2.7e-7 of its largest
@@ -143,14 +148,19 @@ def _constants() -> dict:
 def _sums(device: torch.device, tiles: int, chunks: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Where a launch's ``chunks`` programs for each of ``tiles`` tiles leave their sums
     (``[tiles, chunks, TILE]`` from the first float), and each tile's count of programs finished
-    (int32 at 0; the tile's last program sets it back): kept per device, made larger where a
-    launch needs more."""
+    (int32 at 0; the tile's last program sets it back). Both are kept per device and made larger
+    where a launch needs more, the sums up to :data:`MOST_KEPT` floats: a launch that needs more
+    has its own."""
     sums, counts = _sums.kept.get(device, (None, None))
     size = tiles * chunks * TILE[0] * TILE[1]
-    if sums is None or sums.numel() < size or counts.numel() < tiles:
-        sums = torch.empty(2 * size, device=device)
+    if counts is None or counts.numel() < tiles:
         counts = torch.zeros(2 * tiles, dtype=torch.int32, device=device)
+    if size > MOST_KEPT:
         _sums.kept[device] = sums, counts
+        return torch.empty(size, device=device), counts
+    if sums is None or sums.numel() < size:
+        sums = torch.empty(min(2 * size, MOST_KEPT), device=device)
+    _sums.kept[device] = sums, counts
     return sums, counts
 
 
