@@ -872,6 +872,19 @@ def _masks(
     return _Masks(*placed, owned, more[0], weights, blend)
 
 
+def _reflects_inside(region: Region, inside: Region, block) -> bool:
+    """Whether each cell of ``region`` past the grid of ``block`` has its reflection (as a
+    kernel's ``reflected`` reflects, once) in the region's part ``inside`` the grid, where the
+    stroke keeps its starting values: not where the region lies farther past the grid than that
+    part is deep (a wide dab on a grid of a few bins), which a copy reflects as often as needed."""
+    return (
+        -region.bin0 <= inside.bin1
+        and region.bin1 - block.n_bins <= block.n_bins - inside.bin0
+        and -region.frame0 <= inside.frame1
+        and region.frame1 - block.n_frames <= block.n_frames - inside.frame0
+    )
+
+
 def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
     """``[K, 3]`` int32: each dab's box's first row and column in the joint ``box`` and its
     number, the dabs in the order of ``sizes``."""
@@ -1184,7 +1197,8 @@ def _apply_stamping(
     block = document.blocks[stroke.index]
     inside = region.clipped(block.n_bins, block.n_frames)
     if (into is not None and kind.blends_into.reads_kept
-            and (region == inside or kind.blends_into.reflects)):  # fmt: skip
+            and (region == inside or (kind.blends_into.reflects
+                                      and _reflects_inside(region, inside, block)))):  # fmt: skip
         # the kernel reads the region's starting values where they lie: no copy of them first
         # (those past the grid at their reflections, in its part inside the grid)
         kept = state.step.kept(inside)

@@ -23,6 +23,8 @@ from brush_fixtures import (
 from spectropaint.brushes.kernels import blur_fused, compiled_math
 from spectropaint.brushes.kernels.blur import BlurInto, BlurParams, blur, support
 from spectropaint.brushes.kernels.context import DabContext
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.stft import STFTSettings
 
 fused = triton_fixture(blur_fused)
 
@@ -171,3 +173,22 @@ def test_the_blur_reading_the_region_where_it_lies_equals_it_reading_its_copy(fu
     want = [painted_values(document, "blur", {"sigma": 0.3}, **stroke) for stroke in (low, high)]
     assert kept and set(kept) == {None}
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+def test_a_region_farther_past_the_grid_than_its_part_inside_is_deep_is_copied(fused, monkeypatch):
+    """On a grid of 9 bins, a blur 12 bins high reads a region that lies farther past the grid
+    than its part inside it is deep, where one reflection does not bring a cell back: its group
+    reads a copy reflected as often as needed, the same values as with no region read where it
+    lies."""
+    samples = 0.1 * np.random.default_rng(2).standard_normal((1, 4000))
+    document = Document.from_samples(samples, 16000, settings=STFTSettings(n_fft=16, hop=8),
+                                     device=GPU)  # fmt: skip
+    assert document.blocks[0].n_bins == 9
+    kept = recorded(monkeypatch, "kept")
+    stroke = {"radii": (6, 12), "events": 3, "start": (100.0, 4.0), "step": (3.0, 0.0)}
+    got = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
+    assert kept and set(kept) == {None}
+    monkeypatch.setattr(BlurInto, "reads_kept", False)
+    want = painted_values(document, "blur", {"sigma": 0.3}, **stroke)
+    assert float((want[0] - document.blocks[0].magnitude).abs().max()) > 1e-4  # it blurred
+    assert torch.equal(got, want)
