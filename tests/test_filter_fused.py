@@ -28,6 +28,8 @@ from spectropaint.brushes.kernels.spectral_filter import (
     spectral_filter,
     transfer,
 )
+from spectropaint.transforms.document import Document
+from spectropaint.transforms.stft import STFTSettings
 
 
 @pytest.fixture
@@ -171,9 +173,12 @@ def test_the_launch_reading_the_region_where_it_lies_equals_it_reading_its_copy(
     this event just kept from their copies: other dabs' programs and the next size's launch write
     the document's cells under them) and elsewhere the document (:class:`~spectropaint.brushes.
     kernels.originals_fused.Kept`) instead of a gathered copy: the same values bit for bit, along
-    a stroke whose later events read tiles that earlier ones kept."""
+    a stroke whose later events read tiles that earlier ones kept, one that climbs from past the
+    lowest bin (those regions read at the reflections of their cells past it) and one that runs
+    off the grid's last frames and highest bins."""
     monkeypatch.setattr(FilterInto, "reads_kept", True)
     document = small_document(device=GPU)
+    block = document.blocks[0]
     given, held = [], []
 
     def recorded(values, *args):
@@ -183,13 +188,47 @@ def test_the_launch_reading_the_region_where_it_lies_equals_it_reading_its_copy(
 
     real = FilterInto.apply
     monkeypatch.setattr(FilterInto, "apply", staticmethod(recorded))
-    stroke = {"radii": (5, 4), "events": 6, "start": (60.0, 40.0), "step": (4.1, 1.3)}
-    got = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
+    strokes = [
+        {"radii": (5, 4), "events": 6, "start": (60.0, 40.0), "step": (4.1, 1.3)},
+        {"radii": (5, 4), "events": 4, "start": (220.0, 1.0), "step": (3.7, 2.5)},
+        {"radii": (5, 4), "events": 2, "start": (block.n_frames - 6.0, block.n_bins - 6.0),
+         "step": (3.0, 3.0)},
+    ]  # fmt: skip
+    got = [painted_values(document, "filter", {"cutoff": 0.2}, **stroke) for stroke in strokes]
     assert given and all(isinstance(values, Kept) for values in given)
-    assert min(held) > 0  # (each group found tiles kept: its own record's, earlier ones')
+    assert min(held[:3]) > 0  # (each group found tiles kept: its own record's, earlier ones')
+    places = [(*values.places[-2:], *values.shape[1:]) for values in given]
+    assert any(bin0 < 0 for bin0, *_ in places)  # (past the lowest bin, then the highest and
+    assert any(bin0 + rows > block.n_bins and frame0 + columns > block.n_frames  # the last frame)
+               for bin0, frame0, rows, columns in places)  # fmt: skip
     monkeypatch.setattr(FilterInto, "reads_kept", False)
     given.clear()
-    want = painted_values(document, "filter", {"cutoff": 0.2}, **stroke)
+    want = [painted_values(document, "filter", {"cutoff": 0.2}, **stroke) for stroke in strokes]
     assert given and not any(isinstance(values, Kept) for values in given)
-    assert float((want[0] - document.blocks[0].magnitude).abs().max()) > 1e-3  # it filtered
+    for stroke_got, stroke_want in zip(got, want, strict=True):
+        assert float((stroke_want[0] - block.magnitude).abs().max()) > 1e-3  # it filtered
+        assert torch.equal(stroke_got, stroke_want)
+
+
+def test_a_region_farther_past_the_grid_than_its_part_inside_is_deep_is_copied(fused, monkeypatch):
+    """On a grid of 9 bins, a dab 12 bins high filtering a period of 20 cells reads a region
+    that lies farther past the grid than its part inside it is deep, where one reflection does
+    not bring a cell back: its group reads a copy reflected as often as needed, the same values
+    as with no region read where it lies."""
+    monkeypatch.setattr(FilterInto, "reads_kept", True)
+    samples = 0.1 * np.random.default_rng(2).standard_normal((1, 4000))
+    document = Document.from_samples(samples, 16000, settings=STFTSettings(n_fft=16, hop=8),
+                                     device=GPU)  # fmt: skip
+    assert document.blocks[0].n_bins == 9
+    given = []
+    real = FilterInto.apply
+    monkeypatch.setattr(FilterInto, "apply",
+                        staticmethod(lambda values, *args: given.append(values) or real(values, *args)))  # fmt: skip
+    stroke = {"radii": (6, 12), "events": 3, "start": (100.0, 4.0), "step": (3.0, 0.0)}
+    params = {"cutoff": 0.05}
+    got = painted_values(document, "filter", params, **stroke)
+    assert given and not any(isinstance(values, Kept) for values in given)
+    monkeypatch.setattr(FilterInto, "reads_kept", False)
+    want = painted_values(document, "filter", params, **stroke)
+    assert float((want[0] - document.blocks[0].magnitude).abs().max()) > 1e-4  # it filtered
     assert torch.equal(got, want)

@@ -174,14 +174,14 @@ def _kernel(name: str):
     specialised on."""
     _bind_helpers()
     kernel = {"filter": _filter_cells, "into": _filter_into_cells}[name]
-    return triton_math.jit_with(kernel, "from_kept", "lerp", general=True)
+    return triton_math.jit_with(kernel, "from_kept", "lerp", "reflected", general=True)
 
 
 @functools.cache
 def _bind_helpers() -> None:
     """The kernels' shared helpers jitted and bound once (Triton refuses a global that
     changes)."""
-    globals()["_sum_taps"] = triton_math.helper(_plain_sum_taps, "from_kept")
+    globals()["_sum_taps"] = triton_math.helper(_plain_sum_taps, "from_kept", "reflected")
     globals()["_summed"] = triton_math.helper(_plain_summed)
     globals()["_tile"] = triton_math.helper(_plain_tile)
 
@@ -211,7 +211,10 @@ def _plain_sum_taps(
     _plain_from_kept`'s); ``columns_in``: the tile's columns in its box. The region's cells times
     ``taps`` ``[2 n_rows - 1, 2 width - 1]`` at the offset between the two: at the ``q``-th row of
     the taps from the tile's first row's own, the tile's row ``m`` reads the region's row ``m +
-    n_rows - 1 - q``, all through that row of the taps."""
+    n_rows - 1 - q``, all through that row of the taps. A cell past the grid (``n_bins x
+    n_frames``, the region's first cell at ``bin0``, ``frame0``) is read at its reflection, as
+    :func:`~spectropaint.brushes.dab.reflect_index` reflects (the caller's region lies less than
+    the grid past it)."""
     taps_width = 2 * width - 1
     m = tl.arange(0, TILE_ROWS)
     source_step = tl.arange(0, COLUMNS)
@@ -222,6 +225,7 @@ def _plain_sum_taps(
     for q in range(first_q, tl.minimum(first_q + ROWS, n_rows + TILE_ROWS - 1)):
         source_row = m + (n_rows - 1) - q
         rows_in = (source_row >= 0) & (source_row < n_rows)
+        reflected_rows = _reflected(bin0 + top + source_row, n_bins) - bin0
         tap_row = taps + (row + q) * taps_width + (width - 1)
         in_taps = row + q + source_step * 0 < 2 * n_rows - 1  # (as a vector: a mask's)
         for start in range(0, width, COLUMNS):
@@ -230,8 +234,9 @@ def _plain_sum_taps(
             cells = _from_kept(
                 magnitude, first, plane_stride, row_stride, column_stride,
                 table, table_columns, tile_side, n_bins, n_frames, bin0, frame0,
-                plane + zeros, plane + zeros, top + source_row[:, None] + zeros,
-                left + source_column[None, :] + zeros, rows_in[:, None] & present[None, :],
+                plane + zeros, plane + zeros, reflected_rows[:, None] + zeros,
+                _reflected(frame0 + left + source_column[None, :], n_frames) - frame0 + zeros,
+                rows_in[:, None] & present[None, :],
             )  # fmt: skip
             weights = tl.load(tap_row + columns[None, :] - source_column[:, None],
                               mask=(present & in_taps)[:, None] & columns_in[None, :],
@@ -340,4 +345,4 @@ def _filter_into_cells(
     tl.store(out + at, _lerp(old, tl.maximum(whole, 0.0), amount), mask=owned)
 
 
-tl = _sum_taps = _summed = _tile = _from_kept = _lerp = None  # (bound by _kernel)
+tl = _sum_taps = _summed = _tile = _from_kept = _lerp = _reflected = None  # (bound by _kernel)

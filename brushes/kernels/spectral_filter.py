@@ -119,8 +119,10 @@ class FilterInto:
     reads_kept = True
     """It also reads the region's values where they lie (:class:`~.triton_math.KernelInto`'s
     ``reads_kept``)."""
-    reflects = False
-    """Only a region inside the grid is read where it lies."""
+    reflects = True
+    """A region past the grid's edges is read where its part inside the grid lies, each cell past
+    them at its reflection (:func:`.filter_fused.filter_into`): no copy of the region first near
+    the lowest and highest bands and a file's ends either."""
 
     @staticmethod
     def takes(device: torch.device, region: tuple[int, int], box: tuple[int, int]) -> bool:
