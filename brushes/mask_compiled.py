@@ -127,12 +127,13 @@ def compile_loops() -> None:
 def loops():
     """The compiled loops (:func:`_group_weights`, :func:`_nearest_weights`), or None where Numba
     does not import."""
-    global _falloff
+    global _falloff, _adjacent
     compiled = [compiled_math.compile_with(loop, "sincos", nogil=True)
                 for loop in (_group_weights, _nearest_weights)]  # fmt: skip
     if None in compiled:
         return None
     _falloff = compiled_math.inline(_plain_falloff)
+    _adjacent = compiled_math.inline(_plain_adjacent)
     return compiled
 
 
@@ -180,12 +181,14 @@ def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, eve
     """:func:`weights`' loop: ``mask_from_radius`` of ``sqrt(v**2 + u**2)`` cell by cell, in its
     order of operations, its largest per cell of ``largest`` and into ``every`` (each unless it
     is empty). Each row's weights are computed in a loop without branches (which the compiler
-    vectorises), then kept by index."""
+    vectorises), then kept by index: along the dab's run of adjacent columns as a slice (which
+    vectorises too), the rest one by one."""
     n_dabs, height, width = u.shape[0], v.shape[1], u.shape[1]
     keep, scatter = every.shape[0] > 0, largest.shape[0] > 0
     values = np.empty(width, dtype=np.float32)
     for k in range(n_dabs):
         weight, along = np.float32(peak[k]), u[k]
+        first, run = _adjacent(columns[k])
         for y in range(height):
             down = np.float32(v[k, y])
             across = down * down
@@ -197,7 +200,10 @@ def _group_weights(u, v, columns, rows, peak, hardness, span, hard, largest, eve
                 every[k, y] = values
             if scatter:
                 row = largest[rows[k, y]]
-                for x in range(width):
+                for x in range(run):
+                    at_column = first + np.uintp(x)
+                    row[at_column] = max(row[at_column], values[x])
+                for x in range(run, width):
                     column = columns[k, x]
                     row[column] = max(row[column], values[x])
 
@@ -213,11 +219,15 @@ def _nearest_weights(u, v, columns, rows, weight, hardness, span, hard, largest)
     nearest = np.full(largest.shape, np.float32(4.0))  # 2 radii: weight 0 where no dab reaches
     for k in range(n_dabs):
         along = u[k]
+        first, run = _adjacent(columns[k])
         for y in range(height):
             down = np.float32(v[k, y])
             across = down * down
             row = nearest[rows[k, y]]
-            for x in range(width):
+            for x in range(run):  # (as :func:`_group_weights` keeps its weights)
+                at, at_column = np.float32(along[x]), first + np.uintp(x)
+                row[at_column] = min(row[at_column], across + at * at)
+            for x in range(run, width):
                 at = np.float32(along[x])
                 column = columns[k, x]
                 row[column] = min(row[column], across + at * at)
@@ -228,5 +238,15 @@ def _nearest_weights(u, v, columns, rows, weight, hardness, span, hard, largest)
             largest[y, x] = _falloff(r, hardness, span, hard) * weight
 
 
-_sincos = _falloff = None  # (bound by loops)
+def _plain_adjacent(columns):
+    """A dab's first column (unsigned: an index the compiler need not test for wrapping around)
+    and how many of its columns from there are adjacent, each the one before's next: a slice of
+    the joint box's row, where the rest (a box clamped into the joint box) are kept one by one."""
+    first, run = columns[0], 1
+    while run < columns.shape[0] and columns[run] == first + run:
+        run += 1
+    return np.uintp(first), run
+
+
+_sincos = _falloff = _adjacent = None  # (bound by loops)
 _cells = _owners = _each_weights = _nearest = None  # (bound by _planned)

@@ -84,6 +84,27 @@ def test_the_weights_equal_the_device_path_s(hardness, n_dabs, height, width, pr
         assert (only[~inside] == 0).all() and (only[inside] > 0).sum() >= 0.9 * inside.sum()
 
 
+@pytest.mark.parametrize("pressure", ["varied", "one"])
+def test_columns_clamped_into_the_joint_box_are_kept_one_by_one(pressure):
+    """Dabs narrower than the group's widest, ending at the joint box's last column: their
+    columns past it repeat that column (as :func:`~spectropaint.brushes.plan_compiled.
+    cells_and_distances` clamps them), so only a run of them is a slice of the row; the rest,
+    whose weight is 0, are kept one by one. The largest weight per cell equals the device's."""
+    shape = (40, 50)
+    u, v, columns, rows, peak = group(5, 4, 33, 33, shape)
+    widths = (u < 2.0).sum(axis=1)
+    columns = np.minimum(shape[1] - widths[:, None] + np.arange(33), shape[1] - 1)
+    assert (columns[:, -1] == shape[1] - 1).all() and (widths < 33).any()  # (some clamped)
+    if pressure == "one":
+        peak = np.full_like(peak, peak[0])
+    largest, _ = mask_compiled.weights(
+        u, v, columns, rows, peak, hardness=0.5, shape=shape, each=False
+    )
+    want, _ = device_path(u, v, columns, rows, peak, 0.5, shape)
+    assert largest[:, -1].max() > 0.1  # (the last column, which the clamped columns repeat)
+    np.testing.assert_allclose(largest, want, rtol=0, atol=3e-7)
+
+
 @pytest.mark.parametrize("each", [False, True])
 @pytest.mark.parametrize("owners", [False, True])
 @pytest.mark.parametrize(("pressure", "x_scale"), [("varied", 1.0), ("one", 1.0), ("one", 0.37)])
