@@ -872,19 +872,6 @@ def _masks(
     return _Masks(*placed, owned, more[0], weights, blend)
 
 
-def _reflects_inside(region: Region, inside: Region, block) -> bool:
-    """Whether each cell of ``region`` past the grid of ``block`` has its reflection (as a
-    kernel's ``reflected`` reflects, once) in the region's part ``inside`` the grid, where the
-    stroke keeps its starting values: not where the region lies farther past the grid than that
-    part is deep (a wide dab on a grid of a few bins), which a copy reflects as often as needed."""
-    return (
-        -region.bin0 <= inside.bin1
-        and region.bin1 - block.n_bins <= block.n_bins - inside.bin0
-        and -region.frame0 <= inside.frame1
-        and region.frame1 - block.n_frames <= block.n_frames - inside.frame0
-    )
-
-
 def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
     """``[K, 3]`` int32: each dab's box's first row and column in the joint ``box`` and its
     number, the dabs in the order of ``sizes``."""
@@ -1148,6 +1135,19 @@ def _context(
     )
     fields.update(extra)
     return DabContext(**fields)
+
+
+def _reflects_inside(region: Region, inside: Region, block) -> bool:
+    """Whether each cell of ``region`` past the grid of ``block`` has its reflection (as a
+    kernel's ``reflected`` reflects, once) in the region's part ``inside`` the grid, where the
+    stroke keeps its starting values: not where the region lies farther past the grid than that
+    part is deep (a wide dab on a grid of a few bins), which a copy reflects as often as needed."""
+    return (
+        -region.bin0 <= inside.bin1
+        and region.bin1 - block.n_bins <= block.n_bins - inside.bin0
+        and -region.frame0 <= inside.frame1
+        and region.frame1 - block.n_frames <= block.n_frames - inside.frame0
+    )
 
 
 def _apply_stamping(

@@ -123,13 +123,13 @@ def filter_into(kept: Kept, taps, dabs, last, weight, destination, box: tuple[in
     magnitude, _, first = destination
     last_strides = last.stride() if last.numel() > 1 else (0, 0)
     tiles, chunks = _grid(height, box_width, n_rows)
-    tiles *= dabs.shape[0]
+    every_tile = tiles * dabs.shape[0]
     triton_math.launch(
-        _kernel("into"), (planes, tiles, chunks),
+        _kernel("into"), (planes, every_tile, chunks),
         *originals_fused.kept_arguments(kept), taps, dabs, last,
-        weight, magnitude, n_rows, width, *inner, height, box_width, *last_strides,
+        weight, magnitude, n_rows, width, *inner, height, box_width, tiles, *last_strides,
         weight.stride(0), first, *magnitude.stride(),
-        *_sums(magnitude.device, planes * tiles, chunks), **_constants(),
+        *_sums(magnitude.device, planes * every_tile, chunks), **_constants(),
     )  # fmt: skip
 
 
@@ -298,13 +298,13 @@ def _filter_cells(
 def _filter_into_cells(
     magnitude, phase, first, plane_stride, row_stride, column_stride,
     table, table_columns, tile_side, n_bins, n_frames, bin0, frame0,
-    taps, dabs, last, weight, out, n_rows, width, row0, column0, height, box_width, last_row,
-    last_column, weight_row, out_first, out_plane, out_row, out_column, sums, counts,
+    taps, dabs, last, weight, out, n_rows, width, row0, column0, height, box_width, tiles,
+    last_row, last_column, weight_row, out_first, out_plane, out_row, out_column, sums, counts,
     TILE_ROWS: tl.constexpr, TILE_COLUMNS: tl.constexpr, COLUMNS: tl.constexpr,
     ROWS: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """The kernel: a tile of a dab's box in plane ``program_id(0)`` (``program_id(1)``: the dab,
-    then the tile), ``ROWS`` rows of the taps (``program_id(2)``, added up by the tile's last
+    then the tile; ``tiles`` a dab's box, :func:`_grid`'s), ``ROWS`` rows of the taps (``program_id(2)``, added up by the tile's last
     program). ``dabs`` ``[K, 3]`` gives each dab's region's first row and column in the group's
     region (its starting values: ``magnitude`` to ``frame0``, :func:`.originals_fused.
     kept_arguments`', ``phase`` unread; each dab's region ``n_rows x width``, its box ``height x
@@ -315,8 +315,6 @@ def _filter_into_cells(
     ``weight``'s cell as :func:`torch.lerp` does where the weight is above 0, and written into
     ``out`` (through its strides, from ``out_first``)."""
     plane = tl.program_id(0)
-    tile_columns = (box_width + TILE_COLUMNS - 1) // TILE_COLUMNS
-    tiles = (height + TILE_ROWS - 1) // TILE_ROWS * tile_columns
     dab = tl.program_id(1) // tiles
     i0, j0, i, j, inside = _tile(height, box_width, tl.program_id(1) % tiles, TILE_ROWS,
                                  TILE_COLUMNS)  # fmt: skip
