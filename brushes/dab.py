@@ -826,16 +826,21 @@ def _masks(
             group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
             (axes.x_offset, axes.x_scale, axes.y), group.weight,
             hardness=state.settings.hardness, each=each, centres=centres,
+            holders=sizes is not None,
         )  # fmt: skip
     else:
         u, v, columns, rows, cells = _host_distances(stroke, group, box)
-        found = None if centres is None else _owners(group, cells.spans, box.shape)
+        found = None
+        if centres is not None and sizes is not None:
+            found = plan_compiled.holders(cells.spans, box.shape)
+        elif centres is not None:
+            found = _owners(group, cells.spans, box.shape)
     owners = []
-    if found is not None:
+    if found is not None and sizes is not None:  # (the kernel writes the cells each dab holds)
+        owners = [found]
+    elif found is not None:
         centre_bins, owned, last = found
-        if sizes is not None:  # (the kernel writes the cells each dab holds: no owner map)
-            owners = [np.where(owned, last, -1).astype(np.int32)]
-        elif planes:  # (a whole-box kernel is given its dab's centre)
+        if planes:  # (a whole-box kernel is given its dab's centre)
             by_size, corners, where = _dab_regions(group, box, planes, last, owned)
             owners = [owned, corners, where]
         else:
@@ -875,24 +880,19 @@ def _masks(
 def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
     """``[K, 3]`` int32: each dab's box's first row and column in the joint ``box`` and its
     number, the dabs in the order of ``sizes``."""
-    # (one size: its dabs are every dab, in order, read as they lie)
-    order = slice(None) if len(sizes) == 1 else [i for indices, _ in sizes for i in indices]
-    boxes = group.boxes[order]
-    out = np.empty((len(boxes), 3), dtype=np.int32)
-    out[:, 0] = boxes[:, 0] - box.bin0
-    out[:, 1] = boxes[:, 2] - box.frame0
-    out[:, 2] = np.arange(len(group.boxes))[order]
-    return out
+    # (Python's numbers: a group holds a few dabs, each a few operations of numpy's)
+    boxes = group.boxes.tolist()
+    order = range(len(boxes)) if len(sizes) == 1 else [i for indices, _ in sizes for i in indices]
+    rows = [(boxes[i][0] - box.bin0, boxes[i][2] - box.frame0, i) for i in order]
+    return np.array(rows, dtype=np.int32).reshape(-1, 3)
 
 
 def _sizes(group: _BlockDabs) -> list[tuple[list[int], tuple[int, int]]]:
     """The dabs whose boxes are of one shape ``(b, f)``, in stamping order; the lists in the order
     of their first dab."""
-    boxes = group.boxes
-    heights, widths = boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]
     by_shape: dict[tuple[int, int], list[int]] = {}
-    for index, shape in enumerate(zip(heights.tolist(), widths.tolist(), strict=True)):
-        by_shape.setdefault(shape, []).append(index)
+    for index, (bin0, bin1, frame0, frame1) in enumerate(group.boxes.tolist()):
+        by_shape.setdefault((bin1 - bin0, frame1 - frame0), []).append(index)
     return [(indices, shape) for shape, indices in by_shape.items()]
 
 

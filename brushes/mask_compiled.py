@@ -76,23 +76,28 @@ def weights(
 
 
 def group_weights(
-    boxes, at, reach, corner, shape, axes, peak, *, hardness: float, each: bool, centres=None
-):
+    boxes, at, reach, corner, shape, axes, peak, *, hardness: float, each: bool, centres=None,
+    holders: bool = False,
+):  # fmt: skip
     """:func:`weights` of a stamping group from its dabs, with the distances
     (:func:`.plan_compiled.cells_and_distances`' of its joint box, of ``shape`` ``(B, T)`` from
     ``corner`` ``(bin, frame)``; ``axes``: a frame's position's offset and scale and the bins'
     positions) and, where ``centres`` (the dabs' centre bins ``[K]``) are given, which dab last
-    holds each cell (:func:`.plan_compiled.owners`' three maps; else None), in one compiled call:
-    a group's three calls of a stroke's event cost some 19 us of the host's dispatch and their
-    arrays' allocations here, the one call 8 us. The largest weight ``[B, T]``, each dab's
-    ``[K, H, W]`` (where ``each``, else None), and the owner maps."""
+    holds each cell (:func:`.plan_compiled.owners`' three maps, or where ``holders`` the one map
+    of :func:`.plan_compiled.holders`; else None), in one compiled call: a group's three calls of
+    a stroke's event cost some 19 us of the host's dispatch and their arrays' allocations here,
+    the one call 8 us. The largest weight ``[B, T]``, each dab's ``[K, H, W]`` (where ``each``,
+    else None), and the owner maps."""
     largest = np.zeros(shape, dtype=np.float32)
     n_dabs = len(boxes)
     every = (np.empty((n_dabs, int((boxes[:, 1] - boxes[:, 0]).max()),
                        int((boxes[:, 3] - boxes[:, 2]).max())), dtype=np.float32)
              if each else np.empty((0, 0, 0), dtype=np.float32))  # fmt: skip
-    found = (np.empty(shape), np.empty(shape, dtype=np.bool_), np.empty(shape, dtype=np.int64))
     owners = centres is not None
+    held = np.empty(shape if owners and holders else (0, 0), dtype=np.int32)
+    found = (np.empty((0, 0)), np.empty((0, 0), dtype=np.bool_), np.empty((0, 0), dtype=np.int64))
+    if owners and not holders:
+        found = (np.empty(shape), np.empty(shape, dtype=np.bool_), np.empty(shape, dtype=np.int64))
     nearest = not each and n_dabs > 1 and (peak == peak[0]).all()  # as :func:`weights` decides
     x_offset, x_scale, y = axes
     _planned()(
@@ -102,9 +107,11 @@ def group_weights(
         np.ascontiguousarray(peak, dtype=np.float64), np.float32(hardness),
         np.float32(1.0 - hardness), hardness >= 1.0, nearest,
         np.ascontiguousarray(centres if owners else peak, dtype=np.float64), owners, largest,
-        every, *found,
+        every, *found, held,
     )  # fmt: skip
-    return largest, every if each else None, found if owners else None
+    if not owners:
+        return largest, every if each else None, None
+    return largest, every if each else None, held if holders else found
 
 
 def compile_loops() -> None:
@@ -144,22 +151,25 @@ def _planned():
     them as it compiles it. Numba's cache on disk keys it by this file alone: an edit of a loop
     it calls shows only once this file changes too (``test_mask_compiled`` compares the one call
     with the loops called one by one)."""
-    global _cells, _owners, _each_weights, _nearest
+    global _cells, _owners, _holders, _each_weights, _nearest
     planning = plan_compiled.loops()
-    _cells, _owners = planning.cells, planning.owners
+    _cells, _owners, _holders = planning.cells, planning.owners, planning.holders
     _each_weights, _nearest = loops()
     return compiled_math.compile_kernel(_plain_planned, fastmath=False)
 
 
 def _plain_planned(
     boxes, at, reach, bin0, frame0, n_bins, n_frames, x_offset, x_scale, y, peak, hardness, span,
-    hard, nearest, centres, owners, largest, every, centre, owned, last,
+    hard, nearest, centres, owners, largest, every, centre, owned, last, held,
 ):  # fmt: skip
-    """:func:`group_weights`' call: the distances, the owner maps (where ``owners``) and the
-    weights (the nearest dab's where ``nearest``), each by its own loop."""
+    """:func:`group_weights`' call: the distances, the owner maps (where ``owners``: the map of
+    holders where ``held`` has cells, else the three) and the weights (the nearest dab's where
+    ``nearest``), each by its own loop."""
     spans, columns, rows, _, _, u, v = _cells(boxes, at, reach, bin0, frame0, n_bins, n_frames,
                                           x_offset, x_scale, y, False)  # fmt: skip
-    if owners:
+    if owners and held.shape[0] > 0:
+        _holders(spans, held)
+    elif owners:
         _owners(spans, centres, centre, owned, last)
     if nearest:
         _nearest(u, v, columns, rows, np.float32(peak[0]), hardness, span, hard, largest)
@@ -249,4 +259,4 @@ def _plain_adjacent(columns):
 
 
 _sincos = _falloff = _adjacent = None  # (bound by loops)
-_cells = _owners = _each_weights = _nearest = None  # (bound by _planned)
+_cells = _owners = _holders = _each_weights = _nearest = None  # (bound by _planned)

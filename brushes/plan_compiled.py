@@ -159,6 +159,15 @@ def owners(spans: np.ndarray, centres: np.ndarray, shape: tuple[int, int]):
     return centre, owned, last
 
 
+def holders(spans: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Which dab's box (``spans``, as :func:`owners` takes them) holds each cell of a group's
+    joint box (of ``shape`` ``(B, T)``) last: its index, -1 where none does (int32, as a
+    kernel that writes the cells each dab holds reads it)."""
+    last = np.empty(shape, dtype=np.int32)
+    loops().holders(np.ascontiguousarray(spans, dtype=np.int64), last)
+    return last
+
+
 def region_cells(last, owned, first, tops, lefts, widths, areas, planes: int) -> np.ndarray:
     """Where each cell of a group's joint box finds its result among a whole-box kernel's
     (:class:`~spectropaint.brushes.dab._DabRegions`' ``cells``): ``[planes, B, T]``, in the
@@ -316,6 +325,15 @@ def _plain_owners(spans, centres, centre, owned, last):
             last[row, column] = max(k, 0)
 
 
+def _plain_holders(spans, last):
+    """:func:`holders`' loop, into ``last``."""
+    last[:] = -1
+    for k in range(spans.shape[0]):
+        for row in range(spans[k, 2], spans[k, 3]):
+            for column in range(spans[k, 0], spans[k, 1]):
+                last[row, column] = k
+
+
 def _plain_region_cells(last, owned, first, tops, lefts, widths, areas, cells):
     """:func:`region_cells`' loop, into ``cells``."""
     for row in range(last.shape[0]):
@@ -449,6 +467,7 @@ PLAIN_LOOPS = {
     "bounds": _plain_bounds,
     "distances": _plain_distances,
     "owners": _plain_owners,
+    "holders": _plain_holders,
     "own_cells": _plain_own_cells,
     "region_cells": _plain_region_cells,
     "windows": _plain_windows,

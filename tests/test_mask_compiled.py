@@ -146,6 +146,13 @@ def test_one_call_gives_the_distances_owners_and_weights_calls_results(each, own
         for got, expected in zip(found, plan_compiled.owners(spans, centres, shape), strict=True):
             np.testing.assert_array_equal(got, expected)  # (NaN where no dab's box holds a cell)
         assert found[1].any() and not found[1].all()
+        held_largest, _, held = mask_compiled.group_weights(
+            boxes, at, reach, corner, shape, (0.0, x_scale, y), peak, hardness=0.4, each=each,
+            centres=centres, holders=True,
+        )  # fmt: skip
+        np.testing.assert_array_equal(held, plan_compiled.holders(spans, shape))
+        assert held.dtype == np.int32 and (held == -1).any() and held.max() == n_dabs - 1
+        assert np.array_equal(held_largest, largest)
     else:
         assert found is None
 

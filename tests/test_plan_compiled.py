@@ -144,7 +144,8 @@ def test_a_dab_s_box_holds_the_cells_strictly_inside_its_rectangle_within_the_gr
 
 
 def test_each_cell_s_last_dab_and_its_place_in_that_dab_s_results():
-    """:func:`owners` and :func:`region_cells` against each cell looked up dab by dab."""
+    """:func:`owners`, :func:`holders` and :func:`region_cells` against each cell looked up dab by
+    dab."""
     rng = np.random.default_rng(11)
     spans = np.array([[0, 9, 0, 5], [4, 12, 2, 8], [20, 25, 0, 3], [6, 7, 1, 9]])  # f0 f1 b0 b1
     centres = rng.uniform(0, 50, 4)
@@ -153,11 +154,14 @@ def test_each_cell_s_last_dab_and_its_place_in_that_dab_s_results():
     first, areas = np.array([0, 90, 200, 230]), np.array([45, 48, 15, 8])
     widths, tops, lefts = spans[:, 1] - spans[:, 0], spans[:, 2], spans[:, 0]
     cells = plan_compiled.region_cells(last, owned, first, tops, lefts, widths, areas, 3)
+    held = plan_compiled.holders(spans, shape)
+    assert held.dtype == np.int32
     for row in range(shape[0]):
         for column in range(shape[1]):
             holders = [k for k, (f0, f1, b0, b1) in enumerate(spans)
                        if f0 <= column < f1 and b0 <= row < b1]  # fmt: skip
             assert owned[row, column] == bool(holders)
+            assert held[row, column] == (holders[-1] if holders else -1)
             if not holders:
                 assert np.isnan(centre[row, column]) and last[row, column] == 0
                 assert (cells[:, row, column] == 0).all()
