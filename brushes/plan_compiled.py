@@ -40,6 +40,7 @@ def compile_loops() -> None:
     spans = cells_and_distances(boxes, at, reach, corner, shape, 0.0, 1.0, np.arange(64.0),
                                 windows=False)[0]  # fmt: skip
     _, owned, last = owners(spans, at[:, 1], shape)
+    holders(spans, shape)
     widths = spans[:, 1] - spans[:, 0]
     region_cells(last, owned, np.array([0, 100]), spans[:, 2], spans[:, 0], widths, widths * 5, 2)
     own_regions(spans, corner, (1, 2), (64, 64), (0, 0))

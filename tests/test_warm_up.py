@@ -73,15 +73,18 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     samples = np.random.default_rng(1).standard_normal((2, 22050)) * 0.1
     document = Document.from_samples(samples, 44100, device="cpu")
     revision = document.revision
-    mask_compiled.loops.cache_clear()  # (loops not compiled yet)
+    plan_compiled.loops.cache_clear()  # (loops not compiled yet)
+    mask_compiled.loops.cache_clear()
     mask_compiled._planned.cache_clear()
     thread = warm_up_later(document)
     thread.join(timeout=60)
     if compiled_math.wanted(document.device):
         assert painted == [((document.device,),
                             {"every_device": True, "brushes": ("clone", "warp")})]  # fmt: skip
-        spacer = plan_compiled.loops().spaced
-        assert spacer.signatures  # the planning's loops compiled before any stroke
+        planning = plan_compiled.loops()  # the planning's loops compiled before any stroke
+        inner = {"distances", "windows", "own_cells"}  # (compiled into the calls making arrays)
+        called = [*plan_compiled.PLAIN_LOOPS.keys() - inner, *plan_compiled.MAKERS]
+        assert all(getattr(planning, name).signatures for name in called)
         assert all(loop.signatures for loop in mask_compiled.loops())  # and the weights'
         assert mask_compiled._planned().signatures  # and their call with the planning's
     assert document.revision == revision and not document.is_edited
