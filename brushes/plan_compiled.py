@@ -313,11 +313,7 @@ def _plain_own_cells(first, stop, n, offset, held, out):
 
 def _plain_owners(spans, centres, centre, owned, last):
     """:func:`owners`' loop, into its arrays."""
-    last[:] = -1
-    for k in range(spans.shape[0]):
-        for row in range(spans[k, 2], spans[k, 3]):
-            for column in range(spans[k, 0], spans[k, 1]):
-                last[row, column] = k
+    _holders(spans, last)
     for row in range(last.shape[0]):
         for column in range(last.shape[1]):
             k = last[row, column]
@@ -327,7 +323,7 @@ def _plain_owners(spans, centres, centre, owned, last):
 
 
 def _plain_holders(spans, last):
-    """:func:`holders`' loop, into ``last``."""
+    """:func:`holders`' loop, into ``last`` (also :func:`owners`' first, into its int64 map)."""
     last[:] = -1
     for k in range(spans.shape[0]):
         for row in range(spans[k, 2], spans[k, 3]):
@@ -488,13 +484,14 @@ def loops():
     then the calls that make their arrays (:data:`MAKERS`), the loops they call bound where Numba
     finds them as it compiles them (:mod:`.mask_compiled` and :mod:`.drag_compiled` call some of
     them from compiled calls of their own)."""
-    global _distances, _windows, _own_cells
+    global _distances, _windows, _own_cells, _holders
     compiled = compiled_math.numba_module() is not None
     loops = {
         name: compiled_math.compile_kernel(function, fastmath=False) if compiled else function
         for name, function in PLAIN_LOOPS.items()
     }
     _distances, _windows, _own_cells = loops["distances"], loops["windows"], loops["own_cells"]
+    _holders = loops["holders"]
     for name, function in MAKERS.items():
         loops[name] = (
             compiled_math.compile_kernel(function, fastmath=False) if compiled else function
@@ -502,4 +499,4 @@ def loops():
     return SimpleNamespace(**loops)
 
 
-_distances = _windows = _own_cells = None  # (bound by loops)
+_distances = _windows = _own_cells = _holders = None  # (bound by loops)

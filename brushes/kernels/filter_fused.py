@@ -304,8 +304,8 @@ def _filter_into_cells(
     ROWS: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """The kernel: a tile of a dab's box in plane ``program_id(0)`` (``program_id(1)``: the dab,
-    then the tile; ``tiles`` a dab's box, :func:`_grid`'s), ``ROWS`` rows of the taps (``program_id(2)``, added up by the tile's last
-    program). ``dabs`` ``[K, 3]`` gives each dab's region's first row and column in the group's
+    then the tile, of ``tiles`` a dab's box, :func:`_grid`'s), ``ROWS`` rows of the taps
+    (``program_id(2)``, added up by the tile's last program). ``dabs`` ``[K, 3]`` gives each dab's region's first row and column in the group's
     region (its starting values: ``magnitude`` to ``frame0``, :func:`.originals_fused.
     kept_arguments`', ``phase`` unread; each dab's region ``n_rows x width``, its box ``height x
     box_width`` from the region's ``(row0, column0)``) and the dab's number; the box's cell ``(i,
