@@ -1547,22 +1547,17 @@ def _drag_planned(state, stroke, group, box, inside, current, original, prepared
 def _drag_part(state, stroke, group, box, inside, current, original, prepared, whole):
     """Dabs of a group (in its joint ``box``) through one plan."""
     params = group.params(state.params)
-    on_host = _weights_on_host(state, stroke, group)  # as :func:`_masks` makes them, for each dab
     region_width = original.shape[-1]
-    if whole is warp_fused:  # (its first launch may raise Unavailable)
-        if on_host:  # planned and packed in one compiled call
-            grid = state.document.blocks[stroke.index]
-            packed = drag_compiled.packed_windows(
-                group.boxes, group.at, group.reach, group.weight, group.step, box=box,
-                inside=inside, axes=stroke.axes, grid=(grid.n_bins, grid.n_frames),
-                margin=stroke.margin, region_width=region_width,
-                hardness=state.settings.hardness, amount=params.amount,
-            )  # fmt: skip
-        else:
-            windows = _drag_windows(state, stroke, group, box, inside, region_width, on_host)
-            packed = drag_compiled.pack(windows, params.amount)
-        warp_fused.apply(current, packed, original, prepared, params)
+    if whole is warp_fused:  # planned and packed in one compiled call
+        grid = state.document.blocks[stroke.index]
+        packed = drag_compiled.packed_windows(
+            group.boxes, group.at, group.reach, group.weight, group.step, box=box,
+            inside=inside, axes=stroke.axes, grid=(grid.n_bins, grid.n_frames),
+            margin=stroke.margin, hardness=state.settings.hardness, amount=params.amount,
+        )  # fmt: skip
+        warp_fused.apply(current, packed, original, prepared, params)  # (may raise Unavailable)
         return
+    on_host = _weights_on_host(state, stroke, group)  # as :func:`_masks` makes them, for each dab
     windows = _drag_windows(state, stroke, group, box, inside, region_width, on_host)
     if whole is not None:
         whole.apply(current, windows, original, prepared, params)
@@ -1590,9 +1585,10 @@ def _drag_windows(state, stroke, group, box, inside, region_width: int, on_host:
         spans, (box.bin0, box.frame0), stroke.margin, (grid.n_bins, grid.n_frames),
         (inside.bin0, inside.frame0),
     )  # fmt: skip
-    corners, dest_rows, dest_columns, high, window_cells, outside = plan_compiled.drag_windows(
-        spans, cells.rows, cells.columns, cells.in_rows, cells.in_columns,
-        (box.bin0 - inside.bin0, box.frame0 - inside.frame0), stroke.margin, region_width,
+    corners, dest_rows, dest_columns, high, region_rows, region_columns = (
+        plan_compiled.drag_windows(spans, cells.rows, cells.columns,
+                                   (box.bin0 - inside.bin0, box.frame0 - inside.frame0),
+                                   stroke.margin)
     )  # fmt: skip
     return DragWindows(
         masks=masks,
@@ -1603,8 +1599,11 @@ def _drag_windows(state, stroke, group, box, inside, region_width: int, on_host:
         high=high,
         column_maps=column_maps,
         row_maps=row_maps,
-        window_cells=window_cells,
-        outside=outside,
+        region_rows=region_rows,
+        region_columns=region_columns,
+        in_rows=cells.in_rows,
+        in_columns=cells.in_columns,
+        region_width=region_width,
     )
 
 
@@ -1624,9 +1623,10 @@ class DragWindows:
     :class:`~.kernels.context.DragDabs`, which is made from this on the device): ``masks`` ``[K,
     H, W]`` (a host array where the host computed them, else a tensor on the device);
     ``corners`` ``[2, K]``: each window's first row and column in the values held; ``step``
-    ``[K, 2]``; and :class:`~.kernels.context.DragDabs`'s ``dest_columns``,
-    ``dest_rows``, ``high``, ``column_maps`` (its ``columns``), ``row_maps`` (its ``rows``),
-    ``window_cells`` and ``outside``."""
+    ``[K, 2]``; :class:`~.kernels.context.DragDabs`'s ``dest_columns``, ``dest_rows``, ``high``,
+    ``column_maps`` (its ``columns``) and ``row_maps`` (its ``rows``); and along each axis of
+    the windows, each cell's row ``[K, H]`` and column ``[K, W]`` in the group's region
+    (``region_width`` columns wide) and whether it lies in its dab's box (see :meth:`cells`)."""
 
     masks: np.ndarray | torch.Tensor
     corners: np.ndarray
@@ -1636,20 +1636,31 @@ class DragWindows:
     high: np.ndarray
     column_maps: np.ndarray
     row_maps: np.ndarray
-    window_cells: np.ndarray
-    outside: np.ndarray
+    region_rows: np.ndarray
+    region_columns: np.ndarray
+    in_rows: np.ndarray
+    in_columns: np.ndarray
+    region_width: int
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each window cell's index in the group's region ``[K, H, W]`` (int64), and whether it
+        lies outside its dab's box (bool)."""
+        rows, columns = self.region_rows[:, :, None], self.region_columns[:, None, :]
+        outside = ~(self.in_rows[:, :, None] & self.in_columns[:, None, :])
+        return rows * self.region_width + columns, outside
 
 
 def drag_planned(plan_kind, current, windows: DragWindows, original, prepared, params) -> None:
     """A group's dabs through the brush's ``plan`` (``plan_kind``) on ``current`` ``[2, C, R, S]``,
     in place, dab after dab in torch operations (:func:`drag_windows`)."""
     host_masks = isinstance(windows.masks, np.ndarray)
+    window_cells, outside = windows.cells()
     float32 = [np.asarray(part, dtype=np.float32)
                for part in (windows.dest_columns, windows.dest_rows, windows.high)]  # fmt: skip
     int32 = [np.asarray(part, dtype=np.int32)
-             for part in (windows.row_maps, windows.column_maps, windows.window_cells)]  # fmt: skip
+             for part in (windows.row_maps, windows.column_maps, window_cells)]  # fmt: skip
     dest_columns, dest_rows, high, row_maps, column_maps, window_cells, outside, step, *masks = (
-        to_device_together([*float32, *int32, windows.outside, windows.step,
+        to_device_together([*float32, *int32, outside, windows.step,
                             *([windows.masks] if host_masks else [])], current.device)
     )  # fmt: skip
     masks = masks[0] if host_masks else windows.masks

@@ -45,7 +45,7 @@ def compile_loops() -> None:
     region_cells(last, owned, np.array([0, 100]), spans[:, 2], spans[:, 0], widths, widths * 5, 2)
     own_regions(spans, corner, (1, 2), (64, 64), (0, 0))
     columns, rows = np.zeros((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64)
-    drag_windows(spans, rows, columns, rows > 0, columns > 0, (1, 2), (0, 1), 40)
+    drag_windows(spans, rows, columns, (1, 2), (0, 1))
 
 
 def spaced(
@@ -211,30 +211,28 @@ def drag_windows(
     spans: np.ndarray,
     rows: np.ndarray,
     columns: np.ndarray,
-    in_rows: np.ndarray,
-    in_columns: np.ndarray,
     corner: tuple[int, int],
     margin: tuple[int, int],
-    region_width: int,
 ) -> tuple[np.ndarray, ...]:
     """A dragging group's dabs on their windows (``rows`` ``[K, H]`` and ``columns`` ``[K, W]``
-    of the group's joint box, and which lie in each dab's box, as :func:`cells_and_distances`
-    gives them with ``windows``; ``spans`` its ``[K, 4]``), for a region with ``margin`` (bins,
-    frames) around the joint box, ``region_width`` columns wide, whose first cell is ``corner``
-    (bins, frames) cells past the joint box's first in the values held. Returns, int64 unless
-    said: each window's first row and column in the values held ``[2, K]``; each window cell's
-    row and column in its dab's own region (its box and the margin) ``[K, H]`` and ``[K, W]``;
-    each own region's highest column and row ``[K, 2]``; each window cell's index in the region
-    ``[K, H, W]``; and whether it lies outside its dab's box ``[K, H, W]``, bool."""
+    of the group's joint box, as :func:`cells_and_distances` gives them with ``windows``;
+    ``spans`` its ``[K, 4]``), for a region with ``margin`` (bins, frames) around the joint box,
+    whose first cell is ``corner`` (bins, frames) cells past the joint box's first in the values
+    held. Returns, int64: each window's first row and column in the values held ``[2, K]``; each
+    window cell's row and column in its dab's own region (its box and the margin) ``[K, H]`` and
+    ``[K, W]``; each own region's highest column and row ``[K, 2]``; and each window cell's row
+    and column in the group's region ``[K, H]`` and ``[K, W]`` (a cell's index there is its row
+    times the region's width plus its column: :meth:`~spectropaint.brushes.dab.DragWindows.
+    cells`)."""
     return loops().windows_of(
-        np.ascontiguousarray(spans, dtype=np.int64), rows, columns, in_rows, in_columns,
-        corner[0], corner[1], margin[0], margin[1], region_width,
+        np.ascontiguousarray(spans, dtype=np.int64), rows, columns, corner[0], corner[1],
+        margin[0], margin[1],
     )  # fmt: skip
 
 
 def _plain_windows(
-    spans, rows, columns, in_rows, in_columns, corner_bins, corner_frames, margin_bins,
-    margin_frames, region_width, corners, dest_rows, dest_columns, high, window_cells, outside,
+    spans, rows, columns, corner_bins, corner_frames, margin_bins, margin_frames, corners,
+    dest_rows, dest_columns, high, region_rows, region_columns,
 ):  # fmt: skip
     """:func:`drag_windows`' loop, into its arrays."""
     for k in range(spans.shape[0]):
@@ -243,19 +241,14 @@ def _plain_windows(
         high[k, 1] = (spans[k, 3] - spans[k, 2]) + 2 * margin_bins - 1
         for step in range(rows.shape[1]):
             dest_rows[k, step] = rows[k, step] - spans[k, 2] + margin_bins
+            region_rows[k, step] = rows[k, step] + margin_bins
         for step in range(columns.shape[1]):
             dest_columns[k, step] = columns[k, step] - spans[k, 0] + margin_frames
-        for row in range(rows.shape[1]):
-            for column in range(columns.shape[1]):
-                window_cells[k, row, column] = (rows[k, row] + margin_bins) * region_width + (
-                    columns[k, column] + margin_frames
-                )
-                outside[k, row, column] = not (in_rows[k, row] and in_columns[k, column])
+            region_columns[k, step] = columns[k, step] + margin_frames
 
 
 def _plain_windows_of(
-    spans, rows, columns, in_rows, in_columns, corner_bins, corner_frames, margin_bins,
-    margin_frames, region_width,
+    spans, rows, columns, corner_bins, corner_frames, margin_bins, margin_frames
 ):  # fmt: skip
     """:func:`drag_windows`' arrays, made and filled by its loop (:func:`_plain_windows`)."""
     n_dabs, height = rows.shape
@@ -264,12 +257,11 @@ def _plain_windows_of(
     dest_rows = np.empty((n_dabs, height), dtype=np.int64)
     dest_columns = np.empty((n_dabs, width), dtype=np.int64)
     high = np.empty((n_dabs, 2), dtype=np.int64)
-    window_cells = np.empty((n_dabs, height, width), dtype=np.int64)
-    outside = np.empty((n_dabs, height, width), dtype=np.bool_)
-    _windows(spans, rows, columns, in_rows, in_columns, corner_bins, corner_frames, margin_bins,
-             margin_frames, region_width, corners, dest_rows, dest_columns, high, window_cells,
-             outside)  # fmt: skip
-    return corners, dest_rows, dest_columns, high, window_cells, outside
+    region_rows = np.empty((n_dabs, height), dtype=np.int64)
+    region_columns = np.empty((n_dabs, width), dtype=np.int64)
+    _windows(spans, rows, columns, corner_bins, corner_frames, margin_bins, margin_frames,
+             corners, dest_rows, dest_columns, high, region_rows, region_columns)  # fmt: skip
+    return corners, dest_rows, dest_columns, high, region_rows, region_columns
 
 
 def _plain_own_regions_of(

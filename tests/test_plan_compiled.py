@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from spectropaint.brushes import plan_compiled
+from spectropaint.brushes import dab, plan_compiled
 
 
 def scattered_dabs(seed: int, n_dabs: int, radius: float):
@@ -90,7 +90,7 @@ def test_the_plain_python_loops_give_the_compiled_ones_numbers(monkeypatch):
             plan_compiled.dab_boxes(at, reach, n_bins=220, n_frames=320),
             plan_compiled.owners(spans, at[:, 1], shape),
             plan_compiled.own_cells(boxes[:, 2] - 3, boxes[:, 3] + 3, 320, boxes[:, 2], 1, 20),
-            plan_compiled.drag_windows(*windowed[:5], (2, 3), (4, 5), shape[1] + 10),
+            plan_compiled.drag_windows(*windowed[:3], (2, 3), (4, 5)),
         ]
 
     spans = plan_compiled.cells_and_distances(*arguments, windows=False)[0]
@@ -190,15 +190,23 @@ def test_a_dab_s_own_cells_are_its_region_s_reflected_past_the_grid():
 @pytest.mark.parametrize(("seed", "n_dabs", "radius"), [(4, 1, 6.0), (5, 25, 14.0)])
 def test_a_dragging_group_s_windows_are_those_of_their_definitions(seed, n_dabs, radius):
     """Each window's corner in the values held, its cells' places in the dab's own region, the
-    own region's highest column and row, each cell's index in the group's region, and which cells
-    lie outside the dab's box, against the array expressions that define them."""
+    own region's highest column and row, and its rows' and columns' places in the group's region,
+    against the array expressions that define them; and (:meth:`~spectropaint.brushes.dab.
+    DragWindows.cells`) each cell's index in the group's region and which cells lie outside the
+    dab's box."""
     boxes, at, reach, corner, shape = scattered_dabs(seed, n_dabs, radius)
     spans, columns, rows, in_columns, in_rows, _, _ = plan_compiled.cells_and_distances(
         boxes, at, reach, corner, shape, 0.0, 1.0, np.arange(220.0), windows=True
     )
     held, margin, region_width = (3, -2), (4, 6), shape[1] + 12
-    found = plan_compiled.drag_windows(spans, rows, columns, in_rows, in_columns, held, margin,
-                                       region_width)  # fmt: skip
+    found = plan_compiled.drag_windows(spans, rows, columns, held, margin)
+    windows = dab.DragWindows(
+        masks=None, corners=found[0], step=None, dest_columns=found[2], dest_rows=found[1],
+        high=found[3], column_maps=None, row_maps=None, region_rows=found[4],
+        region_columns=found[5], in_rows=in_rows, in_columns=in_columns,
+        region_width=region_width,
+    )  # fmt: skip
+    found = (*found, *windows.cells())
     want = [
         np.stack((rows[:, 0] + held[0], columns[:, 0] + held[1])),
         rows - spans[:, 2:3] + margin[0],
@@ -210,10 +218,12 @@ def test_a_dragging_group_s_windows_are_those_of_their_definitions(seed, n_dabs,
             ],
             axis=1,
         ),  # fmt: skip
+        rows + margin[0],
+        columns + margin[1],
         (rows + margin[0])[:, :, None] * region_width + (columns + margin[1])[:, None, :],
         ~(in_rows[:, :, None] & in_columns[:, None, :]),
     ]
     for got, expected in zip(found, want, strict=True):
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)
-    assert found[5].any() or n_dabs == 1  # (windows moved into the joint box reach past a box)
+    assert found[7].any() or n_dabs == 1  # (windows moved into the joint box reach past a box)

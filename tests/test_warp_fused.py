@@ -8,6 +8,7 @@ On a machine without CUDA the Triton kernel runs through Triton's interpreter on
 same program, each operation done by numpy); with CUDA, compiled, on the GPU.
 """
 
+import dataclasses
 import functools
 import os
 
@@ -19,7 +20,7 @@ from brush_fixtures import NoCompiler, gathered, triton_kernel_on
 if not torch.cuda.is_available():  # before Triton is imported: its interpreter, on CPU tensors
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from spectropaint.brushes import dab, drag_compiled
+from spectropaint.brushes import dab, mask_compiled
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History, OpenStep
 from spectropaint.brushes.kernels import triton_math, warp_compiled, warp_fused
@@ -74,27 +75,34 @@ def events(radius: float, count: int = 8, frame: float = 40.0, band: float = 60.
     ]
 
 
-def unpacked(windows, amount: float) -> dab.DragWindows:
-    """The :class:`~spectropaint.brushes.dab.DragWindows` that :func:`~spectropaint.brushes.drag_compiled.pack` packed
-    into ``windows`` (a :class:`~.warp_fused.Packed`; anything else is returned as it is), the
-    steps as the shifts over ``amount``."""
+def unpacked(windows, amount: float, region_width: int) -> dab.DragWindows:
+    """The :class:`~spectropaint.brushes.dab.DragWindows` packed into ``windows`` (a
+    :class:`~.warp_fused.Packed`; anything else is returned as it is) for a region
+    ``region_width`` columns wide: the steps as the shifts over ``amount``, the masks computed on
+    the host from the distances packed (as the launch computes them)."""
     if not isinstance(windows, warp_fused.Packed):
         return windows
     n_dabs, height, width = windows.shape
-    sizes = [2 * n_dabs, 2 * n_dabs, n_dabs * width, n_dabs * height]
-    shapes = [(2, n_dabs), (2, n_dabs, windows.columns), (2, n_dabs, windows.rows),
-              (n_dabs, height, width), (n_dabs, height, width)]  # fmt: skip
-    sizes += [int(np.prod(shape)) for shape in shapes]
-    shift, high, dest_columns, dest_rows, *parts, masks = np.split(windows.data, np.cumsum(sizes))
-    corners, column_maps, row_maps, cells, outside = (
-        part.view(np.int32).reshape(shape) for part, shape in zip(parts, shapes, strict=True)
+    floats = [(n_dabs, 2), (n_dabs, 2), (n_dabs, width), (n_dabs, height), (n_dabs, width),
+              (n_dabs, height), (n_dabs,)]  # fmt: skip
+    integers = [(2, n_dabs), (2, n_dabs, windows.columns), (2, n_dabs, windows.rows),
+                (n_dabs, height), (n_dabs, width), (n_dabs, height), (n_dabs, width)]  # fmt: skip
+    *parts, rest = np.split(windows.data, np.cumsum([np.prod(s) for s in floats + integers]))
+    assert rest.size == 0  # (every value packed is read)
+    shift, high, dest_columns, dest_rows, u, v, peak = (
+        part.reshape(shape) for part, shape in zip(parts, floats, strict=False)
     )
-    masks = masks.reshape(windows.shape) if windows.masks is None else windows.masks
+    corners, column_maps, row_maps, region_rows, region_columns, in_rows, in_columns = (
+        part.view(np.int32).reshape(shape)
+        for part, shape in zip(parts[len(floats) :], integers, strict=True)
+    )
+    _, masks = mask_compiled.weights(u, v, region_columns, region_rows, peak,
+                                     hardness=windows.hardness, shape=None, each=True)  # fmt: skip
     return dab.DragWindows(
-        masks=masks, corners=corners, step=shift.reshape(n_dabs, 2) / amount,
-        dest_columns=dest_columns.reshape(n_dabs, width),
-        dest_rows=dest_rows.reshape(n_dabs, height), high=high.reshape(n_dabs, 2),
-        column_maps=column_maps, row_maps=row_maps, window_cells=cells, outside=outside != 0,
+        masks=masks, corners=corners, step=shift / amount, dest_columns=dest_columns,
+        dest_rows=dest_rows, high=high, column_maps=column_maps, row_maps=row_maps,
+        region_rows=region_rows, region_columns=region_columns, in_rows=in_rows != 0,
+        in_columns=in_columns != 0, region_width=region_width,
     )  # fmt: skip
 
 
@@ -159,15 +167,16 @@ def paint_and_compare(phase, radius, document, compared) -> None:
     ("kernel", "phase", "radius", "masks"),
     [(kernel, phase, radius, "host") for kernel in ("fused", "compiled")
      for phase in ("auto", "continue", "shift") for radius in (3, 6)]
-    + [("fused", "auto", 6, "device"), ("fused", "shift", 3, "device")],
+    + [("compiled", "auto", 6, "device"), ("compiled", "shift", 3, "device")],
 )  # fmt: skip
 def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, radius, masks):
     """Every group of a stroke (a dab alone too), planned and applied by the kernel, gives what
     torch's plan gives dab by dab on the same windows and values: within 1e-4 of the window's
     peak in complex value (3e-6 RMS), the magnitude within 1e-5; every cell no dab touched
     bit-identical. The torch result is kept, so each group starts from the same values both
-    ways. The fused warp's groups too whose masks are made on the device (a GPU's large
-    groups)."""
+    ways. The fused warp computes each cell's weight in its launch, the torch path reads the
+    host's: a cell written where the host's weight is 0 fails the last check. The compiled
+    kernel's groups too whose masks are made by torch (a GPU's large groups)."""
     request.getfixturevalue(kernel)
     module = warp_fused if kernel == "fused" else warp_compiled
     compared, sizes, copies, kernel_apply = [], [], [], module.apply
@@ -178,7 +187,7 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
     def both(held, given, original, prepared, params):
         # held: a copy [2, C, R, S] of the region, or the document's cells (the fused warp once
         # it has run), changed in place; given: the windows, packed for the fused warp
-        windows = unpacked(given, params.amount)
+        windows = unpacked(given, params.amount, original.shape[-1])
         sizes.append(len(windows.masks))
         on_device.append(isinstance(windows.masks, torch.Tensor))
         copies.append(isinstance(held, torch.Tensor))
@@ -203,19 +212,21 @@ def test_each_group_equals_the_torch_path(request, monkeypatch, kernel, phase, r
 
 
 @pytest.mark.parametrize("radius", [3, 6])
-def test_a_group_planned_in_one_compiled_call_is_packed_as_the_five_calls_give_it(
+def test_a_group_planned_in_one_compiled_call_is_packed_as_the_loops_give_it(
     fused, monkeypatch, radius
 ):
-    """Each group of a fused stroke whose weights are computed on the host is planned and packed
-    in one compiled call (:func:`~spectropaint.brushes.drag_compiled.packed_windows`): its
-    floats, integers and masks equal, bit for bit, what :func:`~spectropaint.brushes.drag_compiled.pack` makes of the
-    windows that the distances', weights', own cells' and windows' calls give one by one."""
+    """Each group of a fused stroke is planned and packed in one compiled call
+    (:func:`~spectropaint.brushes.drag_compiled.packed_windows`): its windows' maps, places and
+    shifts equal, bit for bit, those that the distances', own cells' and windows' loops give one
+    by one (:func:`~spectropaint.brushes.dab._drag_windows`), and the weights computed from the
+    distances it packs equal the host's (:func:`~spectropaint.brushes.mask_compiled.weights`)."""
     expected, found = [], []
     real_part, real_apply = dab._drag_part, warp_fused.apply
 
     def part(state, stroke, group, box, inside, current, original, prepared, whole):
-        windows = dab._drag_windows(state, stroke, group, box, inside, original.shape[-1], True)
-        expected.append(drag_compiled.pack(windows, group.params(state.params).amount))
+        width = original.shape[-1]
+        windows = dab._drag_windows(state, stroke, group, box, inside, width, True)
+        expected.append((windows, group.params(state.params).amount, width))
         real_part(state, stroke, group, box, inside, current, original, prepared, whole)
 
     monkeypatch.setattr(dab, "_drag_part", part)
@@ -229,11 +240,16 @@ def test_a_group_planned_in_one_compiled_call_is_packed_as_the_five_calls_give_i
         stroke.add_events([event])
     stroke.end()
     assert len(found) == len(expected) >= 4 and max(p.shape[0] for p in found) > 1
-    for got, want in zip(found, expected, strict=True):
-        assert got.masks is None and want.masks is None  # (computed on the host, in the data)
-        assert (got.shape, got.columns, got.rows) == (want.shape, want.columns, want.rows)
-        assert got.data.dtype == want.data.dtype == np.float32
-        assert np.array_equal(got.data.view(np.int32), want.data.view(np.int32))  # (bit for bit)
+    for packed, (want, amount, width) in zip(found, expected, strict=True):
+        assert packed.data.dtype == np.float32 and packed.hardness == 0.5
+        got = unpacked(packed, amount, width)
+        assert packed.shape == want.masks.shape
+        shift = packed.data[: 2 * packed.shape[0]].reshape(-1, 2)
+        assert np.array_equal(shift, (amount * want.step).astype(np.float32))
+        for field in dataclasses.fields(dab.DragWindows):
+            if field.name != "step":
+                assert np.array_equal(getattr(got, field.name), getattr(want, field.name)), field
+        assert got.masks.dtype == np.float32 and got.masks.any()
 
 
 @pytest.mark.parametrize("kernel", ["fused", "compiled"])

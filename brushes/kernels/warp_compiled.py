@@ -75,9 +75,9 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
     drift = prepared.get("drift")
     omega = prepared.get("omega")
     channels, region_width = current.shape[1], ramp.shape[-1]
-    window_cells = np.asarray(windows.window_cells, dtype=np.int64)
-    starting, start_cells = _rows_apart(original, window_cells // region_width,
-                                        window_cells % region_width)  # fmt: skip
+    window_cells, outside = windows.cells()
+    starting, start_cells = _rows_apart(original, windows.region_rows[:, :, None],
+                                        windows.region_columns[:, None, :])  # fmt: skip
     if drift is None:  # (a mode not used: offsets of 0)
         drift = torch.zeros((1, ramp.numel()))
     if omega is None:
@@ -94,7 +94,7 @@ def apply(current: torch.Tensor, windows, original: torch.Tensor, prepared: dict
         np.asarray(windows.row_maps, dtype=np.int64),
         window_cells,
         start_cells,
-        windows.outside,
+        outside,
         ramp.numpy().reshape(-1),
         drift.reshape(drift.shape[0], -1).numpy(),
         omega[:, 0].contiguous().numpy(),

@@ -12,7 +12,8 @@ starting values lie: before, that was a launch of its own and three allocations,
 the H200's host an event. Then each dab in two passes over its window, separated by barriers, so
 that a dab reads what the previous one left:
 
-1. every window cell finds the point it samples (``amount * weight * step`` behind it, clamped to
+1. every window cell computes its weight from its row's and its column's distance from the dab's
+   centre (the host packs those, not the window's cells: :class:`Packed`), finds the point it samples (``amount * weight * step`` behind it, clamped to
    the dab's own region), its four neighbours in the values held (reflected past the grid as the
    maps say) and their bilinear weights, gathers their magnitude and phase, carries their phases
    in each mode (``continue``: by the measured drift over the columns moved; ``shift``: by the
@@ -64,10 +65,10 @@ ALONE_CELLS = 1 << 15
 of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
 torch's 2.3 for a dab at radius 32 (4 225 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius
 128 (66 049 cells)."""
-SIZES = ("masks_at", "n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
+SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
          "rows", "band0", "n_bands", "frame0", "n_frames", "H", "W", "start", "start_phase",
          "start_first", "start_c", "start_b", "start_t", "table", "table_columns", "tile_side",
-         "tile_bins", "tile_frames", "tile_bin0", "tile_frame0")  # fmt: skip
+         "tile_bins", "tile_frames", "tile_bin0", "tile_frame0", "hard")  # fmt: skip
 """The kernel's arguments that are sizes, strides or places (see :func:`_kernel`), and the
 starting values' pointers (a view's may lie anywhere)."""
 
@@ -98,16 +99,25 @@ def in_place() -> bool:
 
 
 class Packed(NamedTuple):
-    """A group's dabs on their windows as the launch reads them: ``data`` (a host array,
-    :func:`~spectropaint.brushes.drag_compiled.pack`'s layout), with the masks ``[K, H, W]`` at its end, or ``masks`` (a tensor on the
-    device) where they were made there; the masks' ``shape``; and the columns and rows of each
-    dab's own region."""
+    """A group's dabs on their windows as the launch reads them
+    (:func:`~spectropaint.brushes.drag_compiled.packed_windows`): ``data``, a float32 host array
+    of the floats ``[5K + 2K W + 2K H]`` (each dab's shift ``[K, 2]`` and its own region's
+    highest column and row ``[K, 2]``; the windows' columns ``[K, W]`` and rows ``[K, H]`` in
+    their own regions; each dab's distances from its centre in radii along its window's columns
+    ``[K, W]`` and rows ``[K, H]``; its peak weight ``[K]``), then the integers ``[2K + 2K columns
+    + 2K rows + 4K (H + W)]`` as int32's bits (the corners ``[2, K]``, the column maps ``[2, K,
+    columns]``, the row maps ``[2, K, rows]``, the windows' rows ``[K, H]`` and columns ``[K, W]``
+    in the group's region, and whether each row ``[K, H]`` and column ``[K, W]`` lies in its
+    dab's box); the windows' ``shape`` ``(K, H, W)``; the columns and rows of each dab's own
+    region; and the brush's ``hardness``. A window cell's weight, its place in the region and
+    whether it lies outside its dab's box follow from its row's and its column's: the launch
+    computes them as it reads them."""
 
     data: np.ndarray
-    masks: torch.Tensor | None
     shape: tuple[int, int, int]
     columns: int
     rows: int
+    hardness: float
 
 
 def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, params) -> None:
@@ -121,7 +131,7 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
         ``[2, C, R, S]`` copy of the group's region, or two views of one shape and strides, a
         row's cells adjacent: the document's own cells, changed in place).
     packed : Packed
-        The dabs' windows, masks and maps (read by the kernel where they lie: host arrays through
+        The dabs' windows and maps (read by the kernel where they lie, in pinned host memory:
         :func:`.staging.for_kernels`).
     original : torch.Tensor [shape=(2, C, Bm, Tm)] or Kept
         The group's region as the stroke began (its magnitude and phase of one layout, any
@@ -140,10 +150,6 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
     channels = magnitude.shape[0]
     columns, rows = packed.columns, packed.rows
     (data,) = staging.for_kernels([packed.data], device)
-    if packed.masks is None:  # (at the data's end)
-        masks, masks_at = data, len(packed.data) - n_dabs * height * width
-    else:
-        masks, masks_at = packed.masks.contiguous(), 0
     kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
     _, n_rows, region_width = kept.shape
     region = ramps.region
@@ -152,12 +158,12 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
     low, high = ALIGNMENT
     triton_math.launch(
         _kernel(), (channels,),
-        magnitude, phase, data, masks, masks_at, ramps.band_hz,
+        magnitude, phase, data, ramps.band_hz,
         _constants(device, ramps.hop, ramps.sample_rate), *originals_fused.kept_arguments(kept),
         scratch, n_dabs, magnitude.stride(0), magnitude.stride(1), region_width, n_rows - 1,
         columns, rows, region.bin0, ramps.grid[0], region.frame0, ramps.grid[1], low,
-        1.0 / (high - low), 1.0 / MARGIN, height, width,
-        C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
+        1.0 / (high - low), 1.0 / MARGIN, height, width, packed.hardness,
+        1.0 - packed.hardness, int(packed.hardness >= 1.0), C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES,
         **_program(height * width),
         enable_fp_fusion=False,  # torch's rounding: a fused multiply-add rounds once, not twice
@@ -183,24 +189,26 @@ def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers."""
     # (bound once, before the kernel: Triton refuses a global that changes)
     globals()["_ramps"] = triton_math.helper(_plain_ramps, "wrap", "from_kept")
+    globals()["_weight"] = triton_math.helper(_plain_weight)
     # sizes are not specialised on (Triton would compile a variant for each that is or is not a
     # multiple of 16: seconds, part way through a stroke)
     return triton_math.jit_with(_warp_dabs, "wrap", "atan2", "from_kept", do_not_specialize=SIZES)
 
 
 def _warp_dabs(
-    held, held_phase, floats, masks, masks_at, band_hz, constants,
+    held, held_phase, floats, band_hz, constants,
     start, start_phase, start_first, start_c, start_b, start_t,
     table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
     scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, band0, n_bands,
-    frame0, n_frames, low, along_scale, margin_scale, H, W,
+    frame0, n_frames, low, along_scale, margin_scale, H, W, hardness, span, hard,
     C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
     the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on;
-    ``floats``: the packed data (:func:`~spectropaint.brushes.drag_compiled.pack`), its integers read as int32; the masks ``[K, H,
-    W]`` from ``masks + masks_at``; ``band_hz`` ``[n_bands]`` float64 and ``constants``
+    ``floats``: the packed data (:class:`Packed`'s layout), its integers read as int32, each
+    window cell's weight computed from it (:func:`_weight`, ``hardness``, ``span`` its one less,
+    ``hard`` 1 where it is 1); ``band_hz`` ``[n_bands]`` float64 and ``constants``
     (:func:`_constants`): the block's bands, for the ramps; ``start`` to ``tile_frame0``: where
     the region's values as the stroke began lie (:func:`.originals_fused.kept_arguments`'; the
     column before the first too);
@@ -224,12 +232,16 @@ def _warp_dabs(
     high_at = 2 * n_dabs
     dest_at = 4 * n_dabs
     rows_at = dest_at + n_dabs * W
-    integers = (floats + rows_at + n_dabs * H).to(tl.pointer_type(tl.int32), bitcast=True)
-    masks = masks + masks_at
+    u = floats + rows_at + n_dabs * H
+    v = u + n_dabs * W
+    peaks = v + n_dabs * H
+    integers = (peaks + n_dabs).to(tl.pointer_type(tl.int32), bitcast=True)
     column_maps = integers + 2 * n_dabs
     row_maps = column_maps + 2 * n_dabs * columns
-    window_cells = row_maps + 2 * n_dabs * rows
-    outside = window_cells + n_dabs * window
+    region_rows = row_maps + 2 * n_dabs * rows
+    region_columns = region_rows + n_dabs * H
+    in_rows = region_columns + n_dabs * W
+    in_columns = in_rows + n_dabs * H
     for k in range(n_dabs):
         row0 = tl.load(integers + k)
         column0 = tl.load(integers + n_dabs + k)
@@ -237,6 +249,7 @@ def _warp_dabs(
         shift_b = tl.load(floats + 2 * k + 1)
         high_t = tl.load(floats + high_at + 2 * k)
         high_b = tl.load(floats + high_at + 2 * k + 1)
+        peak = tl.load(peaks + k)
         for first in range(0, window, BLOCK):  # pass 1: plan, gather, carry, sum
             spot = first + tl.arange(0, BLOCK)
             inside = spot < window
@@ -245,7 +258,7 @@ def _warp_dabs(
             held_channel = channel.to(tl.int64) * plane  # (a long file's channels are far apart)
             y = spot // W
             x = spot % W
-            weight = tl.load(masks + k * window + spot, mask=inside, other=0.0)
+            weight = _weight(u + k * W + x, v + k * H + y, peak, hardness, span, hard, inside)
             dest_t = tl.load(floats + dest_at + k * W + x, mask=inside, other=0.0)
             dest_b = tl.load(floats + rows_at + k * H + y, mask=inside, other=0.0)
             source_t = tl.minimum(tl.maximum(dest_t - shift_t * weight, 0.0), high_t)
@@ -295,7 +308,8 @@ def _warp_dabs(
                     else:
                         real += tap_weight * tl.cos(theta)
                         imag += tap_weight * tl.sin(theta)
-            here = tl.load(window_cells + k * window + spot, mask=inside, other=0)
+            here = (tl.load(region_rows + k * H + y, mask=inside, other=0) * region_width
+                    + tl.load(region_columns + k * W + x, mask=inside, other=0))  # fmt: skip
             ramp_here = tl.load(ramp + here, mask=inside, other=0.0)
             moved = _atan2(imag, real) + ramp_here
             tl.store(scratch + cell, magnitude, mask=inside)
@@ -303,13 +317,14 @@ def _warp_dabs(
             if AUTO:
                 shifted = _atan2(imag_shift, real_shift) + ramp_here
                 tl.store(scratch + 2 * cells + cell, shifted, mask=inside)
-                out = tl.load(outside + k * window + spot, mask=inside, other=1)
+                within = inside & (tl.load(in_rows + k * H + y, mask=inside, other=0) != 0)
+                within = within & (tl.load(in_columns + k * W + x, mask=inside, other=0) != 0)
                 here_row = here // region_width
                 here_column = here - here_row * region_width
                 was = _from_kept(
                     start, start_first, start_c, start_b, start_t,
                     table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
-                    channel, channel, here_row, here_column, inside & (out == 0),
+                    channel, channel, here_row, here_column, within,
                 )  # fmt: skip
                 term = was * magnitude
                 was_phase = _from_kept(
@@ -327,7 +342,8 @@ def _warp_dabs(
             channel = tl.program_id(0) + spot * 0
             cell = channel * window + spot
             column = spot % W
-            weight = tl.load(masks + k * window + spot, mask=spot < window, other=0.0)
+            weight = _weight(u + k * W + column, v + k * H + spot // W, peak, hardness, span,
+                             hard, spot < window)  # fmt: skip
             touched = (spot < window) & (weight > 0.0)
             magnitude = tl.load(scratch + cell, mask=touched, other=0.0, cache_modifier=".cg")
             moved = tl.load(scratch + cells + cell, mask=touched, other=0.0, cache_modifier=".cg")
@@ -366,6 +382,32 @@ def _warp_dabs(
             tl.store(held + place, tl.sqrt(real * real + imag * imag), mask=touched)
             tl.store(held_phase + place, _atan2(imag, real), mask=touched)
         tl.debug_barrier()
+
+
+def _plain_weight(along, down, peak, hardness, span, hard, inside):
+    """A window cell's weight, from its column's and its row's distance from the dab's centre in
+    radii (``along`` and ``down``, pointers; 2 past the dab's box) and the dab's ``peak``:
+    :func:`~spectropaint.brushes.mask_compiled.weights`' arithmetic, bit for bit (its raised
+    cosine, Cephes' polynomial, as :func:`.compiled_math._plain_sincos` computes it; the square
+    root rounded as IEEE's; ``hard``: a hardness of 1, 1 inside and 0 outside); 0 where not
+    ``inside``."""
+    across = tl.load(down, mask=inside, other=2.0)
+    at = tl.load(along, mask=inside, other=2.0)
+    r = tl.sqrt_rn(across * across + at * at)
+    ramp = tl.minimum(tl.maximum((r - hardness) / span, 0.0), 1.0)
+    wide = (ramp * 3.141592653589793).to(tl.float64)
+    quarter = tl.floor(wide * 0.6366197723675814 + 0.5)  # (2 / pi)
+    z = (wide - quarter * 1.5707963267948966).to(tl.float32)
+    zz = z * z
+    sin = z + z * zz * ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1)
+    cos = (1.0 - 0.5 * zz
+           + zz * zz * ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz
+                        + 4.166664568298827e-2))  # fmt: skip
+    turn = quarter.to(tl.int64) & 3
+    cos = tl.where((turn & 1) == 1, sin, cos)
+    cos = tl.where((turn == 1) | (turn == 2), -cos, cos)
+    soft = tl.where(r >= 1.0, 0.0, cos * 0.5 + 0.5)
+    return tl.where(hard != 0, tl.where(r < 1.0, 1.0, 0.0), soft) * peak
 
 
 def _plain_ramps(
@@ -417,4 +459,4 @@ def _plain_ramps(
             tl.store(drift + spot, _wrap((later - earlier) - centre), mask=inside)
 
 
-tl = _wrap = _atan2 = _from_kept = _ramps = None  # (bound by _kernel)
+tl = _wrap = _atan2 = _from_kept = _ramps = _weight = None  # (bound by _kernel)
