@@ -851,7 +851,10 @@ def _masks(
         blends = [_raise_coverage(tiles, member_box, weights) for tiles, member_box in coverage]
         host = [weights] if largest else []
         host += ([] if own is None else [own]) + blends
-        rest = (staging.for_kernels if staged else to_device_together)([*host, *owners], device)
+        parts = [*host, *owners]  # (none where a group of one dab asks for no weight)
+        rest = (
+            (staging.for_kernels if staged else to_device_together)(parts, device) if parts else []
+        )
         weights = rest.pop(0) if largest else None
         placed = (rest.pop(0) if own is not None else None, None, None, (n_bins, n_frames))
         blend = rest[: len(blends)] if blends else None
