@@ -254,12 +254,44 @@ def _helpers() -> dict:
     plain = {"wrap": _plain_wrap, "atan2": _plain_atan2, "row": _plain_row,
              "row_program": _plain_row_program, "columns": _plain_columns,
              "lerp": _plain_lerp, "crossfade": _plain_crossfade, "put": _plain_put,
-             "from_kept": _plain_from_kept, "reflected": _plain_reflected}  # fmt: skip
+             "from_kept": _plain_from_kept, "reflected": _plain_reflected,
+             "falloff": _plain_falloff}  # fmt: skip
     helpers = {name: _plain_under_interpreter(jit(function)) for name, function in plain.items()}
     # (helpers that call helpers find them here)
     for name in ("atan2", "crossfade"):
         globals()[f"_{name}"] = helpers[name]
     return helpers
+
+
+def falloff_arguments(hardness: float) -> tuple[float, int]:
+    """:func:`_plain_falloff`'s ``span`` and ``hard`` for a brush's ``hardness``: one less the
+    hardness (as the host rounds it to float32: Triton passes a float as one), and whether it is
+    1 (the span then 1, unused: no division by 0)."""
+    hard = hardness >= 1.0
+    return (1.0 if hard else 1.0 - hardness), int(hard)
+
+
+def _plain_falloff(r, hardness, span, hard):
+    """A dab's weight of peak 1 at the distance ``r`` from its centre in radii:
+    :func:`~spectropaint.brushes.mask_compiled._plain_falloff`'s arithmetic, bit for bit (the
+    raised cosine by Cephes' polynomial, the angle reduced in float64, as
+    :func:`.compiled_math._plain_sincos` computes it; the division rounded as IEEE's, which
+    Triton's ``/`` is not on a GPU; ``span``: one less the ``hardness``;
+    ``hard``: 1 where it is 1, the weight then 1 inside and 0 outside)."""
+    ramp = tl.minimum(tl.maximum(tl.div_rn(r - hardness, span), 0.0), 1.0)
+    wide = (ramp * 3.141592653589793).to(tl.float64)
+    quarter = tl.floor(wide * 0.6366197723675814 + 0.5)  # (2 / pi)
+    z = (wide - quarter * 1.5707963267948966).to(tl.float32)
+    zz = z * z
+    sin = z + z * zz * ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1)
+    cos = (1.0 - 0.5 * zz
+           + zz * zz * ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz
+                        + 4.166664568298827e-2))  # fmt: skip
+    turn = quarter.to(tl.int64) & 3
+    cos = tl.where((turn & 1) == 1, sin, cos)
+    cos = tl.where((turn == 1) | (turn == 2), -cos, cos)
+    soft = tl.where(r >= 1.0, 0.0, cos * 0.5 + 0.5)
+    return tl.where(hard != 0, tl.where(r < 1.0, 1.0, 0.0), soft)
 
 
 def _plain_crossfade(old_magnitude, old_phase, new_magnitude, new_phase, amount):

@@ -163,7 +163,7 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
         scratch, n_dabs, magnitude.stride(0), magnitude.stride(1), region_width, n_rows - 1,
         columns, rows, region.bin0, ramps.grid[0], region.frame0, ramps.grid[1], low,
         1.0 / (high - low), 1.0 / MARGIN, height, width, packed.hardness,
-        1.0 - packed.hardness, int(packed.hardness >= 1.0), C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
+        *triton_math.falloff_arguments(packed.hardness), C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES,
         **_program(height * width),
         enable_fp_fusion=False,  # torch's rounding: a fused multiply-add rounds once, not twice
@@ -189,7 +189,7 @@ def _kernel():
     """The kernel, compiled (or interpreted, under ``TRITON_INTERPRET=1``) with its helpers."""
     # (bound once, before the kernel: Triton refuses a global that changes)
     globals()["_ramps"] = triton_math.helper(_plain_ramps, "wrap", "from_kept")
-    globals()["_weight"] = triton_math.helper(_plain_weight)
+    globals()["_weight"] = triton_math.helper(_plain_weight, "falloff")
     # sizes are not specialised on (Triton would compile a variant for each that is or is not a
     # multiple of 16: seconds, part way through a stroke)
     return triton_math.jit_with(_warp_dabs, "wrap", "atan2", "from_kept", do_not_specialize=SIZES)
@@ -207,8 +207,8 @@ def _warp_dabs(
     """The kernel (see the module's docstring). ``held`` and ``held_phase``: the magnitudes and
     the phases held, channel ``c``'s row ``r`` from ``c * plane + r * row_length`` on;
     ``floats``: the packed data (:class:`Packed`'s layout), its integers read as int32, each
-    window cell's weight computed from it (:func:`_weight`, ``hardness``, ``span`` its one less,
-    ``hard`` 1 where it is 1); ``band_hz`` ``[n_bands]`` float64 and ``constants``
+    window cell's weight computed from it (:func:`_weight`; ``hardness``, then ``span`` and
+    ``hard``: :func:`.triton_math.falloff_arguments`); ``band_hz`` ``[n_bands]`` float64 and ``constants``
     (:func:`_constants`): the block's bands, for the ramps; ``start`` to ``tile_frame0``: where
     the region's values as the stroke began lie (:func:`.originals_fused.kept_arguments`'; the
     column before the first too);
@@ -387,27 +387,11 @@ def _warp_dabs(
 def _plain_weight(along, down, peak, hardness, span, hard, inside):
     """A window cell's weight, from its column's and its row's distance from the dab's centre in
     radii (``along`` and ``down``, pointers; 2 past the dab's box) and the dab's ``peak``:
-    :func:`~spectropaint.brushes.mask_compiled.weights`' arithmetic, bit for bit (its raised
-    cosine, Cephes' polynomial, as :func:`.compiled_math._plain_sincos` computes it; the square
-    root rounded as IEEE's; ``hard``: a hardness of 1, 1 inside and 0 outside); 0 where not
-    ``inside``."""
+    :func:`~spectropaint.brushes.mask_compiled.weights`' arithmetic, bit for bit (the square
+    root rounded as IEEE's, :func:`.triton_math._plain_falloff`); 0 where not ``inside``."""
     across = tl.load(down, mask=inside, other=2.0)
     at = tl.load(along, mask=inside, other=2.0)
-    r = tl.sqrt_rn(across * across + at * at)
-    ramp = tl.minimum(tl.maximum((r - hardness) / span, 0.0), 1.0)
-    wide = (ramp * 3.141592653589793).to(tl.float64)
-    quarter = tl.floor(wide * 0.6366197723675814 + 0.5)  # (2 / pi)
-    z = (wide - quarter * 1.5707963267948966).to(tl.float32)
-    zz = z * z
-    sin = z + z * zz * ((-1.9515295891e-4 * zz + 8.3321608736e-3) * zz - 1.6666654611e-1)
-    cos = (1.0 - 0.5 * zz
-           + zz * zz * ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz
-                        + 4.166664568298827e-2))  # fmt: skip
-    turn = quarter.to(tl.int64) & 3
-    cos = tl.where((turn & 1) == 1, sin, cos)
-    cos = tl.where((turn == 1) | (turn == 2), -cos, cos)
-    soft = tl.where(r >= 1.0, 0.0, cos * 0.5 + 0.5)
-    return tl.where(hard != 0, tl.where(r < 1.0, 1.0, 0.0), soft) * peak
+    return _falloff(tl.sqrt_rn(across * across + at * at), hardness, span, hard) * peak
 
 
 def _plain_ramps(
@@ -459,4 +443,4 @@ def _plain_ramps(
             tl.store(drift + spot, _wrap((later - earlier) - centre), mask=inside)
 
 
-tl = _wrap = _atan2 = _from_kept = _ramps = _weight = None  # (bound by _kernel)
+tl = _wrap = _atan2 = _from_kept = _ramps = _weight = _falloff = None  # (bound by _kernel)
