@@ -36,6 +36,7 @@ from spectropaint.brushes.blend import WindowBlend, blend
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import (
     clone_fused,
+    coverage_fused,
     staging,
     triton_math,
     warp_compiled,
@@ -110,6 +111,9 @@ class BlockStroke:
     host_coverage: bool | None = None
     """Whether ``coverage`` is kept on the host (decided at the stroke's first group,
     :func:`_coverage_on_host`)."""
+    zeros: coverage_fused.ZeroedTiles | None = None
+    """Where the coverage is raised by each group's launch (:func:`_raised`): the zeroed tiles it
+    is made of, on the device."""
     dab_cells: int | None = None
     """The cells of a full-size dab's box in the block (:func:`_dab_cells`, computed at the
     stroke's first event)."""
@@ -120,6 +124,7 @@ class BlockStroke:
         if self.host_coverage:
             COVERAGE_ZEROS.give(self.coverage.tiles.values())
         self.coverage.tiles.clear()
+        self.zeros = None
 
 
 @dataclass
@@ -967,11 +972,55 @@ def _coverage_on_host(state: StrokeState, stroke: BlockStroke) -> bool:
     """Whether ``stroke``'s coverage is kept on the host, decided once a stroke: where its
     full-size dab is small enough for its weights to be computed there (:mod:`.mask_compiled`),
     every group's are, and so are the blend weights: on a GPU some ten operations an event fewer
-    (the coverage's reads, raise and writes), on a CPU the same arithmetic in fewer calls."""
+    (the coverage's reads, raise and writes), on a CPU the same arithmetic in fewer calls. On a
+    GPU whose Triton kernels run, the coverage of such a stroke of wider dabs is kept on the
+    device instead, and each group's launch computes its weights and raises it there
+    (:func:`_raised`, :data:`.kernels.coverage_fused.FEWEST_CELLS`), where no block of the
+    document has a partner (the NSGT's parity pairs take the host's path)."""
     if stroke.host_coverage is None:
-        stroke.host_coverage = mask_compiled.fits(_dab_cells(state, stroke), 0,
-                                                  state.document.device)  # fmt: skip
+        device = state.document.device
+        cells = _dab_cells(state, stroke)
+        fits = mask_compiled.fits(cells, 0, device)
+        if (fits and all(len(family.strokes) == 1 for family in state.families)
+                and coverage_fused.available(device, cells)):  # fmt: skip
+            stroke.zeros = coverage_fused.ZeroedTiles(device)
+        stroke.host_coverage = fits and stroke.zeros is None
     return stroke.host_coverage
+
+
+def _raised(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Region, into):
+    """Where ``stroke``'s coverage is raised by the group's launch (:func:`_coverage_on_host`):
+    the group's :class:`_Masks` as its kernels read them (the maps :func:`_masks` would make for
+    the blended ``into``, as :func:`_blended_sizes` found it, or None; none for the kernels that
+    scale) and its blend weight ``[B, T]`` on the device, the coverage raised by :mod:`.kernels.
+    coverage_fused`; else None (the document has moved to another device, or Triton could not
+    compile the launch: the coverage is then raised by torch's operations)."""
+    zeros = stroke.zeros
+    if zeros is None or zeros.device != state.document.device:
+        return None
+    sizes = None if into is None else into[0]
+    centres = None if state.kind.local or len(group) == 1 else group.centre[:, 1]
+    maps = (coverage_fused.NO_MAPS if centres is None
+            else coverage_fused.HOLDERS if sizes is not None else coverage_fused.OWNERS)  # fmt: skip
+    axes, peak = stroke.axes, group.weight
+    packed = mask_compiled.packed_distances(
+        group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
+        (axes.x_offset, axes.x_scale, axes.y), peak,
+    )  # fmt: skip
+    try:
+        blend, found, dabs = coverage_fused.raise_coverage(
+            stroke.coverage, zeros, box, packed, hardness=state.settings.hardness,
+            nearest=len(group) > 1 and bool((peak == peak[0]).all()), maps=maps,
+            centres=centres, dabs=None if sizes is None else _holders(group, box, sizes),
+        )  # fmt: skip
+    except triton_math.Unavailable:
+        stroke.zeros = None
+        return None
+    if sizes is not None:
+        return _Masks(None, None, None, box.shape, None, None, None, [blend],
+                      holders=(dabs, found)), [blend]  # fmt: skip
+    owned, centre_bins = (None, None) if found is None else found
+    return _Masks(None, None, None, box.shape, owned, centre_bins, None, [blend]), [blend]
 
 
 def _dab_cells(state: StrokeState, stroke: BlockStroke) -> int:
@@ -1172,29 +1221,33 @@ def _apply_stamping(
     mask, masks = None, None
     on_host = _coverage_on_host(state, stroke)
     into = _blended_sizes(state, members, box, region)
-    if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
-        mask = _nearest_weight(state, stroke, group, box)
     # the planes of the kernel's values: the blocks' channels, stacked where it takes both
     planes = len(box.channels) * (1 if kind.reads_frames else len(members))
     # weights computed on the host for kernels that blend by them themselves stay there
     staged = on_host and (
         into is not None or (kind.scale is not None and triton_math.wanted(document.device))
     )
-    if mask is None:
-        coverage = [(member.coverage, member_box) for (member, _), member_box in
-                    zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
-        # weights computed on the host are uploaded only as the blend's: the kernels of stamping
-        # brushes do not read the dabs' masks (they are given None)
-        masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
-                       on_host=on_host, coverage=coverage,
-                       planes=planes if kind.whole_box and into is None else 0,
-                       sizes=None if into is None else into[0], staged=staged)  # fmt: skip
-        mask = None if on_host else masks.largest()
-    if on_host:
-        weights = masks.blend
+    raised = _raised(state, stroke, group, box, into)
+    if raised is not None:
+        masks, weights = raised
     else:
-        weights = [_raise_coverage(member.coverage, member_box, mask)
-                   for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
+        if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
+            mask = _nearest_weight(state, stroke, group, box)
+        if mask is None:
+            coverage = [(member.coverage, member_box) for (member, _), member_box in
+                        zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
+            # weights computed on the host are uploaded only as the blend's: the kernels of
+            # stamping brushes do not read the dabs' masks (they are given None)
+            masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
+                           on_host=on_host, coverage=coverage,
+                           planes=planes if kind.whole_box and into is None else 0,
+                           sizes=None if into is None else into[0], staged=staged)  # fmt: skip
+            mask = None if on_host else masks.largest()
+        if on_host:
+            weights = masks.blend
+        else:
+            weights = [_raise_coverage(member.coverage, member_box, mask)
+                       for (member, _), member_box in zip(members, boxes, strict=True)]  # fmt: skip
     if _scaled_into(state, group, boxes, weights):
         return box if len(boxes) == 1 else Regions(tuple(boxes))
     block = document.blocks[stroke.index]
@@ -1223,9 +1276,14 @@ def _apply_stamping(
         if _blended_into(state, stroke, group, box, region, values, *reads[0][1:], masks,
                          weights[0], *into):  # fmt: skip
             return box
-        if kind.whole_box:  # (Triton could not compile its kernel: the dabs' regions, one by one)
+        if kind.whole_box and raised is None:  # Triton could not compile its kernel: the
+            # dabs' regions, one by one
             masks = _masks(state, stroke, group, box, each=False, largest=not on_host,
                            on_host=on_host, planes=planes)  # fmt: skip
+    if raised is not None:  # no kernel of the brush's own took the group: torch's path reads
+        # the dabs' masks and maps, computed on the host
+        masks = _masks(state, stroke, group, box, each=False, largest=False, on_host=True,
+                       planes=planes if kind.whole_box else 0)  # fmt: skip
     if staged:  # (no kernel of their own took them: torch's operations read them on the device)
         weights = [staging.on_device(weight, document.device) for weight in weights]
         masks = masks.on_device(document.device)

@@ -47,10 +47,12 @@ PARAMS = {"clone": {"offset_frames": -8, "offset_bins": 0}}
 """Parameters a brush needs besides its defaults to paint on the scratch document."""
 COMPILED = ("clone", "warp")
 """The brushes whose kernels Numba compiles on the CPU."""
-RADII = {"warp": (8.0, 20.0, 40.0)}
+RADII = {"warp": (8.0, 20.0, 40.0), "gain": (8.0, 16.0)}
 """The radii (frames and bins) a brush is painted at where its kernel is compiled apart for
-windows of each size (:data:`~.kernels.warp_fused.PROGRAMS`); the others at the default
-settings'."""
+windows of each size (:data:`~.kernels.warp_fused.PROGRAMS`), and where a wider brush takes
+another launch: gain's strokes of dabs of 16 and more have their coverage raised by the launch of
+:mod:`.kernels.coverage_fused` (:data:`~.kernels.coverage_fused.FEWEST_CELLS`), which every
+stamping brush's wide strokes share; the others at the default settings'."""
 
 _warm: set[str] = set()
 _lock = threading.Lock()

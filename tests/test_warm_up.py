@@ -11,7 +11,7 @@ import torch
 from spectropaint.brushes import mask_compiled, plan_compiled
 from spectropaint.brushes import warm_up as warm_up_module
 from spectropaint.brushes.engine import StrokeSession
-from spectropaint.brushes.kernels import compiled_math, triton_math, warp_fused
+from spectropaint.brushes.kernels import compiled_math, coverage_fused, triton_math, warp_fused
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
@@ -76,6 +76,7 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     plan_compiled.loops.cache_clear()  # (loops not compiled yet)
     mask_compiled.loops.cache_clear()
     mask_compiled._planned.cache_clear()
+    mask_compiled._packed.cache_clear()
     thread = warm_up_later(document)
     thread.join(timeout=60)
     if compiled_math.wanted(document.device):
@@ -87,6 +88,7 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
         assert all(getattr(planning, name).signatures for name in called)
         assert all(loop.signatures for loop in mask_compiled.loops())  # and the weights'
         assert mask_compiled._planned().signatures  # and their call with the planning's
+        assert mask_compiled._packed().signatures  # and the distances' packing for a launch
     assert document.revision == revision and not document.is_edited
     painted.clear()
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")  # the brushes' compiled code turned off
@@ -117,6 +119,17 @@ def test_after_the_warm_up_no_warp_stroke_meets_a_kernel_variant_not_launched_ye
             stroke.add_events([InputEvent(i / 60, 60.0 + 3 * radius * i, 300.0, 0.8)])
         stroke.abort()
     assert variants() == warmed
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_the_warm_up_launches_the_coverage_s_raise_that_wide_stamping_strokes_take(monkeypatch):
+    """The launch that raises a wide stamping stroke's coverage (:mod:`~spectropaint.brushes.
+    kernels.coverage_fused`) is compiled by the warm-up, not part way through such a stroke."""
+    monkeypatch.setattr(warm_up_module, "_warm", set())
+    coverage_fused._kernel.cache_clear()
+    assert not triton_math.launched(coverage_fused._kernel())
+    assert warm_up("cuda", brushes=("gain",)) == ["gain"]
+    assert triton_math.launched(coverage_fused._kernel())
 
 
 @pytest.mark.gpu

@@ -1,8 +1,9 @@
 """Host arrays that a GPU kernel reads where they lie, in pinned host memory, instead of uploading
 them first.
 
-A stamping brush's group hands its Triton kernels a few small host arrays (its blend weights,
-which dab holds each cell) and warp's fused kernel its dabs' masks and maps. An upload of them
+A stamping brush's group hands its Triton kernels a few small host arrays (its dabs'
+distances, where each dab lies) and warp's fused kernel its dabs' windows and maps. An upload of
+them
 (:func:`~spectropaint.transforms.torch_device.to_device_together`) costs the host a pinned
 allocation, a copy's launch, a device allocation and a view an array: 73.5 us for three on the
 H200's host (measured in a loop there). On CUDA every pinned page is mapped into the device's
