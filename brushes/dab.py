@@ -821,9 +821,7 @@ def _masks(
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    # which dab last holds each cell: not where one dab owns its whole box, nor where the brush's
-    # result does not depend on the dab
-    centres = None if state.kind.local or n_dabs == 1 else group.centre[:, 1]
+    centres = _centres(state, group)
     host_weights = _weights_on_host(state, stroke, group) if on_host is None else on_host
     if host_weights:  # distances, owners and weights in one compiled call
         axes = stroke.axes
@@ -883,6 +881,13 @@ def _masks(
     if planes:
         return _Masks(*placed, owned, None, weights, blend, _DabRegions(by_size, *more))
     return _Masks(*placed, owned, more[0], weights, blend)
+
+
+def _centres(state: StrokeState, group: _BlockDabs) -> np.ndarray | None:
+    """The dabs' centre bins, where the group's kernel reads which dab last holds each cell: not
+    where one dab owns its whole box, nor where the brush's result does not depend on the dab
+    (None)."""
+    return None if state.kind.local or len(group) == 1 else group.centre[:, 1]
 
 
 def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
@@ -999,7 +1004,7 @@ def _raised(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Reg
     if zeros is None or zeros.device != state.document.device:
         return None
     sizes = None if into is None else into[0]
-    centres = None if state.kind.local or len(group) == 1 else group.centre[:, 1]
+    centres = _centres(state, group)
     maps = (coverage_fused.NO_MAPS if centres is None
             else coverage_fused.HOLDERS if sizes is not None else coverage_fused.OWNERS)  # fmt: skip
     axes, peak = stroke.axes, group.weight
