@@ -1015,7 +1015,7 @@ def _raised(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Reg
     try:
         blend, found, dabs = coverage_fused.raise_coverage(
             stroke.coverage, zeros, box, packed, hardness=state.settings.hardness,
-            nearest=len(group) > 1 and bool((peak == peak[0]).all()), maps=maps,
+            nearest=mask_compiled.one_peak(peak), maps=maps,
             centres=centres, dabs=None if sizes is None else _holders(group, box, sizes),
         )  # fmt: skip
     except triton_math.Unavailable:

@@ -48,10 +48,9 @@ def packed_windows(
     values held begin; ``axes``: the stroke's :class:`~.dab.StrokeAxes`; ``margin``: (bins,
     frames) around the joint box; ``hardness`` and ``amount``: the brush's."""
     data, shape, columns, rows = _packed()(
-        np.ascontiguousarray(boxes, dtype=np.int64), np.ascontiguousarray(at, dtype=np.float64),
-        np.ascontiguousarray(reach, dtype=np.float64), box.bin0, box.frame0, box.shape[0],
-        box.shape[1], float(axes.x_offset), float(axes.x_scale),
-        np.ascontiguousarray(axes.y, dtype=np.float64), np.ascontiguousarray(peak, np.float64),
+        *plan_compiled.cells_arguments(boxes, at, reach, (box.bin0, box.frame0), box.shape,
+                                       axes.x_offset, axes.x_scale, axes.y),
+        np.ascontiguousarray(peak, np.float64),
         np.ascontiguousarray(step, dtype=np.float64), float(amount), margin[0], margin[1],
         grid[0], grid[1], inside.bin0, inside.frame0,
     )  # fmt: skip

@@ -68,13 +68,20 @@ def weights(
                  np.ascontiguousarray(columns, dtype=np.int64),
                  np.ascontiguousarray(rows, dtype=np.int64)]  # fmt: skip
     falloff = (np.float32(hardness), np.float32(1.0 - hardness), hardness >= 1.0)
-    if not each and n_dabs > 1 and (peak == peak[0]).all():  # (a mouse's stroke: one pressure)
+    if not each and one_peak(peak):  # (a mouse's stroke: one pressure)
         loops()[1](*distances, np.float32(peak[0]), *falloff, largest)
         return largest, None
     every = np.empty((n_dabs, v.shape[1], width) if each else (0, 0, 0), dtype=np.float32)
     loops()[0](*distances, np.ascontiguousarray(peak, dtype=np.float64), *falloff, largest,
                   every)  # fmt: skip
     return None if shape is None else largest, every if each else None
+
+
+def one_peak(peak: np.ndarray) -> bool:
+    """Whether several dabs all have one peak weight (a mouse's stroke: one pressure), where the
+    largest weight per cell is the nearest dab's (:func:`_nearest_weights`; the launch of
+    :mod:`.kernels.coverage_fused` decides as the host does)."""
+    return len(peak) > 1 and bool((peak == peak[0]).all())
 
 
 def group_weights(
@@ -100,12 +107,10 @@ def group_weights(
     found = (np.empty((0, 0)), np.empty((0, 0), dtype=np.bool_), np.empty((0, 0), dtype=np.int64))
     if owners and not holders:
         found = (np.empty(shape), np.empty(shape, dtype=np.bool_), np.empty(shape, dtype=np.int64))
-    nearest = not each and n_dabs > 1 and (peak == peak[0]).all()  # as :func:`weights` decides
+    nearest = not each and one_peak(peak)  # as :func:`weights` decides
     x_offset, x_scale, y = axes
     _planned()(
-        np.ascontiguousarray(boxes, dtype=np.int64), np.ascontiguousarray(at, dtype=np.float64),
-        np.ascontiguousarray(reach, dtype=np.float64), corner[0], corner[1], shape[0], shape[1],
-        float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64),
+        *plan_compiled.cells_arguments(boxes, at, reach, corner, shape, x_offset, x_scale, y),
         np.ascontiguousarray(peak, dtype=np.float64), np.float32(hardness),
         np.float32(1.0 - hardness), hardness >= 1.0, nearest,
         np.ascontiguousarray(centres if owners else peak, dtype=np.float64), owners, largest,
@@ -127,9 +132,7 @@ def packed_distances(boxes, at, reach, corner, shape, axes, peak) -> tuple[np.nd
     32, where their weights, the map of holders and the raised coverage are 23 kB each."""
     x_offset, x_scale, y = axes
     return _packed()(
-        np.ascontiguousarray(boxes, dtype=np.int64), np.ascontiguousarray(at, dtype=np.float64),
-        np.ascontiguousarray(reach, dtype=np.float64), corner[0], corner[1], shape[0], shape[1],
-        float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64),
+        *plan_compiled.cells_arguments(boxes, at, reach, corner, shape, x_offset, x_scale, y),
         np.ascontiguousarray(peak, dtype=np.float64),
     )  # fmt: skip
 

@@ -140,10 +140,19 @@ def cells_and_distances(
     ``in_columns`` and ``in_rows`` (those inside the dab's box), and ``u`` ``[K, W]``, ``v``
     ``[K, H]`` (2 outside the dab's box, where its weight is exactly 0). A frame's position is
     ``x_offset + x_scale * frame``, a bin's ``y[bin]``."""
-    return loops().cells(
+    return loops().cells(*cells_arguments(boxes, at, reach, corner, shape, x_offset, x_scale, y),
+                         windows)  # fmt: skip
+
+
+def cells_arguments(boxes, at, reach, corner, shape, x_offset, x_scale, y) -> tuple:
+    """:func:`cells_and_distances`' arguments as its loop takes them (and the compiled calls
+    that begin with it, :mod:`.mask_compiled`'s and :mod:`.drag_compiled`'s): the arrays
+    C-contiguous, of one type each (one compiled variant serves every group), then the corner,
+    the shape and the axes."""
+    return (
         np.ascontiguousarray(boxes, dtype=np.int64), np.ascontiguousarray(at, dtype=np.float64),
         np.ascontiguousarray(reach, dtype=np.float64), corner[0], corner[1], shape[0], shape[1],
-        float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64), windows,
+        float(x_offset), float(x_scale), np.ascontiguousarray(y, dtype=np.float64),
     )  # fmt: skip
 
 
