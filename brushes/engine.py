@@ -33,6 +33,7 @@ from spectropaint.brushes.dab import (
     region_refusal,
 )
 from spectropaint.brushes.history import History, OpenStep, Step
+from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.plane import StrokePlane
 from spectropaint.brushes.registry import BrushKind, brush_kind
 from spectropaint.brushes.settings import BrushSettings
@@ -130,6 +131,7 @@ class StrokeSession:
             bounds=_plane_bounds(document, blocks),
         )
         self._told: set[str] = set()
+        self._switches = compiled_math.SwitchesHeld({})
         self.fuse = fuse
         self.pair = pair
         self.events: list[InputEvent] = []
@@ -198,7 +200,7 @@ class StrokeSession:
             self.state.follow(self.document.device)
             # an event is dozens of small torch calls: each dispatches faster without autograd's
             # bookkeeping (what they make is read, or written only under this mode, later)
-            with torch.inference_mode():
+            with torch.inference_mode(), self._switches:
                 return apply_dabs(self.state, dabs, fuse=self.fuse, pair=self.pair, done=done)
 
         return work

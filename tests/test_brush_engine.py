@@ -7,6 +7,7 @@ from brush_fixtures import small_document
 
 from spectropaint.brushes.engine import StrokeSession, paint
 from spectropaint.brushes.history import History
+from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.kernels.gain import GainParams
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
@@ -185,3 +186,31 @@ def test_a_stroke_on_cuda_matches_the_cpu_and_undoes_exactly(brush):
     # 5e-7 rad change of the input phase moves this stroke's output by 1.6e-3 rad (2.5e-3 before
     # the dabs were fused), and the devices' trigonometry differs by about that
     assert phase_error[loud].abs().max() < (1e-2 if brush == "warp" else 1e-3)
+
+
+def test_a_stroke_keeps_the_compiled_switch_as_it_first_read_it(monkeypatch):
+    """The switch turned off part way through a stroke changes the strokes after it, not that
+    one: it paints what a stroke with the switch on throughout paints, bit for bit."""
+    monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+    settings = BrushSettings(radius_frames=6, radius_bins=5, hardness=0.4)
+    events = line(20, 40, 90, 60, 12, pressure=0.7)
+
+    def painted(switch_after: int | None, off_at_start: bool = False):
+        monkeypatch.delenv(compiled_math.COMPILED_ENV, raising=False)
+        if off_at_start:
+            monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+        document = small_document()
+        stroke = StrokeSession(document, "warp", settings)
+        for index, event in enumerate(events):
+            if index == switch_after:
+                monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+            stroke.add_events([event])
+        stroke.end()
+        return grids(document)
+
+    on = painted(None)
+    assert torch.equal(painted(switch_after=4), on)
+    assert compiled_math.switched_off()  # outside the stroke, the environment's answer
+    off = painted(None, off_at_start=True)
+    assert not torch.equal(off, on)  # the switch does change the path a stroke takes
+    assert (off[0] - on[0]).abs().max() < 1e-3 * on[0].abs().max()  # the same brush's paths

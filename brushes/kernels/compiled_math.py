@@ -54,8 +54,38 @@ def enabled() -> bool:
 
 def switched_off(variable: str = COMPILED_ENV) -> bool:
     """Whether the environment variable ``variable`` turns code off (it is ``0``): the compiled
-    and fused kernels' switches."""
-    return os.environ.get(variable, "").strip() == "0"
+    and fused kernels' switches. Inside :class:`SwitchesHeld`, as first read there."""
+    held = _held
+    if held is None:
+        return os.environ.get(variable, "").strip() == "0"
+    off = held.get(variable)
+    if off is None:
+        off = held[variable] = os.environ.get(variable, "").strip() == "0"
+    return off
+
+
+_held: dict[str, bool] | None = None
+"""The switches :func:`switched_off` answers from inside a :class:`SwitchesHeld`, or None."""
+
+
+class SwitchesHeld:
+    """``with SwitchesHeld(held):`` :func:`switched_off` reads each variable once into ``held``
+    (a stroke's, kept across its events) and answers from it: a stroke keeps each switch as it
+    first read it, where an event would ask ``os.environ`` several times, some 2 us each. Held
+    switches nest: ``SwitchesHeld({COMPILED_ENV: True})`` turns the kernels off inside a stroke
+    (the tests' reference path)."""
+
+    def __init__(self, held: dict[str, bool]) -> None:
+        self.held = held
+        self._outer: dict[str, bool] | None = None
+
+    def __enter__(self) -> None:
+        global _held
+        self._outer, _held = _held, self.held
+
+    def __exit__(self, *exc) -> None:
+        global _held
+        _held, self._outer = self._outer, None
 
 
 @functools.cache
