@@ -55,7 +55,7 @@ from spectropaint.brushes.tiles import RecycledZeros, TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
-from spectropaint.transforms.torch_device import to_device_together
+from spectropaint.transforms.torch_device import to_device, to_device_together
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,8 @@ class StrokeState:
         if self.blocks[0].band_hz.device == device:
             return
         stores = [block.coverage.tiles for block in self.blocks if not block.host_coverage]
-        for block in self.blocks:
-            block.band_hz = block.band_hz.to(device)
+        for block in self.blocks:  # (through pinned memory: the first event does not wait)
+            block.band_hz = to_device(block.band_hz, device)
         for tiles in stores:
             for key, tensor in tiles.items():
                 tiles[key] = tensor.to(device)
