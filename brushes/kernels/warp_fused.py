@@ -65,7 +65,7 @@ ALONE_CELLS = 1 << 15
 of threads) a channel. On the H200, as one program for both channels, it took 1.6 ms against
 torch's 2.3 for a dab at radius 32 (4 225 cells) but 5.2 to 5.9 against 4.0 to 4.4 ms at radius
 128 (66 049 cells)."""
-SIZES = ("n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
+SIZES = ("words", "n_dabs", "plane", "row_length", "region_width", "last_row", "columns",
          "rows", "band0", "n_bands", "frame0", "n_frames", "H", "W", "start", "start_phase",
          "start_first", "start_c", "start_b", "start_t", "table", "table_columns", "tile_side",
          "tile_bins", "tile_frames", "tile_bin0", "tile_frame0", "hard")  # fmt: skip
@@ -131,8 +131,8 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
         ``[2, C, R, S]`` copy of the group's region, or two views of one shape and strides, a
         row's cells adjacent: the document's own cells, changed in place).
     packed : Packed
-        The dabs' windows and maps (read by the kernel where they lie, in pinned host memory:
-        :func:`.staging.for_kernels`).
+        The dabs' windows and maps (staged in pinned host memory, :func:`.staging.for_kernels`,
+        and copied to the device by the launch itself before it reads them).
     original : torch.Tensor [shape=(2, C, Bm, Tm)] or Kept
         The group's region as the stroke began (its magnitude and phase of one layout, any
         strides; read through them: a view that leaves out the frame before is not copied), or
@@ -153,15 +153,16 @@ def apply(held, packed: Packed, original: torch.Tensor | Kept, ramps: Ramps, par
     kept = Kept.of(original[0], original[1]) if isinstance(original, torch.Tensor) else original
     _, n_rows, region_width = kept.shape
     region = ramps.region
-    scratch = torch.empty(channels * (6 * height * width + (2 * region_width + 1) * n_rows),
-                          device=device)  # fmt: skip
+    words = packed.data.size
+    scratch = torch.empty(channels * (6 * height * width + (2 * region_width + 1) * n_rows
+                                      + words), device=device)  # fmt: skip
     low, high = ALIGNMENT
     triton_math.launch(
         _kernel(), (channels,),
         magnitude, phase, data, ramps.band_hz,
         _constants(device, ramps.hop, ramps.sample_rate), *originals_fused.kept_arguments(kept),
-        scratch, n_dabs, magnitude.stride(0), magnitude.stride(1), region_width, n_rows - 1,
-        columns, rows, region.bin0, ramps.grid[0], region.frame0, ramps.grid[1], low,
+        scratch, words, n_dabs, magnitude.stride(0), magnitude.stride(1), region_width,
+        n_rows - 1, columns, rows, region.bin0, ramps.grid[0], region.frame0, ramps.grid[1], low,
         1.0 / (high - low), 1.0 / MARGIN, height, width, packed.hardness,
         *triton_math.falloff_arguments(packed.hardness), C=channels, CARRY=params.phase != "shift", MOVE=params.phase != "continue",
         AUTO=params.phase == "auto", CONTEXT=CONTEXT_FRAMES,
@@ -199,8 +200,8 @@ def _warp_dabs(
     held, held_phase, floats, band_hz, constants,
     start, start_phase, start_first, start_c, start_b, start_t,
     table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
-    scratch, n_dabs, plane, row_length, region_width, last_row, columns, rows, band0, n_bands,
-    frame0, n_frames, low, along_scale, margin_scale, H, W, hardness, span, hard,
+    scratch, words, n_dabs, plane, row_length, region_width, last_row, columns, rows, band0,
+    n_bands, frame0, n_frames, low, along_scale, margin_scale, H, W, hardness, span, hard,
     C: tl.constexpr, CARRY: tl.constexpr, MOVE: tl.constexpr, AUTO: tl.constexpr,
     CONTEXT: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
@@ -216,13 +217,26 @@ def _warp_dabs(
     weight and its two alignments), then each channel's ramps ``[C, Bm, Tm]``, drift ``[C, Bm,
     Tm]`` and advances ``[C, Bm]`` (:func:`_ramps`; their region's row ``b`` is the band ``band0 +
     b`` and column ``t`` the frame ``frame0 + t`` of an ``n_bands x n_frames`` grid, reflected past
-    it). ``CARRY`` and ``MOVE``: the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
+    it), then each channel's copy of ``floats`` (``words`` 32-bit words). ``CARRY`` and ``MOVE``:
+    the ``continue`` and the ``shift`` modes (both: ``AUTO``)."""
     window = H * W
     cells = C * window
     region_plane = (last_row + 1) * region_width
     ramp = scratch + 6 * cells + tl.program_id(0) * region_plane  # (this channel's)
     drift = ramp + C * region_plane
     omega = scratch + 6 * cells + 2 * C * region_plane + tl.program_id(0) * (last_row + 1)
+    # the packed data copied from pinned host memory to the device first, in wide steps: a dab's
+    # loads of it come one after another (the cells' rows and columns, then their maps), and
+    # each would otherwise wait on the bus, dab after dab
+    copy = scratch + 6 * cells + 2 * C * region_plane + C * (last_row + 1)
+    copy += tl.program_id(0) * words
+    host_words = floats.to(tl.pointer_type(tl.int32), bitcast=True)
+    copy_words = copy.to(tl.pointer_type(tl.int32), bitcast=True)  # (bits as they are)
+    for first in range(0, words, 4 * BLOCK):
+        spot = first + tl.arange(0, 4 * BLOCK)
+        word = tl.load(host_words + spot, mask=spot < words)
+        tl.store(copy_words + spot, word, mask=spot < words)
+    floats = copy
     _ramps(
         ramp, drift, omega, band_hz, constants, start_phase, start_first, start_c, start_b,
         start_t, table, table_columns, tile_side, tile_bins, tile_frames, tile_bin0, tile_frame0,
