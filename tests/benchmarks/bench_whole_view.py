@@ -113,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: torch's)")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
+    if args.compare < 1:  # (the benchmark measures the alternative in the same run)
+        parser.error(
+            "--compare must be at least 1: the moves applied dab by dab are the comparison"
+        )
     if args.threads:
         torch.set_num_threads(args.threads)
     device = choose_device(None if args.device == "auto" else args.device)
