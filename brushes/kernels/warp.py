@@ -31,6 +31,10 @@ from spectropaint.brushes.kernels.phase import (
 )
 from spectropaint.brushes.params import check_params, param
 
+FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
+"""``0`` turns warp's own kernels off (:mod:`.warp_fused` on CUDA, :mod:`.warp_compiled` on the
+CPU): its dabs take torch's path."""
+
 
 @dataclass(frozen=True)
 class WarpParams:

@@ -37,8 +37,7 @@ import torch
 
 from spectropaint.brushes.kernels import compiled_math
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
-
-FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
+from spectropaint.brushes.kernels.warp import FUSED_ENV
 
 
 def available(device: torch.device) -> bool:

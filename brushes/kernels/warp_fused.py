@@ -46,9 +46,9 @@ import torch
 from spectropaint.brushes.kernels import originals_fused, staging, triton_math
 from spectropaint.brushes.kernels.originals_fused import Kept
 from spectropaint.brushes.kernels.phase import ALIGNMENT, CONTEXT_FRAMES, MARGIN
+from spectropaint.brushes.kernels.warp import FUSED_ENV
 from spectropaint.transforms.regions import Region
 
-FUSED_ENV = "SPECTROPAINT_FUSED_WARP"
 PROGRAMS = ((512, 512, 16), (2048, 1024, 32), (math.inf, 2048, 32))
 """The program a window takes by its cells: (the most window cells, the cells each pass handles at
 once, the warps that handle them), each compiled apart (the warm-up paints each,
