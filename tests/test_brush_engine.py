@@ -214,3 +214,30 @@ def test_a_stroke_keeps_the_compiled_switch_as_it_first_read_it(monkeypatch):
     off = painted(None, off_at_start=True)
     assert not torch.equal(off, on)  # the switch does change the path a stroke takes
     assert (off[0] - on[0]).abs().max() < 1e-3 * on[0].abs().max()  # the same brush's paths
+
+
+def test_held_switches_are_a_thread_s_own(monkeypatch):
+    """A stroke painted on one thread holds its switches there: another thread (the window's,
+    the warm-up's) reads the environment, and nothing stays held once both are done."""
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")
+    import threading
+
+    entered, leave, seen = threading.Event(), threading.Event(), []
+
+    def painting():
+        with compiled_math.SwitchesHeld({compiled_math.COMPILED_ENV: False}):
+            seen.append(compiled_math.switched_off())
+            entered.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=painting)
+    thread.start()
+    entered.wait(5)
+    seen.append(compiled_math.switched_off())  # (this thread: the environment's answer)
+    with compiled_math.SwitchesHeld({}):
+        leave.set()
+        thread.join(5)
+        seen.append(compiled_math.switched_off())
+    monkeypatch.setenv(compiled_math.COMPILED_ENV, "1")
+    seen.append(compiled_math.switched_off())  # nothing held: the environment's answer now
+    assert seen == [False, True, True, False]

@@ -20,6 +20,7 @@ import importlib.util
 import logging
 import math
 import os
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -55,7 +56,7 @@ def enabled() -> bool:
 def switched_off(variable: str = COMPILED_ENV) -> bool:
     """Whether the environment variable ``variable`` turns code off (it is ``0``): the compiled
     and fused kernels' switches. Inside :class:`SwitchesHeld`, as first read there."""
-    held = _held
+    held = getattr(_held, "switches", None)
     if held is None:
         return os.environ.get(variable, "").strip() == "0"
     off = held.get(variable)
@@ -64,8 +65,9 @@ def switched_off(variable: str = COMPILED_ENV) -> bool:
     return off
 
 
-_held: dict[str, bool] | None = None
-"""The switches :func:`switched_off` answers from inside a :class:`SwitchesHeld`, or None."""
+_held = threading.local()
+"""``switches``: what :func:`switched_off` answers from inside a :class:`SwitchesHeld`, a thread's
+own (the window paints on a thread of its own, and the warm-up on another), or None."""
 
 
 class SwitchesHeld:
@@ -80,12 +82,10 @@ class SwitchesHeld:
         self._outer: dict[str, bool] | None = None
 
     def __enter__(self) -> None:
-        global _held
-        self._outer, _held = _held, self.held
+        self._outer, _held.switches = getattr(_held, "switches", None), self.held
 
     def __exit__(self, *exc) -> None:
-        global _held
-        _held, self._outer = self._outer, None
+        _held.switches, self._outer = self._outer, None
 
 
 @functools.cache
