@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import time
 
 import numpy as np
@@ -293,8 +294,9 @@ def test_a_strokes_changes_are_on_the_widget_once_the_window_has_taken_them(wind
     canvas._cpu_rasteriser = False  # (as on a GPU; CI's is lavapipe)
     painted = _record_paints(canvas)
     shown, draws = canvas.frames_presented, canvas._draws
-    canvas.show_change(change)
-    canvas.show_change(change)  # queued together: one frame
+    painting = threading.Thread(target=lambda: [session.changed.emit(change) for _ in range(2)])
+    painting.start()  # two changes queued together, as the painting thread queues them
+    painting.join()
     assert canvas.frames_presented == shown  # when the window's thread has taken them
     QApplication.processEvents()
     assert canvas._draws == draws + 1  # taken: both drawn in one frame, at once

@@ -149,7 +149,7 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         self._draws = 0
         """Frames begun (changes drawn at once check that they were: not while a draw goes on)."""
         self._changes_due = False
-        """Changes wait for :meth:`_draw_changes`, which the window's thread runs next."""
+        """Changes wait for :meth:`changes_taken`, once those queued with them are taken."""
         self._cpu_rasteriser = device.adapter.info.get("adapter_type", "") == "CPU"
         self._drawn_area = QRect()
         """By read-back: the widget's area (logical pixels) that frames drawn since the last one
@@ -483,11 +483,10 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
                 return  # out of view: uploaded with the next frame drawn
             else:
                 self._damage.extend(rects)
-        if not self._draw_now():
+        if self._draw_now():
+            self._changes_due = True  # drawn once those queued with it are taken: changes_taken
+        else:
             self.request_draw()  # rendercanvas draws at its next look (within 1/fps)
-        elif not self._changes_due:  # the changes queued with this one join its frame
-            self._changes_due = True
-            QTimer.singleShot(0, self, self._draw_changes)
 
     def _draw_now(self) -> bool:
         """Whether changes are drawn, read back and painted as soon as the window's thread has
@@ -502,11 +501,16 @@ class SpectrogramCanvas(LaneCanvas, QRenderWidget):
         frames 0.4 to 1 ms sooner)."""
         return self.interacting and not self._present_to_screen and not self._cpu_rasteriser
 
-    def _draw_changes(self) -> None:
-        """The changes taken since the last frame drawn, read back and painted in one frame now
-        (by rendercanvas's own draw and synchronous present, which its ``force_draw`` makes before
+    def changes_taken(self) -> None:
+        """The session's changes queued so far were all shown (the session bridge's ``taken``):
+        those :meth:`_draw_now` holds are read back and painted in one frame now (by
+        rendercanvas's own draw and synchronous present, which its ``force_draw`` makes before
         repainting the whole widget); at the scheduler's next look where that did not draw (a
-        draw going on) or rendercanvas lacks it."""
+        draw going on) or rendercanvas lacks it. Drawn as the last change is taken, not at the
+        event loop's next turn: on the H200 a stroke's move waited 0.7 ms for that turn
+        (``bench_app.py``'s stroke, its functions timed)."""
+        if not self._changes_due:
+            return
         self._changes_due = False
         if self._damage == [] or self.lanes.closed:  # drawn meanwhile, or nothing to draw
             return

@@ -49,6 +49,7 @@ class WindowListeners:
         canvas.message.connect(status.showMessage)
         canvas.gpu_failed.connect(self.gpu_failed, Qt.ConnectionType.QueuedConnection)
         bridge.changed.connect(canvas.show_change)
+        bridge.taken.connect(canvas.changes_taken)
         bridge.changed.connect(self.session_changed)
         bridge.changed.connect(window.history_panel.session_changed)
         bridge.notice.connect(status.showMessage)
