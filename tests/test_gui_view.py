@@ -149,6 +149,64 @@ def test_middle_drag_and_space_drag_pan_without_playing(window, qtbot):
     assert "Playback" not in window.statusBar().currentMessage()  # and Space did not toggle play
 
 
+def test_space_is_a_shortcut_and_only_its_hold_is_watched_application_wide(
+    window, qtbot, monkeypatch
+):
+    """No Python runs for the application's other events while Space is up (a filter on every
+    event took the interpreter from the painting thread); held, a filter waits for its release."""
+    from spectropaint.app.window.space_key import SpaceKey
+
+    canvas, space = window.canvas, window.space_key
+    filtered = []
+    real = SpaceKey.eventFilter
+    monkeypatch.setattr(
+        SpaceKey, "eventFilter", lambda self, *args: (filtered.append(1), real(self, *args))[1]
+    )
+    plays = []
+    space.play_pause = lambda: plays.append(1)
+    canvas.setFocus()
+    send_mouse(canvas, QEvent.Type.MouseMove, 200, 200)
+    QApplication.processEvents()
+    assert filtered == []
+    QTest.keyPress(canvas, Qt.Key.Key_Space)
+    assert canvas._space_held
+    send_mouse(canvas, QEvent.Type.MouseMove, 210, 200)
+    assert filtered  # watching for the release
+    QTest.keyRelease(canvas, Qt.Key.Key_Space)
+    assert not canvas._space_held and plays == [1]  # a tap
+    seen = len(filtered)
+    send_mouse(canvas, QEvent.Type.MouseMove, 220, 200)
+    QApplication.processEvents()
+    assert len(filtered) == seen  # no longer watching
+
+
+def test_space_held_when_the_window_loses_the_keyboard_ends_without_playing(window):
+    canvas, space = window.canvas, window.space_key
+    plays = []
+    space.play_pause = lambda: plays.append(1)
+    canvas.setFocus()
+    QTest.keyPress(canvas, Qt.Key.Key_Space)
+    assert canvas._space_held
+    QApplication.sendEvent(window, QEvent(QEvent.Type.WindowDeactivate))  # released elsewhere
+    assert not canvas._space_held and plays == []
+    QTest.keyClick(canvas, Qt.Key.Key_Space)  # the next tap plays
+    assert plays == [1]
+
+
+def test_space_in_a_text_field_types_a_space_and_does_not_play(window):
+    from PySide6.QtWidgets import QLineEdit
+
+    plays = []
+    window.space_key.play_pause = lambda: plays.append(1)
+    field = QLineEdit(window)
+    field.show()
+    field.setFocus()
+    QTest.keyClick(field, Qt.Key.Key_A)
+    QTest.keyClick(field, Qt.Key.Key_Space)
+    QTest.keyClick(field, Qt.Key.Key_B)
+    assert field.text() == "a b" and plays == [] and not window.canvas._space_held
+
+
 def test_view_controls_restyle_the_canvas_without_touching_the_document(window, qtbot):
     canvas = window.canvas
     magnitude = window.session.document.blocks[0].magnitude.clone()

@@ -153,7 +153,6 @@ class MainWindow(QMainWindow):
         self.set_document_actions(False)
         self.store.restore_window(self)
         self.space_key = SpaceKey(self, lambda: self.canvas, self.commands.on_play_pause)
-        QApplication.instance().installEventFilter(self.space_key)
 
     # ------------------------------------------------------------------------------- building
     def _build_editor(self) -> None:
