@@ -23,9 +23,11 @@ measures:
   document, the painting thread's part, timed on that thread:
   :meth:`~spectropaint.app.paint_queue.PaintQueue.progress`), and until the widget shows the brush
   outline at the new place (**outline**); the longest the window's thread was busy at a stretch while
-  the stroke was painted (**busy max**: the longest single ``processEvents`` call; the target is under
-  50 ms); the time after the release until every move is painted (**backlog**) and until playback
-  holds the resynthesis (**resynth**).
+  the stroke was painted (**busy max**: the longest single ``processEvents`` call; the target is
+  under 50 ms); the time after the release until every move is painted (**backlog**) and
+  until playback holds the resynthesis (**resynth**). Each view's stroke is painted twice: with the
+  window's thread waiting for events as the app's event loop does (``pump`` ``wait``), then, for
+  comparison, polling for them as this benchmark did before (``poll``: :class:`Pump`).
 
 The stroke uses the default brush (radius 8 frames and 8 bins): on a ten-minute file seen whole a
 move then reaches hundreds of frames. Runs offscreen unless ``QT_QPA_PLATFORM`` says otherwise; on
@@ -58,7 +60,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for gui_
 import numpy as np  # noqa: E402
 import soundfile  # noqa: E402
 from gui_fixtures import NO_OUTPUT, send_mouse  # noqa: E402
-from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import (  # noqa: E402
+    QEvent,
+    QEventLoop,
+    QSettings,
+    Qt,
+    QTimer,
+)
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from spectropaint.app.gui_main import share_interpreter  # noqa: E402
@@ -71,24 +79,42 @@ MOVE_INTERVAL_S = 1 / 60
 
 
 class Pump:
-    """Runs Qt's events and keeps the longest single ``processEvents`` call (the window's thread
-    busy without a break); sleeps 0.2 ms between rounds so as not to take a core from lavapipe."""
+    """Runs Qt's event loop as the app's does: waiting for the next event (a posted change from the
+    painting thread, a timer, a present), never polling; a 1 ms timer wakes it to look again at
+    what it waits for (a time to send the next move, another thread's state). Keeps how long each
+    ``processEvents`` call took (**busy**: the window's thread busy without a break, and up to
+    the 1 ms it waited for an event).
 
-    def __init__(self, app: QApplication):
+    Polling instead (``processEvents`` in a loop with 0.2 ms sleeps, as this benchmark did before)
+    made each change wait for the next round and took the interpreter from the painting thread
+    every round: the ``poll`` rows (:attr:`poll`) measure that way, for comparison."""
+
+    def __init__(self, app: QApplication, *, poll: bool = False):
         self.app = app
+        self.poll = poll
         self.busy: list[float] = []
+        self._tick = QTimer()
+        self._tick.setTimerType(Qt.TimerType.PreciseTimer)
+        self._tick.setInterval(1)
 
     def until(self, condition, timeout: float = 600.0, each=None) -> None:
         deadline = time.perf_counter() + timeout
-        while not condition():
-            if time.perf_counter() > deadline:
-                raise TimeoutError("the window did not get there in time")
-            started = time.perf_counter()
-            self.app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
-            self.busy.append(time.perf_counter() - started)
-            if each is not None:
-                each()
-            time.sleep(0.0002)
+        wait = QEventLoop.ProcessEventsFlag.WaitForMoreEvents
+        flags = QEventLoop.ProcessEventsFlag.AllEvents if self.poll else wait
+        self._tick.start()
+        try:
+            while not condition():
+                if time.perf_counter() > deadline:
+                    raise TimeoutError("the window did not get there in time")
+                started = time.perf_counter()
+                self.app.processEvents(flags)
+                self.busy.append(time.perf_counter() - started)
+                if self.poll:
+                    time.sleep(0.0002)
+                if each is not None:
+                    each()
+        finally:
+            self._tick.stop()
 
 
 def make_file(folder: str, seconds: float) -> str:
@@ -339,17 +365,23 @@ def main() -> int:
             for view in ("whole", "8 s"):
                 if view == "8 s":
                     window.canvas.update_view(time_range=(0.0, float(ZOOM_FRAMES)))
-                row = {
-                    "file": label,
-                    "present": window.canvas.present,
-                    "frames": window.session.document.blocks[0].n_frames,
-                    "first_picture_s": round(full if coarse is None else coarse, 2),
-                    "full_picture_s": round(full, 2),
-                    "view": view,
-                    **paint_stroke(pump, window, moves=args.moves),
-                }
-                results.append(row)
-                print(json.dumps(row), flush=True)
+                lanes = window.canvas.lanes
+                pump.until(lambda lanes=lanes: not lanes.streaming)  # the view's levels are in
+                for pumping in ("wait", "poll"):
+                    pump.poll = pumping == "poll"
+                    row = {
+                        "file": label,
+                        "present": window.canvas.present,
+                        "frames": window.session.document.blocks[0].n_frames,
+                        "first_picture_s": round(full if coarse is None else coarse, 2),
+                        "full_picture_s": round(full, 2),
+                        "view": view,
+                        "pump": pumping,
+                        **paint_stroke(pump, window, moves=args.moves),
+                    }
+                    results.append(row)
+                    print(json.dumps(row), flush=True)
+                pump.poll = False
             window.session.modified = False
             window.close()
     report = {
@@ -377,14 +409,14 @@ def main() -> int:
             f"{r['full_picture_s']} {r['full_picture_all_s']} | {r['busy_max_ms']}"
         )
     header = (
-        "file", "present", "view", "1st pic s", "full s", "applied med", "paint med", "paint p99", "outline med",
+        "file", "present", "view", "pump", "1st pic s", "full s", "applied med", "paint med", "paint p99", "outline med",
         "outline p99", "busy max", "backlog s", "resynth s",
     )  # fmt: skip
     if results:
         print(" | ".join(header))
     for r in results:
         cells = (
-            r["file"], r["present"], r["view"], r["first_picture_s"], r["full_picture_s"],
+            r["file"], r["present"], r["view"], r["pump"], r["first_picture_s"], r["full_picture_s"],
             r["applied"]["median_ms"], r["paint"]["median_ms"], r["paint"]["p99_ms"],
             r["outline"]["median_ms"],
             r["outline"]["p99_ms"], r["busy_max_ms"], r["backlog_s"], r["resynthesis_s"],
