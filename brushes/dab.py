@@ -33,6 +33,7 @@ import torch
 
 from spectropaint.brushes import blend_fused, drag_compiled, mask_compiled, plan_compiled
 from spectropaint.brushes.blend import WindowBlend, blend
+from spectropaint.brushes.coverage_plane import CoveragePlane
 from spectropaint.brushes.history import OpenStep, read_stacked
 from spectropaint.brushes.kernels import (
     clone_fused,
@@ -51,7 +52,7 @@ from spectropaint.brushes.plane import BlockAxes, StrokePlane
 from spectropaint.brushes.registry import BrushKind
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import Dabs
-from spectropaint.brushes.tiles import RecycledZeros, TileMap
+from spectropaint.brushes.tiles import TileMap
 from spectropaint.transforms.files.audio_file import format_bytes
 from spectropaint.transforms.host_memory import available_memory
 from spectropaint.transforms.regions import EMPTY, Region, Regions
@@ -66,9 +67,6 @@ class CellRadii:
     radius_bins: float
     spacing: float
 
-
-COVERAGE_ZEROS = RecycledZeros(32 << 20)
-"""Host coverage tiles strokes gave back, up to 32 MiB (some two thousand 64 x 64 tiles)."""
 
 WORK_BYTES_PER_CELL = 160
 """Peak memory of one dab per cell of its region (box plus margin) and channel: the region's values,
@@ -87,9 +85,11 @@ class BlockStroke:
     axes : BlockAxes
         The block's frames and bands in the stroke's plane.
     coverage : TileMap
-        Per tile ``[bins, frames]`` float32: the largest weight any dab of the stroke gave each cell
-        (stamping brushes only): host arrays where the stroke's weights are computed on the host
-        (:func:`_coverage_on_host`), tensors on the document's device otherwise.
+        Per tile ``[bins, frames]`` float32 on the document's device: the largest weight any dab
+        of the stroke gave each cell (stamping brushes only), unless the stroke's weights are
+        computed on the host (:func:`_coverage_on_host`): then ``plane`` holds it.
+    plane : CoveragePlane
+        The same on the host, where the stroke's weights are computed there.
     band_hz : torch.Tensor [shape=(n_bins,)], float64
         Centre frequency of every band, on the document's device.
     radii : CellRadii
@@ -104,6 +104,7 @@ class BlockStroke:
     index: int
     axes: BlockAxes
     coverage: TileMap
+    plane: CoveragePlane
     band_hz: torch.Tensor
     radii: CellRadii
     margin: tuple[int, int]
@@ -119,11 +120,9 @@ class BlockStroke:
     stroke's first event)."""
 
     def release_coverage(self) -> None:
-        """Drop the coverage (the stroke has ended): its host tiles go to
-        :data:`COVERAGE_ZEROS` for later strokes."""
-        if self.host_coverage:
-            COVERAGE_ZEROS.give(self.coverage.tiles.values())
+        """Drop the coverage (the stroke has ended)."""
         self.coverage.tiles.clear()
+        self.plane.release()
         self.zeros = None
 
 
@@ -791,7 +790,7 @@ def _masks(
     each: bool = True,
     largest: bool = True,
     on_host: bool | None = None,
-    coverage: list[tuple[TileMap, Region]] = (),
+    coverage: list[tuple[CoveragePlane, Region]] = (),
     planes: int = 0,
     sizes: list[tuple[list[int], tuple[int, int]]] | None = None,
     staged: bool = False,
@@ -806,8 +805,8 @@ def _masks(
     largest weight per cell is computed on the host in one compiled call and uploaded with the
     dabs' own masks (those only where ``each`` asks for them, the largest weight only where
     ``largest`` does): one copy instead of some twenty operations. So are the blend weights of
-    the boxes of ``coverage`` (host tiles of a stroke's coverage, :func:`_raise_coverage`), which
-    the stroke keeps raised.
+    the boxes of ``coverage`` (a stroke's coverage kept on the host, :class:`CoveragePlane`),
+    which the stroke keeps raised.
 
     ``planes``: the planes of the values a whole-box kernel takes (``[planes, Bm, Tm]``), for
     which :class:`_DabRegions` is made and uploaded with the rest (0: none). ``sizes``
@@ -851,7 +850,7 @@ def _masks(
     if sizes is not None:
         owners.append(_holders(group, box, sizes))
     if host_weights:
-        blends = [_raise_coverage(tiles, member_box, weights) for tiles, member_box in coverage]
+        blends = [plane.raise_to(weights, member_box) for plane, member_box in coverage]
         host = [weights] if largest else []
         host += ([] if own is None else [own]) + blends
         parts = [*host, *owners]  # (none where a group of one dab asks for no weight)
@@ -959,18 +958,13 @@ def _dab_regions(group: _BlockDabs, box: Region, planes: int, last: np.ndarray, 
     return sizes, np.stack((tops[order], lefts[order])), cells
 
 
-def _raise_coverage(coverage: TileMap, box: Region, largest):
-    """The blend weight of ``box`` ``[B, T]``: the stroke's ``coverage`` there raised to
-    ``largest`` where it is lower, kept in the tiles too. Host arrays or tensors on the device, as
-    the coverage is kept (:func:`_coverage_on_host`)."""
-    if isinstance(largest, np.ndarray):
-        coverage.ensure(box, lambda tile: COVERAGE_ZEROS.take(tile.shape))
-        covered, maximum = np.empty_like(largest), np.maximum
-    else:
-        coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=largest.device))
-        covered, maximum = torch.empty_like(largest), torch.maximum
+def _raise_coverage(coverage: TileMap, box: Region, largest: torch.Tensor) -> torch.Tensor:
+    """The blend weight of ``box`` ``[B, T]`` on the device: the stroke's ``coverage`` there
+    raised to ``largest`` where it is lower, kept in the tiles too (a coverage kept on the host
+    is raised by :meth:`CoveragePlane.raise_to`)."""
+    coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=largest.device))
     # every cell of the box lies in a tile just ensured: the raise writes them all
-    return coverage.raise_to(largest, box, covered, maximum)
+    return coverage.raise_to(largest, box, torch.empty_like(largest), torch.maximum)
 
 
 def _coverage_on_host(state: StrokeState, stroke: BlockStroke) -> bool:
@@ -1239,7 +1233,7 @@ def _apply_stamping(
         if kind.local and not kind.whole_box and not on_host:  # only the largest weight is needed
             mask = _nearest_weight(state, stroke, group, box)
         if mask is None:
-            coverage = [(member.coverage, member_box) for (member, _), member_box in
+            coverage = [(member.plane, member_box) for (member, _), member_box in
                         zip(members, boxes, strict=True)] if on_host else []  # fmt: skip
             # weights computed on the host are uploaded only as the blend's: the kernels of
             # stamping brushes do not read the dabs' masks (they are given None)

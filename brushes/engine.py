@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from spectropaint.brushes.coverage_plane import CoveragePlane
 from spectropaint.brushes.dab import (
     BlockStroke,
     CellRadii,
@@ -277,7 +278,7 @@ def paint(
 
 
 COVERAGE_TILE = LARGEST_TILE
-"""The side of a stroke's coverage tiles, whatever its radius: one float a cell, kept only while
+"""The side of a stroke's coverage tiles on the device, whatever its radius: one float a cell, kept only while
 the stroke is painted, so large tiles cost little memory, and a move across a long file seen whole
 (a box of hundreds of frames) meets a few of them instead of dozens (each met tile is a read and a
 write per group of dabs)."""
@@ -291,7 +292,7 @@ def _undo_tile(radii: CellRadii) -> int:
 
 def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -> BlockStroke:
     """A stroke's state for one block: radii in its cells (where they are largest), margin,
-    coverage in tiles of :data:`COVERAGE_TILE`."""
+    coverage in tiles of :data:`COVERAGE_TILE` on the device, or in one plane on the host."""
     block = document.blocks[index]
     plane_x, plane_y = StrokePlane.of(settings, document).radius
     if axes.identity:
@@ -305,6 +306,7 @@ def _block_stroke(document, axes, index: int, settings: BrushSettings, params) -
         index=index,
         axes=axes,
         coverage=TileMap(block.n_bins, block.n_frames, tile=COVERAGE_TILE, block=index),
+        plane=CoveragePlane(block.n_bins, block.n_frames),
         band_hz=torch.as_tensor(block.band_hz, dtype=torch.float64),  # moved by the 1st dab
         radii=radii,
         margin=params.margin(radii),

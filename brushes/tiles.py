@@ -7,9 +7,8 @@ so memory and time follow the stroke's size, never the document's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterator
 
-import numpy as np
 import torch
 
 from spectropaint.transforms.regions import Region
@@ -135,35 +134,3 @@ class TileMap:
             maximum(part, values[(..., *in_box)], out=part)
             out[(..., *in_box)] = part
         return out
-
-
-class RecycledZeros:
-    """Zeroed float32 host arrays (a stroke's coverage tiles, kept on the host), taken afresh or
-    from those earlier strokes gave back as they ended, up to ``most_bytes`` kept. A new array
-    is memory the system hands out afresh, page by page: 68 us for a 64 x 64 tile on the H200's
-    host, and a stroke across a ten-minute file seen whole makes ten a pointer move; one given
-    back is only zeroed again. (The threads that paint take and give at once: a list's ``pop``
-    and ``append`` are each one step.)"""
-
-    def __init__(self, most_bytes: int) -> None:
-        self.most_bytes = most_bytes
-        self.kept: dict[tuple[int, ...], list[np.ndarray]] = {}
-        self.bytes = 0
-
-    def take(self, shape: tuple[int, ...]) -> np.ndarray:
-        """A zeroed array of ``shape``."""
-        try:
-            array = self.kept[shape].pop()
-        except (KeyError, IndexError):
-            return np.zeros(shape, dtype=np.float32)
-        self.bytes -= array.nbytes
-        array.fill(0.0)
-        return array
-
-    def give(self, arrays: Iterable[np.ndarray]) -> None:
-        """Keep ``arrays`` (no longer used by anything) for later strokes, while they fit."""
-        for array in arrays:
-            if self.bytes + array.nbytes > self.most_bytes:
-                return
-            self.kept.setdefault(array.shape, []).append(array)
-            self.bytes += array.nbytes

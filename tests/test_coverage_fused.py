@@ -13,7 +13,8 @@ import pytest
 import torch
 from brush_fixtures import GPU, assert_alike_to_rounding, small_document, triton_kernel_on
 
-from spectropaint.brushes import dab, mask_compiled, plan_compiled
+from spectropaint.brushes import mask_compiled, plan_compiled
+from spectropaint.brushes.coverage_plane import CoveragePlane
 from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.kernels import coverage_fused, triton_math
@@ -61,10 +62,10 @@ def scattered_group(seed: int, n_dabs: int, radius: float, *, one_peak: bool):
 def test_the_launch_raises_the_coverage_as_the_host_does(fused, maps, one_peak, hardness):
     """Groups one after another, some overlapping, some at the grid's edges: each's blend weight,
     the coverage of every tile and the maps asked for equal the host's (:func:`~spectropaint.
-    brushes.mask_compiled.group_weights`, :func:`~spectropaint.brushes.dab._raise_coverage` on
-    host tiles) bit for bit."""
+    brushes.mask_compiled.group_weights`, :class:`~spectropaint.brushes.coverage_plane.
+    CoveragePlane`) bit for bit."""
     axes = (0.25, 1.0, np.arange(N_BINS) + 0.1)  # (a plane a little off the cells)
-    device_tiles, host_tiles = TileMap(N_BINS, N_FRAMES), TileMap(N_BINS, N_FRAMES)
+    device_tiles, plane = TileMap(N_BINS, N_FRAMES), CoveragePlane(N_BINS, N_FRAMES)
     zeros = coverage_fused.ZeroedTiles(GPU)
     for seed in range(6):
         boxes, at, reach, corner, shape, peak = scattered_group(seed, 2 + seed, 9.0,
@@ -81,7 +82,7 @@ def test_the_launch_raises_the_coverage_as_the_host_does(fused, maps, one_peak, 
             centres=None if maps == coverage_fused.NO_MAPS else at[:, 1],
             holders=maps == coverage_fused.HOLDERS,
         )  # fmt: skip
-        want = dab._raise_coverage(host_tiles, box, largest)
+        want = plane.raise_to(largest, box)
         assert want.max() > 0 and np.array_equal(blend.cpu().numpy(), want)
         if maps == coverage_fused.HOLDERS:
             assert np.array_equal(found.cpu().numpy(), owners)
@@ -91,10 +92,12 @@ def test_the_launch_raises_the_coverage_as_the_host_does(fused, maps, one_peak, 
             assert np.array_equal(found[1].cpu().numpy(), centre, equal_nan=True)
         else:
             assert found is None
-    assert device_tiles.tiles.keys() == host_tiles.tiles.keys()
-    assert (N_BINS // 64, N_FRAMES // 64) in host_tiles.tiles  # (a tile cut along both axes)
-    for key, tile in host_tiles.tiles.items():
-        assert np.array_equal(device_tiles.tiles[key].cpu().numpy(), tile), key
+    assert (N_BINS // 64, N_FRAMES // 64) in device_tiles.tiles  # (a tile cut along both axes)
+    pasted = np.zeros((N_BINS, N_FRAMES), np.float32)  # the device's tiles where they lie
+    for key, tile in device_tiles.tiles.items():
+        cells = device_tiles.tile_box(key, (0,))
+        pasted[cells.bin0 : cells.bin1, cells.frame0 : cells.frame1] = tile.cpu().numpy()
+    assert np.array_equal(pasted, plane.array)
 
 
 def painted(document, brush: str, params: dict, *, pressures) -> torch.Tensor:
