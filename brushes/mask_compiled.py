@@ -84,6 +84,13 @@ def one_peak(peak: np.ndarray) -> bool:
     return len(peak) > 1 and bool((peak == peak[0]).all())
 
 
+_NO_EVERY = np.empty((0, 0, 0), dtype=np.float32)
+_NO_HELD = np.empty((0, 0), dtype=np.int32)
+_NO_OWNERS = (np.empty((0, 0)), np.empty((0, 0), dtype=np.bool_), np.empty((0, 0), dtype=np.int64))
+"""What :func:`group_weights` gives the compiled loop for the maps it is not asked for: empty
+arrays of the types it takes (nothing is written into them), made once."""
+
+
 def group_weights(
     boxes, at, reach, corner, shape, axes, peak, *, hardness: float, each: bool, centres=None,
     holders: bool = False,
@@ -101,10 +108,10 @@ def group_weights(
     n_dabs = len(boxes)
     every = (np.empty((n_dabs, int((boxes[:, 1] - boxes[:, 0]).max()),
                        int((boxes[:, 3] - boxes[:, 2]).max())), dtype=np.float32)
-             if each else np.empty((0, 0, 0), dtype=np.float32))  # fmt: skip
+             if each else _NO_EVERY)  # fmt: skip
     owners = centres is not None
-    held = np.empty(shape if owners and holders else (0, 0), dtype=np.int32)
-    found = (np.empty((0, 0)), np.empty((0, 0), dtype=np.bool_), np.empty((0, 0), dtype=np.int64))
+    held = np.empty(shape, dtype=np.int32) if owners and holders else _NO_HELD
+    found = _NO_OWNERS
     if owners and not holders:
         found = (np.empty(shape), np.empty(shape, dtype=np.bool_), np.empty(shape, dtype=np.int64))
     nearest = not each and one_peak(peak)  # as :func:`weights` decides
