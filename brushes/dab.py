@@ -820,7 +820,7 @@ def _masks(
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    centres = _centres(state, group)
+    centres, maps = _centres(state, group), _maps(state, group, sizes)
     host_weights = _weights_on_host(state, stroke, group) if on_host is None else on_host
     if host_weights:  # distances, owners and weights in one compiled call
         axes = stroke.axes
@@ -828,19 +828,19 @@ def _masks(
             group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
             (axes.x_offset, axes.x_scale, axes.y), group.weight,
             hardness=state.settings.hardness, each=each, centres=centres,
-            holders=sizes is not None,
+            holders=maps == coverage_fused.HOLDERS,
         )  # fmt: skip
     else:
         u, v, columns, rows, cells = _host_distances(stroke, group, box)
         found = None
-        if centres is not None and sizes is not None:
+        if maps == coverage_fused.HOLDERS:
             found = plan_compiled.holders(cells.spans, box.shape)
-        elif centres is not None:
+        elif maps == coverage_fused.OWNERS:
             found = _owners(group, cells.spans, box.shape)
     owners = []
-    if found is not None and sizes is not None:  # (the kernel writes the cells each dab holds)
+    if maps == coverage_fused.HOLDERS:  # (the kernel writes the cells each dab holds)
         owners = [found]
-    elif found is not None:
+    elif maps == coverage_fused.OWNERS:
         centre_bins, owned, last = found
         if planes:  # (a whole-box kernel is given its dab's centre)
             by_size, corners, where = _dab_regions(group, box, planes, last, owned)
@@ -887,6 +887,16 @@ def _centres(state: StrokeState, group: _BlockDabs) -> np.ndarray | None:
     where one dab owns its whole box, nor where the brush's result does not depend on the dab
     (None)."""
     return None if state.kind.local or len(group) == 1 else group.centre[:, 1]
+
+
+def _maps(state: StrokeState, group: _BlockDabs, sizes) -> int:
+    """Which map of the joint box the group's kernel reads (:data:`.kernels.coverage_fused.
+    NO_MAPS`, ``HOLDERS`` or ``OWNERS``): none where it reads no dab's centre (:func:`_centres`);
+    which dab last holds each cell where it blends each dab's result into the cells that dab holds
+    (``sizes``, :func:`_sizes`' of the group, given); else the centre of that dab."""
+    if _centres(state, group) is None:
+        return coverage_fused.NO_MAPS
+    return coverage_fused.HOLDERS if sizes is not None else coverage_fused.OWNERS
 
 
 def _holders(group: _BlockDabs, box: Region, sizes) -> np.ndarray:
@@ -998,9 +1008,7 @@ def _raised(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Reg
     if zeros is None or zeros.device != state.document.device:
         return None
     sizes = None if into is None else into[0]
-    centres = _centres(state, group)
-    maps = (coverage_fused.NO_MAPS if centres is None
-            else coverage_fused.HOLDERS if sizes is not None else coverage_fused.OWNERS)  # fmt: skip
+    centres, maps = _centres(state, group), _maps(state, group, sizes)
     axes, peak = stroke.axes, group.weight
     packed = mask_compiled.packed_distances(
         group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
