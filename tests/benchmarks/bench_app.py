@@ -365,8 +365,12 @@ def main() -> int:
             for view in ("whole", "8 s"):
                 if view == "8 s":
                     window.canvas.update_view(time_range=(0.0, float(ZOOM_FRAMES)))
-                lanes = window.canvas.lanes
-                pump.until(lambda lanes=lanes: not lanes.streaming)  # the view's levels are in
+                canvas = window.canvas  # the view drawn whole and its levels in, before a stroke
+                shown = canvas.frames_presented
+                canvas.request_draw()
+                pump.until(
+                    lambda c=canvas, n=shown: c.frames_presented > n and not c.lanes.streaming
+                )
                 for pumping in ("wait", "poll"):
                     pump.poll = pumping == "poll"
                     row = {
