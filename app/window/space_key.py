@@ -37,10 +37,6 @@ class SpaceKey(QObject):
         self.shortcut.setAutoRepeat(False)
         self.shortcut.activated.connect(self._pressed)
 
-    @property
-    def held(self) -> bool:
-        return self._held is not None
-
     def _pressed(self) -> None:
         canvas = self.canvas()
         if canvas is None or self._held is not None:
