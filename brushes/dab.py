@@ -974,7 +974,7 @@ def _raise_coverage(coverage: TileMap, box: Region, largest: torch.Tensor) -> to
     is raised by :meth:`CoveragePlane.raise_to`)."""
     coverage.ensure(box, lambda tile: torch.zeros(tile.shape, device=largest.device))
     # every cell of the box lies in a tile just ensured: the raise writes them all
-    return coverage.raise_to(largest, box, torch.empty_like(largest), torch.maximum)
+    return coverage.raise_to(largest, box, torch.empty_like(largest))
 
 
 def _coverage_on_host(state: StrokeState, stroke: BlockStroke) -> bool:

@@ -278,10 +278,10 @@ def paint(
 
 
 COVERAGE_TILE = LARGEST_TILE
-"""The side of a stroke's coverage tiles on the device, whatever its radius: one float a cell, kept only while
-the stroke is painted, so large tiles cost little memory, and a move across a long file seen whole
-(a box of hundreds of frames) meets a few of them instead of dozens (each met tile is a read and a
-write per group of dabs)."""
+"""The side of a stroke's coverage tiles on a device, whatever its radius: one float a cell, kept
+only while the stroke is painted, so large tiles cost little memory, and a move across a long file
+seen whole (a box of hundreds of frames) meets a few of them instead of dozens (each met tile is a
+read and a write per group of dabs)."""
 
 
 def _undo_tile(radii: CellRadii) -> int:

@@ -1,8 +1,9 @@
 """Arrays kept per square tile of a (bins, frames) grid: the sparse store of one stroke.
 
 A stroke touches a thin band of a possibly ten-minute grid. Its original values (for undo and for
-brushes that compute from the stroke's start) and its coverage are kept only for the tiles it touched,
-so memory and time follow the stroke's size, never the document's.
+brushes that compute from the stroke's start) and its coverage on a device are kept only for the
+tiles it touched, so memory and time follow the stroke's size, never the document's (a coverage kept
+on the host: :mod:`.coverage_plane`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def tile_for(radius: float) -> int:
 
 class TileMap:
     """Tensors ``[..., tile_bins, tile_frames]`` for the touched tiles of an ``n_bins x n_frames`` grid
-    (of coefficient block ``block``); or host arrays (numpy's), which slice alike.
+    (of coefficient block ``block``).
 
     Tiles at the grid's far edges are cut to the grid, so a tile's tensor always matches its box.
     """
@@ -125,12 +126,12 @@ class TileMap:
             out[(..., *in_box)] = stored[(..., *in_tile)]
         return out
 
-    def raise_to(self, values, box: Region, out, maximum):
+    def raise_to(self, values: torch.Tensor, box: Region, out: torch.Tensor) -> torch.Tensor:
         """Raise the stored tiles ``box`` meets to ``values`` (covering ``box``) where they are
-        lower, in place (``maximum``: numpy's or torch's, as the tiles are), and copy the raised
-        values into ``out`` (covering ``box``); returns ``out``. One pass over the tiles."""
+        lower, in place, and copy the raised values into ``out`` (covering ``box``); returns
+        ``out``. One pass over the tiles."""
         for stored, in_tile, in_box in self._overlaps(box):
             part = stored[(..., *in_tile)]
-            maximum(part, values[(..., *in_box)], out=part)
+            torch.maximum(part, values[(..., *in_box)], out=part)
             out[(..., *in_box)] = part
         return out
