@@ -820,7 +820,8 @@ def _masks(
     device = state.document.device
     n_bins, n_frames = box.shape
     n_dabs = len(group)
-    centres, maps = _centres(state, group), _maps(state, group, sizes)
+    centres = _centres(state, group)
+    maps = _maps(centres, sizes)
     host_weights = _weights_on_host(state, stroke, group) if on_host is None else on_host
     if host_weights:  # distances, owners and weights in one compiled call
         axes = stroke.axes
@@ -889,12 +890,13 @@ def _centres(state: StrokeState, group: _BlockDabs) -> np.ndarray | None:
     return None if state.kind.local or len(group) == 1 else group.centre[:, 1]
 
 
-def _maps(state: StrokeState, group: _BlockDabs, sizes) -> int:
-    """Which map of the joint box the group's kernel reads (:data:`.kernels.coverage_fused.
-    NO_MAPS`, ``HOLDERS`` or ``OWNERS``): none where it reads no dab's centre (:func:`_centres`);
-    which dab last holds each cell where it blends each dab's result into the cells that dab holds
-    (``sizes``, :func:`_sizes`' of the group, given); else the centre of that dab."""
-    if _centres(state, group) is None:
+def _maps(centres: np.ndarray | None, sizes) -> int:
+    """Which map of the joint box a group's kernel reads (:data:`.kernels.coverage_fused.
+    NO_MAPS`, ``HOLDERS`` or ``OWNERS``): none where it reads no dab's centre (``centres``,
+    :func:`_centres`' of the group, None); which dab last holds each cell where it blends each
+    dab's result into the cells that dab holds (``sizes``, :func:`_sizes`' of the group, given);
+    else the centre of that dab."""
+    if centres is None:
         return coverage_fused.NO_MAPS
     return coverage_fused.HOLDERS if sizes is not None else coverage_fused.OWNERS
 
@@ -1008,7 +1010,8 @@ def _raised(state: StrokeState, stroke: BlockStroke, group: _BlockDabs, box: Reg
     if zeros is None or zeros.device != state.document.device:
         return None
     sizes = None if into is None else into[0]
-    centres, maps = _centres(state, group), _maps(state, group, sizes)
+    centres = _centres(state, group)
+    maps = _maps(centres, sizes)
     axes, peak = stroke.axes, group.weight
     packed = mask_compiled.packed_distances(
         group.boxes, group.at, group.reach, (box.bin0, box.frame0), box.shape,
