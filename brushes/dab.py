@@ -615,12 +615,14 @@ def apply_dabs(
         low, high = np.array([family.y_range for family in families]).T
         y, reach = event.at[:, 1], event.reach[:, 1]
         near = (y + reach > low[:, None]) & (y - reach < high[:, None])  # [families, dabs]
-    else:
-        near = np.ones((1, len(event)), dtype=bool)
+    else:  # (every dab: one family holds every band)
+        near = (None,)
     for family, rows in zip(families, near, strict=True):
-        if not rows.any():
+        if rows is not None and not rows.any():
             continue
-        found = _block_dabs(state, family.strokes, event if rows.all() else event.rows(rows))
+        found = _block_dabs(
+            state, family.strokes, event if rows is None or rows.all() else event.rows(rows)
+        )
         members = list(zip(family.strokes, found, strict=True))
         if pair and not state.kind.drags and _paired(state, family, found):
             units = [members]
