@@ -11,7 +11,9 @@ bins, spacing a quarter radius) stamps some 700 dabs. Each move is applied as th
 thread applies it (:class:`spectropaint.app.paint_queue.BatchPace`: steps of at most 128 dabs in
 batches sized by the stroke's pace, one ``add_events`` call per batch) and timed alone (CUDA
 synchronised): the median, p99 and largest per move, and the thread's CPU time per move (wall time
-on a shared machine counts other processes' work too). The alternative, in the same run: the first
+on a shared machine counts other processes' work too). Before the first stroke every brush's kernels are
+loaded as the window loads them (:func:`~spectropaint.brushes.warm_up.warm_up`: on a GPU, Triton
+compiles them), so that no timed move waits for a compile. The alternative, in the same run: the first
 ``--compare`` moves again with every dab applied alone (``StrokeSession(fuse=False)``), the
 ``1by1`` column. Then the stroke's end as the session ends it (on a GPU the newest step's tiles
 stay there), an undo and a redo of its ``atoms`` tiles, its move to the host (what the next
@@ -41,6 +43,7 @@ from spectropaint.brushes.engine import StrokeSession
 from spectropaint.brushes.history import History
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
+from spectropaint.brushes.warm_up import warm_up
 from spectropaint.transforms.document import Document
 from spectropaint.transforms.torch_device import choose_device, describe
 
@@ -130,8 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     n_frames = document.blocks[0].n_frames
     points = moves(n_frames, args.moves)
     dabs = dabs_between(points[0], points[1], BrushSettings())
+    # the brushes' kernels loaded (compiled) as the window does before the first stroke
+    warmed = time.perf_counter()
+    warm_up(device)
     warm = [InputEvent(p.t, p.x, p.y + 300) for p in points[:4]]
     stroke(document, "gain", warm, fuse=True)  # the first stroke's allocations, not timed
+    print(f"warm-up {time.perf_counter() - warmed:.1f} s (not timed below)", flush=True)
     print(HEADER, flush=True)
     rows = []
     for brush in args.brushes.split(","):
