@@ -12,7 +12,9 @@ document (44.1 kHz, n_fft 2048, hop 512), each event timed alone (CUDA synchroni
 issuing of its work: where it is most of ``median``, the device waits on the host). The stroke is
 then undone, redone and undone again, timed. Each stroke is also replayed once with the dabs of an
 event applied one by one (``StrokeSession(fuse=False)``: each dab read, computed, blended and written
-alone): the ``1by1`` column and the ratio ``fused`` give that alternative in the same run.
+alone): the ``1by1`` column and the ratio ``fused`` give that alternative in the same run. The
+strokes of every brush and radius take turns, one each a round (:func:`bench`), so that a spell of
+a slower host falls on them alike.
 
 One torch thread by default: a dab is a few hundred small operations, and on a 2-core machine shared
 with the GUI, the renderer and other processes, two OpenMP threads wait on each other whenever one
@@ -40,6 +42,7 @@ path too).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -163,22 +166,67 @@ def bench(
     brushes=tuple(BRUSHES),
     radii=RADII,
 ) -> list[dict]:
-    """Every brush and radius on every document, the documents interleaved so that a change in the
-    machine's load affects them alike."""
-    rows = []
+    """Every brush and radius on every document, with torch's path as the alternative where a
+    brush has a kernel of its own (:func:`_compiled_switch`), as rows of the table.
+
+    Each of the ``repeat`` rounds paints one stroke of every brush, radius and alternative on
+    every document in turn, so that a change in the machine's load falls on them alike: a lent
+    machine's host was seen to run the same events at half speed for some seconds, which with
+    the rounds of a row painted one after another made whichever brush was being measured then
+    twice as slow as the same code under another name (gain against erase)."""
+    devices = [document.device for document in documents.values()]
+    measured = []  # (brush, radius, the variable that turns its kernel off, or None)
     for brush in brushes:
         for radius in radii:
-            rows += _measure(documents, events, brush, radius, repeat=repeat)
-            devices = [document.device for document in documents.values()]
             switch = _compiled_switch(brush, devices)
-            if switch is not None:  # the alternative in the same run: torch's path, op by op
-                os.environ[switch] = "0"
-                try:
-                    rows += _measure(documents, events, brush, radius, repeat=repeat,
-                                     name=f"{brush}/torch")  # fmt: skip
-                finally:
-                    del os.environ[switch]
+            measured += [(brush, radius, None)] + ([(brush, radius, switch)] if switch else [])
+    found = {
+        each: {label: {"times": [], "dabs": [], "host": [], "undo": [], "redo": [], "mib": 0.0,
+                       "one": []} for label in documents}
+        for each in measured
+    }  # fmt: skip
+    for brush, radius, switch in measured:  # warm-up
+        with _switched_off(switch):
+            for label, document in documents.items():
+                history = History(document)
+                replay(document, history, brush, radius, events[label][:20])
+                history.undo()
+    for round_ in range(repeat):
+        for each in measured:
+            brush, radius, switch = each
+            with _switched_off(switch):
+                for label, document in documents.items():
+                    _stroke(found[each][label], document, brush, radius, events[label])
+        print(f"# round {round_ + 1} of {repeat} painted", flush=True)
+    for each in measured:  # the alternative: dab by dab
+        brush, radius, switch = each
+        with _switched_off(switch):
+            for label, document in documents.items():
+                history = History(document)
+                found[each][label]["one"] = replay(document, history, brush, radius,
+                                                   events[label], fuse=False)[0]  # fmt: skip
+                history.undo()
+    rows = []
+    for (brush, radius, switch), by_document in found.items():
+        name = brush if switch is None else f"{brush}/torch"
+        for label, f in by_document.items():
+            rows.append(_row(f, label, name, radius, repeat))
+            print(format_row(rows[-1]), flush=True)
     return rows
+
+
+@contextlib.contextmanager
+def _switched_off(variable: str | None):
+    """The environment variable ``variable`` set to ``0`` inside (a brush's own kernel off:
+    torch's path), unless it is None."""
+    if variable is None:
+        yield
+        return
+    os.environ[variable] = "0"
+    try:
+        yield
+    finally:
+        del os.environ[variable]
 
 
 def _compiled_switch(brush: str, devices) -> str | None:
@@ -196,56 +244,41 @@ def _compiled_switch(brush: str, devices) -> str | None:
     return None
 
 
-def _measure(documents, events, brush, radius, *, repeat, name=None) -> list[dict]:
-    """One brush at one radius on every document (interleaved), as rows of the table."""
-    rows = []
-    found = {
-        label: {"times": [], "dabs": [], "host": [], "undo": [], "redo": [], "mib": 0.0, "one": []}
-        for label in documents
+def _stroke(found: dict, document, brush, radius, events) -> None:
+    """One stroke of ``brush`` at ``radius`` on ``document``, then its undo, redo and undo, into
+    ``found`` (one brush, radius and document's figures)."""
+    history = History(document)
+    times, dabs, hosts = replay(document, history, brush, radius, events)
+    found["times"] += times
+    found["dabs"] += dabs
+    found["host"] += hosts
+    found["mib"] = history.bytes_used / 2**20
+    found["undo"].append(timed(history.undo, document.device))
+    found["redo"].append(timed(history.redo, document.device))
+    history.undo()
+
+
+def _row(f: dict, label: str, name: str, radius: int, repeat: int) -> dict:
+    """The table's row of one brush (``name``), radius and document from its figures ``f``."""
+    times, dabs = f["times"], f["dabs"]
+    with_dabs = [t for t, d in zip(times, dabs, strict=True) if d]
+    return {
+        "document": label,
+        "brush": name,
+        "radius": radius,
+        "events": len(times),
+        "dabs_per_event": round(sum(dabs) / len(dabs), 2),
+        "median_ms": round(statistics.median(times), 3),
+        "host_median_ms": round(statistics.median(f["host"]), 3),
+        "p99_ms": round(percentile(times, 99), 3),
+        "median_dab_events_ms": round(statistics.median(with_dabs), 3),
+        "median_one_by_one_ms": round(statistics.median(f["one"]), 3),
+        "ms_per_dab": round(sum(times) / max(1, sum(dabs)), 3),
+        "ms_per_dab_one_by_one": round(sum(f["one"]) / max(1, sum(dabs) / repeat), 3),
+        "undo_ms": round(statistics.median(f["undo"]), 2),
+        "redo_ms": round(statistics.median(f["redo"]), 2),
+        "step_mib": round(f["mib"], 2),
     }
-    for label, document in documents.items():  # warm-up
-        history = History(document)
-        replay(document, history, brush, radius, events[label][:20])
-        history.undo()
-    for _ in range(repeat):
-        for label, document in documents.items():
-            history = History(document)
-            times, dabs, hosts = replay(document, history, brush, radius, events[label])
-            found[label]["times"] += times
-            found[label]["dabs"] += dabs
-            found[label]["host"] += hosts
-            found[label]["mib"] = history.bytes_used / 2**20
-            found[label]["undo"].append(timed(history.undo, document.device))
-            found[label]["redo"].append(timed(history.redo, document.device))
-            history.undo()
-    for label, document in documents.items():  # the alternative: dab by dab
-        history = History(document)
-        found[label]["one"] = replay(document, history, brush, radius, events[label], fuse=False)[0]
-        history.undo()
-    for label, f in found.items():
-        times, dabs = f["times"], f["dabs"]
-        with_dabs = [t for t, d in zip(times, dabs, strict=True) if d]
-        rows.append(
-            {
-                "document": label,
-                "brush": name or brush,
-                "radius": radius,
-                "events": len(times),
-                "dabs_per_event": round(sum(dabs) / len(dabs), 2),
-                "median_ms": round(statistics.median(times), 3),
-                "host_median_ms": round(statistics.median(f["host"]), 3),
-                "p99_ms": round(percentile(times, 99), 3),
-                "median_dab_events_ms": round(statistics.median(with_dabs), 3),
-                "median_one_by_one_ms": round(statistics.median(f["one"]), 3),
-                "ms_per_dab": round(sum(times) / max(1, sum(dabs)), 3),
-                "ms_per_dab_one_by_one": round(sum(f["one"]) / max(1, sum(dabs) / repeat), 3),
-                "undo_ms": round(statistics.median(f["undo"]), 2),
-                "redo_ms": round(statistics.median(f["redo"]), 2),
-                "step_mib": round(f["mib"], 2),
-            }
-        )
-        print(format_row(rows[-1]), flush=True)
-    return rows
 
 
 HEADER = (
