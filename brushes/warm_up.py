@@ -23,6 +23,7 @@ machine without the cache), on the CPU and on a GPU alike.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from dataclasses import replace
@@ -56,6 +57,21 @@ stamping brush's wide strokes share; the others at the default settings'."""
 
 _warm: set[str] = set()
 _lock = threading.Lock()
+_stopping = threading.Event()
+"""Set as the interpreter exits: a warm-up ends at its next step (:func:`_stop_warming`)."""
+_running: set[threading.Thread] = set()
+"""The warm-up threads started and not yet ended."""
+
+
+@atexit.register
+def _stop_warming() -> None:
+    """End the warm-up threads still running, at their next step, before the interpreter tears
+    torch down: a thread inside one of torch's calls then aborts the whole process ("terminate
+    called without an active exception"), as a window closed during its first seconds did. The
+    step under way is finished first (a stroke: milliseconds; a Numba compile: up to seconds)."""
+    _stopping.set()
+    for thread in list(_running):
+        thread.join()
 
 
 def warm_up(
@@ -66,7 +82,8 @@ def warm_up(
     device; only CUDA loads kernels lazily, unless ``every_device``); the brushes painted. A brush whose kernel blends into the document itself
     (:attr:`~.registry.BrushKind.blends_into`) is painted a second time without it.
 
-    A brush that fails is logged and skipped: warming up never stops the app.
+    A brush that fails is logged and skipped: warming up never stops the app. As the
+    interpreter exits it stops before its next stroke (:func:`_stop_warming`).
     """
     device = torch.device(device)
     with _lock:
@@ -78,6 +95,8 @@ def warm_up(
     middle = SCRATCH_SECONDS / 2
     painted = []
     for name in brushes:
+        if _stopping.is_set():
+            return painted
         kind = BRUSHES[name]
         # a brush whose kernel blends into the document itself is painted blended apart too: the
         # NSGT's paired blocks take that path (the fused blend's kernel, the filter's stacked one)
@@ -103,21 +122,29 @@ def warm_up_later(document) -> threading.Thread:
     """The host's planning and weights loops compiled (:func:`.plan_compiled.compile_loops`,
     :func:`.mask_compiled.compile_loops`), then
     :func:`warm_up` for ``document``'s device and its full scale measured, on a daemon thread; on
-    the CPU the compiled kernels alone (none where they are turned off)."""
+    the CPU the compiled kernels alone (none where they are turned off). The thread ends at its
+    next step as the interpreter exits (:func:`_stop_warming`)."""
     device = document.device
 
     def work() -> None:
         try:
-            plan_compiled.compile_loops()
-            mask_compiled.compile_loops()
-            if device.type == "cuda":
-                document.full_scale  # noqa: B018 - measured once, then kept by the document
-                warm_up(device)
-            elif compiled_math.wanted(device):
-                warm_up(device, every_device=True, brushes=COMPILED)
+            for step in (plan_compiled.compile_loops, mask_compiled.compile_loops, brushes):
+                if _stopping.is_set():
+                    return
+                step()
         except Exception:
             log.exception("warming up the brushes failed")
+        finally:
+            _running.discard(threading.current_thread())
+
+    def brushes() -> None:
+        if device.type == "cuda":
+            document.full_scale  # noqa: B018 - measured once, then kept by the document
+            warm_up(device)
+        elif compiled_math.wanted(device):
+            warm_up(device, every_device=True, brushes=COMPILED)
 
     thread = threading.Thread(target=work, name="brush warm-up", daemon=True)
+    _running.add(thread)
     thread.start()
     return thread

@@ -3,6 +3,9 @@ device on a scratch document, a failure is logged and skipped, and the CPU needs
 Numba compiles (warp's and the clone's); the host's planning loops are compiled first on either."""
 
 import logging
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -94,6 +97,40 @@ def test_a_cpu_document_compiles_only_the_compiled_brushes_on_a_thread_and_is_le
     monkeypatch.setenv(compiled_math.COMPILED_ENV, "0")  # the brushes' compiled code turned off
     warm_up_later(document).join(timeout=60)
     assert painted == []
+
+
+def test_a_warm_up_running_as_the_interpreter_exits_ends_at_its_next_step_and_exit_is_clean():
+    """A window closed in its first seconds left the warm-up painting on its daemon thread: the
+    interpreter's exit tore torch down under it and the process aborted ("terminate called
+    without an active exception", status 134). Here its first step stays inside torch's calls
+    for a second while the main thread ends: the exit waits for that step, and runs no other."""
+    script = textwrap.dedent(
+        """
+        import threading, time
+        import numpy as np, torch
+        from spectropaint.brushes import mask_compiled, plan_compiled, warm_up
+        from spectropaint.transforms.document import Document
+        inside = threading.Event()
+
+        def in_torch():  # (each call releases the GIL, as a stroke's do)
+            inside.set()
+            values, end = torch.arange(1 << 16), time.monotonic() + 1.0
+            while time.monotonic() < end:
+                torch.remainder(values, 7)
+            print("step ended", flush=True)
+
+        plan_compiled.compile_loops = in_torch
+        mask_compiled.compile_loops = lambda: print("next step ran", flush=True)
+        warm_up.warm_up_later(Document.from_samples(np.zeros((1, 4410)), 44100, device="cpu"))
+        inside.wait()
+        print("main thread ends", flush=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "terminate called" not in done.stderr
+    assert done.stdout.splitlines() == ["main thread ends", "step ended"]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
