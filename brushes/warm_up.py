@@ -23,7 +23,6 @@ machine without the cache), on the CPU and on a GPU alike.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 from dataclasses import replace
@@ -38,6 +37,7 @@ from spectropaint.brushes.kernels.fft import warm_lengths
 from spectropaint.brushes.registry import BRUSHES
 from spectropaint.brushes.settings import BrushSettings
 from spectropaint.brushes.stroke import InputEvent
+from spectropaint.transforms import joined_at_exit
 from spectropaint.transforms.document import Document
 
 log = logging.getLogger(__name__)
@@ -57,21 +57,6 @@ stamping brush's wide strokes share; the others at the default settings'."""
 
 _warm: set[str] = set()
 _lock = threading.Lock()
-_stopping = threading.Event()
-"""Set as the interpreter exits: a warm-up ends at its next step (:func:`_stop_warming`)."""
-_running: set[threading.Thread] = set()
-"""The warm-up threads started and not yet ended."""
-
-
-@atexit.register
-def _stop_warming() -> None:
-    """End the warm-up threads still running, at their next step, before the interpreter tears
-    torch down: a thread inside one of torch's calls then aborts the whole process ("terminate
-    called without an active exception"), as a window closed during its first seconds did. The
-    step under way is finished first (a stroke: milliseconds; a Numba compile: up to seconds)."""
-    _stopping.set()
-    for thread in list(_running):
-        thread.join()
 
 
 def warm_up(
@@ -83,7 +68,7 @@ def warm_up(
     (:attr:`~.registry.BrushKind.blends_into`) is painted a second time without it.
 
     A brush that fails is logged and skipped: warming up never stops the app. As the
-    interpreter exits it stops before its next stroke (:func:`_stop_warming`).
+    interpreter exits it stops before its next brush (:func:`.joined_at_exit.exiting`).
     """
     device = torch.device(device)
     with _lock:
@@ -95,7 +80,7 @@ def warm_up(
     middle = SCRATCH_SECONDS / 2
     painted = []
     for name in brushes:
-        if _stopping.is_set():
+        if joined_at_exit.exiting():
             return painted
         kind = BRUSHES[name]
         # a brush whose kernel blends into the document itself is painted blended apart too: the
@@ -122,20 +107,18 @@ def warm_up_later(document) -> threading.Thread:
     """The host's planning and weights loops compiled (:func:`.plan_compiled.compile_loops`,
     :func:`.mask_compiled.compile_loops`), then
     :func:`warm_up` for ``document``'s device and its full scale measured, on a daemon thread; on
-    the CPU the compiled kernels alone (none where they are turned off). The thread ends at its
-    next step as the interpreter exits (:func:`_stop_warming`)."""
+    the CPU the compiled kernels alone (none where they are turned off). The interpreter's exit
+    waits for the thread, which ends at its next step then (:mod:`.joined_at_exit`)."""
     device = document.device
 
     def work() -> None:
         try:
             for step in (plan_compiled.compile_loops, mask_compiled.compile_loops, brushes):
-                if _stopping.is_set():
+                if joined_at_exit.exiting():
                     return
                 step()
         except Exception:
             log.exception("warming up the brushes failed")
-        finally:
-            _running.discard(threading.current_thread())
 
     def brushes() -> None:
         if device.type == "cuda":
@@ -144,7 +127,4 @@ def warm_up_later(document) -> threading.Thread:
         elif compiled_math.wanted(device):
             warm_up(device, every_device=True, brushes=COMPILED)
 
-    thread = threading.Thread(target=work, name="brush warm-up", daemon=True)
-    _running.add(thread)
-    thread.start()
-    return thread
+    return joined_at_exit.start(work, name="brush warm-up")

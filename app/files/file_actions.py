@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from spectropaint.app.files.coarse_phase import CoarsePhase
 from spectropaint.app.files.workers import Job
+from spectropaint.transforms import joined_at_exit
 from spectropaint.transforms.errors import SettingsError, SpectroPaintError
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ def start_open(window: MainWindow, path: str | None) -> Job:
                         coarse.ready.emit(found)
 
             if analysis is None or isinstance(analysis, STFTSettings):  # what it is edited in
-                threading.Thread(target=coarse_picture, name="coarse picture", daemon=True).start()
+                joined_at_exit.start(coarse_picture, name="coarse picture")
             try:
                 return Document.from_file(
                     path, settings=analysis, device=device, progress=progress, reserve_bytes=reserve

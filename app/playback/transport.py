@@ -19,6 +19,7 @@ from spectropaint.app.playback.engine import OutputDevice, PlaybackEngine, find_
 from spectropaint.app.playback.resynthesis import Resynthesizer
 from spectropaint.app.session import Change, Session
 from spectropaint.app.waveform_summary import WaveformSummary
+from spectropaint.transforms import joined_at_exit
 from spectropaint.transforms.geometry import samples_to_seconds, seconds_to_samples
 
 PLAYHEAD_INTERVAL_MS = 33
@@ -65,7 +66,7 @@ class Transport(QObject):
         self.resynthesizer = Resynthesizer(
             document, self.engine, session.lock, on_span=self._waveform_span
         )
-        threading.Thread(target=self._make_waveform, name="waveform", daemon=True).start()
+        joined_at_exit.start(self._make_waveform, name="waveform")
         session.changed.connect(self._session_changed)
         self.cursor_seconds = 0.0
         self.selection: tuple[float, float] | None = None
