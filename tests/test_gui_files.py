@@ -156,6 +156,23 @@ def test_preferences_survive_a_restart(qtbot, tmp_path, sound):
     assert second.store.last_folder == str(tmp_path)
 
 
+def test_quit_while_a_sound_opens_cancels_the_opening_then_closes(window, qtbot, tmp_path):
+    """Quitting during a long open used to cancel the open and leave the window up, so a user's
+    Ctrl+Q seemed to do nothing: the window now closes once the cancelled work has ended."""
+    long_file = tmp_path / "long.wav"
+    soundfile.write(long_file, np.zeros((22050 * 120, 2), np.float32), 22050, subtype="FLOAT")
+    document = window.session.document
+    window.open_path(str(long_file))
+    job = window.job
+    window.actions_by_name["quit"].trigger()
+    window.actions_by_name["quit"].trigger()  # (a second press while it cancels asks no more)
+    assert window.isVisible() and "cancelling, then closing" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=20000)
+    assert job.finished and window.job is None
+    assert window.session is None or window.session.path != str(long_file)
+    assert document is not None
+
+
 def test_opening_can_be_cancelled_and_keeps_the_current_sound(window, qtbot, tmp_path):
     long_file = tmp_path / "long.wav"
     soundfile.write(long_file, np.zeros((22050 * 120, 2), np.float32), 22050, subtype="FLOAT")

@@ -22,7 +22,7 @@ import dataclasses
 import weakref
 from collections.abc import Iterable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow, QMessageBox
 
 from spectropaint.app.files import file_actions, project_actions
@@ -108,6 +108,8 @@ class MainWindow(QMainWindow):
         """The job changing the analysis (or undoing or redoing that), while it runs."""
         self._recovering = False
         """A job reverses a step whose document the GPU could not show."""
+        self._close_after_job = False
+        """A close came while a job ran: the window closes once the job has ended."""
         self._refused: weakref.ref | None = None
         """The last document the GPU could not show (weakly: it is not kept for this)."""
         self.coarse_phase = None
@@ -525,8 +527,22 @@ class MainWindow(QMainWindow):
             return False
         return answer == QMessageBox.StandardButton.Discard
 
+    def _closed_job_ended(self) -> None:
+        """The job a close cancelled has ended: close now, once its own endings have run (they
+        clear ``job``)."""
+        self._close_after_job = False
+        QTimer.singleShot(0, self.close)
+
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if self.job is not None and not self.job.finished:
+            # the work is cancelled first (it may hold the document); the window closes once it
+            # has ended, as the user asked
+            if not self._close_after_job:
+                self._close_after_job = True
+                self.job.done.connect(self._closed_job_ended)
+                self.statusBar().showMessage(
+                    f"{self.job.label.removesuffix('...')}: cancelling, then closing"
+                )
             self.job.cancel()
             event.ignore()
             return
