@@ -1,16 +1,13 @@
 """Background threads the interpreter's exit waits for (:mod:`spectropaint.transforms.
 joined_at_exit`): a daemon thread inside native code as the interpreter exits aborts the process."""
 
-import subprocess
-import sys
-import textwrap
+from exit_probe import printed_before_a_clean_exit
 
 
 def test_the_exit_asks_a_running_thread_to_end_and_waits_for_it():
     """Its loop keeps calling scipy's FFT (which releases the GIL, as the coarse picture's read
     does) until the exit says so: the process then exits cleanly, after the loop's last step."""
-    script = textwrap.dedent(
-        """
+    script = """
         import threading, time
         import numpy as np, scipy.fft
         from spectropaint.transforms import joined_at_exit
@@ -27,9 +24,4 @@ def test_the_exit_asks_a_running_thread_to_end_and_waits_for_it():
         inside.wait()
         print("main thread ends", flush=True)
         """
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "terminate called" not in done.stderr
-    assert done.stdout.splitlines() == ["main thread ends", "ended at exit"]
+    assert printed_before_a_clean_exit(script) == ["main thread ends", "ended at exit"]

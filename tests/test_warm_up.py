@@ -3,13 +3,11 @@ device on a scratch document, a failure is logged and skipped, and the CPU needs
 Numba compiles (warp's and the clone's); the host's planning loops are compiled first on either."""
 
 import logging
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 import torch
+from exit_probe import printed_before_a_clean_exit
 
 from spectropaint.brushes import mask_compiled, plan_compiled
 from spectropaint.brushes import warm_up as warm_up_module
@@ -104,8 +102,7 @@ def test_a_warm_up_running_as_the_interpreter_exits_ends_at_its_next_step_and_ex
     interpreter's exit tore torch down under it and the process aborted ("terminate called
     without an active exception", status 134). Here its first step stays inside torch's calls
     for a second while the main thread ends: the exit waits for that step, and runs no other."""
-    script = textwrap.dedent(
-        """
+    script = """
         import threading, time
         import numpy as np, torch
         from spectropaint.brushes import mask_compiled, plan_compiled, warm_up
@@ -125,12 +122,7 @@ def test_a_warm_up_running_as_the_interpreter_exits_ends_at_its_next_step_and_ex
         inside.wait()
         print("main thread ends", flush=True)
         """
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "terminate called" not in done.stderr
-    assert done.stdout.splitlines() == ["main thread ends", "step ended"]
+    assert printed_before_a_clean_exit(script) == ["main thread ends", "step ended"]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
